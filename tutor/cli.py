@@ -1,0 +1,150 @@
+"""Entry point ``ptfund-tutor``.
+
+Only argparse and the standard library at import time: ``list`` must never pay for torch,
+and the TUI must paint before torch is imported anywhere. Each subcommand lives in
+``tutor.commands.<name>`` and is imported only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from tutor import __version__
+from tutor.errors import TutorError
+
+# subcommand path -> "module:function" in tutor.commands
+HANDLERS = {
+    ("open",): "tui:run",
+    ("list",): "listing:run",
+    ("check",): "check:run",
+    ("quiz",): "quiz:run",
+    ("progress",): "progress:run_show",
+    ("progress", "export"): "progress:run_export",
+    ("progress", "import"): "progress:run_import",
+    ("pack", "new"): "pack:run_new",
+    ("pack", "validate"): "pack:run_validate",
+    ("pack", "test"): "pack:run_test",
+    ("pack", "schema"): "pack:run_schema",
+    ("doctor",): "doctor:run",
+}
+
+
+def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    # Subparsers use SUPPRESS defaults so an option given before the subcommand is not
+    # overwritten by the subparser's default (argparse's usual pitfall).
+    default = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    parser.add_argument(
+        "--pack", action="append", metavar="DIR", default=default([]),
+        help="also load the instructor pack in DIR (repeatable)",
+    )
+    parser.add_argument(
+        "--data-dir", metavar="DIR", default=default(None),
+        help="where progress is kept (also $PTFUND_TUTOR_HOME; default: the platform's user data dir)",
+    )
+    parser.add_argument(
+        "--device", choices=["cpu", "cuda", "mps"], default=default(None),
+        help="run learner code on this device (default: detected)",
+    )
+    parser.add_argument(
+        "--kernel", metavar="CONNECTION_FILE", default=default(None),
+        help="attach to an existing Jupyter kernel instead of starting one",
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (SPEC section 3)
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ptfund-tutor",
+        description="A terminal tutor for PyTorch fundamentals: lessons, live exercises, recall quizzes.",
+        epilog="With no command, opens the terminal app.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _global_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help: str, parent=sub) -> argparse.ArgumentParser:
+        p = parent.add_parser(name, help=help, description=help)
+        _global_options(p, top=False)
+        return p
+
+    p = add("list", "list packs, lessons and exercises with their status")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = add("check", "run FILE as your solution of an exercise, then its checks (exit 0 pass, 1 fail)")
+    p.add_argument("target", metavar="LESSON/EXERCISE", help="exercise id, e.g. tensors/make-a-tensor (PACK:LESSON/EXERCISE when ids clash)")
+    p.add_argument("--file", required=True, metavar="FILE", help="the Python file with your code")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)")
+
+    p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")
+    p.add_argument("--lesson", metavar="LESSON", help="only cards of this lesson")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N cards")
+
+    p = add("progress", "show progress; export or import it")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    psub = p.add_subparsers(dest="progress_command", metavar="ACTION", parser_class=_Parser)
+    pe = add("export", "write all progress to FILE as versioned JSON", psub)
+    pe.add_argument("file", metavar="FILE")
+    pi = add("import", "merge progress from FILE (idempotent; validated before writing)", psub)
+    pi.add_argument("file", metavar="FILE")
+
+    p = add("pack", "create, validate and test lesson packs")
+    psub = p.add_subparsers(dest="pack_command", metavar="ACTION", parser_class=_Parser)
+    pn = add("new", "scaffold a small working pack in DIR", psub)
+    pn.add_argument("dir", metavar="DIR")
+    pv = add("validate", "report every problem in the pack in DIR as FILE:LINE:COL: field: message", psub)
+    pv.add_argument("dir", metavar="DIR")
+    pt = add("test", "prove every exercise and card of the pack in DIR with real torch", psub)
+    pt.add_argument("dir", metavar="DIR")
+    pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
+    pt.add_argument("--json", action="store_true", help="print JSON")
+    add("schema", "print the JSON Schema of pack files (for editors)", psub)
+
+    add("doctor", "versions, device, data dir and kernel start time")
+    return parser
+
+
+def _handler_key(args: argparse.Namespace) -> tuple[str, ...]:
+    command = args.command or "open"
+    if command == "progress" and getattr(args, "progress_command", None):
+        return (command, args.progress_command)
+    if command == "pack":
+        if not getattr(args, "pack_command", None):
+            raise TutorError("pack needs an action: new, validate, test or schema (see ptfund-tutor pack --help)")
+        return (command, args.pack_command)
+    return (command,)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        key = _handler_key(args)
+        module_name, func_name = HANDLERS[key].split(":")
+        module = importlib.import_module(f"tutor.commands.{module_name}")
+        return int(getattr(module, func_name)(args) or 0)
+    except TutorError as exc:
+        print(f"ptfund-tutor: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ptfund-tutor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # e.g. `ptfund-tutor list | head`: not an error worth a traceback.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
