@@ -1,0 +1,84 @@
+"""What a kernel run reports, as small dataclasses shared by the CLI, grading and the app.
+
+No jupyter_client or torch import here: the app and grading read these types freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+KernelState = Literal["starting", "ready", "busy", "restarting", "dead", "stopped"]
+RunStatus = Literal["ok", "error", "interrupted", "timeout", "crashed"]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The device the kernel itself detected (or was told to use with --device)."""
+
+    kind: Literal["cuda", "mps", "cpu"]
+    name: str  # "NVIDIA H200", "Apple MPS", "CPU"
+    torch_version: str
+    python_version: str = ""
+
+    def label(self) -> str:
+        return self.kind if self.kind == "cpu" else f"{self.kind} ({self.name})"
+
+
+# ---- events streamed while code runs, in arrival order
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    name: Literal["stdout", "stderr"]
+    text: str
+
+
+@dataclass(frozen=True)
+class DisplayEvent:
+    """execute_result or display_data: a mime bundle."""
+
+    data: dict
+    is_result: bool = False  # True for the value of the last expression (Out[n])
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    ename: str
+    evalue: str
+    traceback: tuple[str, ...]  # plain text lines, ANSI colour removed
+
+
+@dataclass(frozen=True)
+class OmittedEvent:
+    """Output past the cap was dropped; emitted once per run when the cap is first hit."""
+
+    lines: int = 0
+
+
+@dataclass(frozen=True)
+class StateEvent:
+    state: KernelState
+    message: str | None = None  # one sentence for the learner, e.g. after a crash
+
+
+OutputEvent = StreamEvent | DisplayEvent | ErrorEvent | OmittedEvent | StateEvent
+
+
+@dataclass
+class RunResult:
+    """The outcome of one execute."""
+
+    status: RunStatus
+    message: str | None = None  # one clear sentence when status is not ok/error ("... restarted")
+    output: str = ""  # stdout+stderr as shown, capped, with an "N lines omitted" marker if any
+    omitted_lines: int = 0
+    error: ErrorEvent | None = None
+    displays: list[DisplayEvent] = field(default_factory=list)
+    result_text: str | None = None  # text/plain of the last expression's value, if any
+    execution_count: int | None = None
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"

@@ -1,0 +1,350 @@
+"""The lesson-pack format (SPEC section 4) as pydantic models.
+
+A pack is ``pack.yaml`` (a :class:`PackManifest`) plus one folder per lesson holding
+``lesson.yaml`` (a :class:`Lesson`). Any code or Markdown field may hold the text inline
+or name a file beside the YAML: a one-line value ending in ``.py`` (code) or ``.md``
+(Markdown) is read from that file by the loader before these models see it.
+
+Expressions in checks are Python evaluated inside the kernel. ``expr`` is evaluated in the
+learner's namespace (setup + learner code); ``expected`` in the reference namespace (setup
++ reference solution, run with the same seeds), so it may name the reference's variables or
+be a literal such as ``(1, 3)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="lowercase letters, digits, '-' and '_'")]
+Code = Annotated[str, Field(description="Python code, inline or the name of a .py file beside the YAML")]
+Markdown = Annotated[str, Field(description="Markdown, inline or the name of a .md file beside the YAML")]
+Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
+
+TENSOR_PROPERTIES = (
+    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
+    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+)
+TensorProperty = Literal[
+    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
+    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+]
+DTYPES = (
+    "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32",
+    "int64", "bool", "complex64",
+)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+# ---------------------------------------------------------------- checks
+
+
+class _Check(Strict):
+    id: Id | None = Field(None, description="names the check in results and in mistakes.failed_check")
+    message: str | None = Field(None, description="feedback shown when this check fails, before the generated diff")
+
+
+class _Tolerance(Strict):
+    rtol: float | None = Field(None, ge=0, description="relative tolerance (torch.isclose semantics)")
+    atol: float | None = Field(None, ge=0, description="absolute tolerance")
+
+
+class ValueCheck(_Check, _Tolerance):
+    """An expression's value equals (or, with rtol/atol, is close to) the expected value."""
+
+    kind: Literal["value"]
+    expr: Expr
+    expected: Expr | None = Field(None, description="expression in the reference namespace; default: expr itself")
+
+
+class TensorCheck(_Check, _Tolerance):
+    """A tensor compared with the full diff: every property in ``compare``."""
+
+    kind: Literal["tensor"]
+    expr: Expr
+    expected: Expr | None = Field(None, description="expression in the reference namespace; default: expr itself")
+    compare: list[TensorProperty] = Field(
+        default_factory=lambda: ["shape", "dtype", "device", "values"],
+        min_length=1,
+        description="which properties must match",
+    )
+    shares_storage_with: Expr | None = Field(None, description="must be a view of this tensor (learner namespace)")
+    independent_of: Expr | None = Field(None, description="must NOT share storage with this tensor (a copy)")
+
+
+class RaisesCheck(_Check):
+    """Running ``expr`` (an expression or statements) raises the given exception."""
+
+    kind: Literal["raises"]
+    expr: Expr
+    exception: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$", description="exception class name, e.g. RuntimeError")
+    match: str | None = Field(None, description="regular expression searched in the exception message")
+
+    @field_validator("match")
+    @classmethod
+    def _regex_compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return v
+
+
+class ModuleCheck(_Check):
+    """Facts about an nn.Module: counts, registered names, plain tensor attributes, mode."""
+
+    kind: Literal["module"]
+    expr: Expr
+    parameters: int | None = Field(None, ge=0, description="total number of parameter elements")
+    trainable: int | None = Field(None, ge=0, description="number of elements with requires_grad")
+    parameter_names: list[str] | None = Field(None, description="exact set of named_parameters() names")
+    buffer_names: list[str] | None = Field(None, description="exact set of named_buffers() names")
+    training: bool | None = Field(None, description="expected value of .training")
+    no_plain_tensors: bool = Field(True, description="fail if a tensor is held as a plain, unregistered attribute")
+
+
+class StateDictCheck(_Check):
+    """state_dict round trip: save, load into a fresh instance with weights_only=True, compare outputs."""
+
+    kind: Literal["state_dict"]
+    expr: Expr
+    factory: Expr = Field(description="expression that builds a fresh instance, e.g. MLP()")
+    probe: Expr = Field(description="expression for the probe input, e.g. torch.randn(4, 64)")
+    keys: list[str] | None = Field(None, description="exact set of state_dict() keys (buffers included)")
+
+
+class SameAsSolutionCheck(_Check, _Tolerance):
+    """Named variables equal those of the reference solution run with the same seeds."""
+
+    kind: Literal["same_as_solution"]
+    names: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(min_length=1)
+
+
+class ArgSpec(Strict):
+    """One generated argument of a function check."""
+
+    type: Literal["tensor", "int", "float", "choice"]
+    shape: list[int | str] | None = Field(None, description="tensor shape; strings are dimension names from dims")
+    dtypes: list[Literal[DTYPES]] = Field(default_factory=lambda: ["float32"])  # type: ignore[valid-type]
+    requires_grad: bool = False
+    min: float | None = None
+    max: float | None = None
+    values: list | None = Field(None, description="choices for type: choice")
+
+    @model_validator(mode="after")
+    def _fits_type(self) -> "ArgSpec":
+        if self.type == "tensor" and self.shape is None:
+            raise ValueError("a tensor argument needs a shape")
+        if self.type == "choice" and not self.values:
+            raise ValueError("a choice argument needs values")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError("min is larger than max")
+        return self
+
+
+class FunctionCheck(_Check, _Tolerance):
+    """Call the learner's function and the reference on generated inputs; report the smallest failing case."""
+
+    kind: Literal["function"]
+    name: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    args: list[ArgSpec] = Field(min_length=1)
+    dims: dict[str, Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
+        default_factory=dict, description="dimension name -> [low, high] (inclusive)"
+    )
+    cases: int = Field(25, ge=1, le=500)
+    devices: list[Literal["cpu", "cuda", "mps", "meta", "default"]] = Field(
+        default_factory=lambda: ["default", "meta"],
+        description="devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped",
+    )
+    compare: list[TensorProperty] = Field(default_factory=lambda: ["shape", "dtype", "device", "values"], min_length=1)
+    seed: int = 0
+
+
+class PythonCheck(_Check):
+    """The escape hatch: statements (usually asserts) run against the learner's namespace.
+
+    ``ref`` names the reference namespace as an object (``ref.t``)."""
+
+    kind: Literal["python"]
+    code: Code = Field(min_length=1)
+    message: str = Field(description="what the learner is told when the block fails")
+
+
+Check = Annotated[
+    Union[ValueCheck, TensorCheck, RaisesCheck, ModuleCheck, StateDictCheck, SameAsSolutionCheck, FunctionCheck, PythonCheck],
+    Field(discriminator="kind"),
+]
+CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python")
+
+
+class Mistake(Strict):
+    """A known mistake and the message it earns; when one matches, its message leads the feedback.
+
+    Exactly one of: ``when`` (expression true in the learner namespace after the run),
+    ``code`` (a known-wrong solution, matched ignoring comments and formatting), or
+    ``failed_check`` (the id of a check that failed)."""
+
+    when: Expr | None = None
+    code: Code | None = None
+    failed_check: Id | None = None
+    message: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Mistake":
+        given = [k for k in ("when", "code", "failed_check") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a mistake needs exactly one of when, code or failed_check")
+        return self
+
+
+class WrongSolution(Strict):
+    """Code that must fail (``pack test`` proves it); ``expect`` must appear in its feedback."""
+
+    code: Code = Field(min_length=1)
+    expect: str | None = Field(None, description="text the feedback must contain, e.g. the mistake's message")
+    why: str | None = Field(None, description="what the mistake is, for authors")
+
+
+class Exercise(Strict):
+    id: Id
+    title: str = Field(min_length=1)
+    prompt: Markdown = Field(min_length=1)
+    setup: Code = ""
+    setup_visible: bool = Field(False, description="show the setup code to the learner above the editor")
+    starter: Code = ""
+    solution: Code = Field(min_length=1)
+    checks: list[Check] = Field(min_length=1)
+    hints: list[Markdown] = Field(default_factory=list)
+    mistakes: list[Mistake] = Field(default_factory=list)
+    wrong_solutions: list[WrongSolution] = Field(default_factory=list)
+    time_limit: float = Field(20.0, gt=0, le=600, description="seconds for setup + code + checks")
+    seed: int = Field(0, description="torch, numpy and random are seeded with this before setup")
+
+
+# ---------------------------------------------------------------- recall cards
+
+
+class _Card(Strict):
+    id: Id
+    prompt: Markdown = Field(min_length=1)
+    explanation: Markdown | None = Field(None, description="shown after the answer, right or wrong")
+    teaches: str | None = Field(None, description="heading of the intuition section that teaches this (for leeches)")
+
+
+class ChoiceOption(Strict):
+    text: str = Field(min_length=1)
+    correct: bool = False
+    feedback: str = Field(min_length=1, description="shown when the learner picks this option")
+
+
+class ChoiceCard(_Card):
+    type: Literal["choice"]
+    options: list[ChoiceOption] = Field(min_length=2, max_length=9)
+
+    @model_validator(mode="after")
+    def _one_correct(self) -> "ChoiceCard":
+        if sum(o.correct for o in self.options) != 1:
+            raise ValueError("a choice card needs exactly one option with correct: true")
+        return self
+
+
+class ShortCard(_Card):
+    type: Literal["short"]
+    answers: list[str] = Field(default_factory=list, description="accepted answers (normalised before comparing)")
+    regex: str | None = Field(None, description="a full-match regular expression also accepted")
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _some_answer(self) -> "ShortCard":
+        if not self.answers and not self.regex:
+            raise ValueError("a short card needs answers or a regex")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex is not a valid regular expression: {exc}") from None
+        return self
+
+
+class NumericCard(_Card):
+    type: Literal["numeric"]
+    answer: float
+    tolerance: float = Field(0.0, ge=0, description="absolute tolerance")
+    rel_tolerance: float = Field(0.0, ge=0, description="relative tolerance")
+
+
+class PredictCard(_Card):
+    """Predict what the code prints (its last expression's repr counts), or the exception it raises."""
+
+    type: Literal["predict"]
+    code: Code = Field(min_length=1)
+    expected: str = Field(
+        description="the key: the output as torch prints it, or the exception class name if it raises; "
+        "pack test fails when it no longer matches"
+    )
+    accept: list[str] = Field(default_factory=list, description="other accepted answers")
+
+
+CLOZE_BLANK = re.compile(r"\{\{(.+?)\}\}")
+
+
+class ClozeCard(_Card):
+    """``text`` with blanks written ``{{answer}}`` or ``{{answer|alternative}}``."""
+
+    type: Literal["cloze"]
+    text: str = Field(min_length=1)
+
+    @field_validator("text")
+    @classmethod
+    def _has_blank(cls, v: str) -> str:
+        if not CLOZE_BLANK.search(v):
+            raise ValueError("cloze text needs at least one {{blank}}")
+        return v
+
+
+Card = Annotated[Union[ChoiceCard, ShortCard, NumericCard, PredictCard, ClozeCard], Field(discriminator="type")]
+CARD_TYPES = ("choice", "short", "numeric", "predict", "cloze")
+
+
+# ---------------------------------------------------------------- lessons and packs
+
+
+class Lesson(Strict):
+    """``LESSON/lesson.yaml``."""
+
+    id: Id
+    title: str = Field(min_length=1)
+    summary: str = ""
+    intuition: Markdown = Field(min_length=1, description="why, with an analogy, then the precise contract")
+    exercises: list[Exercise] = Field(default_factory=list)
+    cards: list[Card] = Field(default_factory=list)
+
+
+class PackManifest(Strict):
+    """``pack.yaml``."""
+
+    id: Id
+    title: str = Field(min_length=1)
+    version: str = Field(pattern=r"^\d+(\.\d+)*([.-]?[A-Za-z0-9]+)*$")
+    authors: list[str] = Field(default_factory=list)
+    description: str = ""
+    torch: str = Field(">=2.2", description="torch version range, e.g. '>=2.2'")
+    lessons: list[Id] = Field(min_length=1, description="lesson folder names, in teaching order")
+
+    @field_validator("torch")
+    @classmethod
+    def _specifier(cls, v: str) -> str:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            SpecifierSet(v)
+        except InvalidSpecifier:
+            raise ValueError(f"not a version range such as '>=2.2': {v!r}") from None
+        return v
