@@ -1,0 +1,72 @@
+"""``list [--json]``: packs, lessons and exercises with status. Never imports torch."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def run(args) -> int:
+    from tutor.packs.catalog import Catalog
+
+    catalog = Catalog.load(args.pack)
+    status = _statuses(args)
+    for problem in catalog.problems:
+        print(f"ptfund-tutor: {problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(_as_json(catalog, status), indent=2))
+    else:
+        for pack in catalog.packs:
+            origin = "built-in" if pack.builtin else str(pack.root)
+            print(f"{pack.title} [{pack.id} {pack.manifest.version}, {origin}]")
+            for lesson in pack.lessons:
+                done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
+                print(f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)")
+                for ex in lesson.exercises:
+                    state = status.get(f"{pack.id}:{lesson.id}/{ex.id}", "new")
+                    mark = {"passed": "✓", "attempted": "…"}.get(state, " ")
+                    print(f"    {mark} {lesson.id}/{ex.id:<30} {ex.title}")
+    if catalog.broken and not catalog.packs:
+        return 1
+    return 0
+
+
+def _as_json(catalog, status) -> dict:
+    return {
+        "packs": [
+            {
+                "id": pack.id,
+                "title": pack.title,
+                "version": pack.manifest.version,
+                "builtin": pack.builtin,
+                "root": str(pack.root),
+                "lessons": [
+                    {
+                        "id": lesson.id,
+                        "title": lesson.title,
+                        "cards": len(lesson.cards),
+                        "exercises": [
+                            {
+                                "id": f"{lesson.id}/{ex.id}",
+                                "title": ex.title,
+                                "status": status.get(f"{pack.id}:{lesson.id}/{ex.id}", "new"),
+                            }
+                            for ex in lesson.exercises
+                        ],
+                    }
+                    for lesson in pack.lessons
+                ],
+            }
+            for pack in catalog.packs
+        ],
+        "problems": [p.to_json() for p in catalog.problems],
+    }
+
+
+def _statuses(args) -> dict[str, str]:
+    """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted', from the progress store if there is one."""
+    try:
+        from tutor.progress.status import exercise_statuses
+    except ImportError:
+        return {}
+    return exercise_statuses(args.data_dir)

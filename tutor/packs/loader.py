@@ -1,0 +1,274 @@
+"""Load a pack folder into models, collecting every problem with its file:line:col.
+
+Loading never executes pack code: code is only parsed (see validate.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from tutor.packs import models as m
+from tutor.packs.problems import PackError, Pos, Problem, field_path
+from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
+
+MANIFEST = "pack.yaml"
+LESSON_FILE = "lesson.yaml"
+CODE_KEYS = frozenset({"setup", "starter", "solution", "code"})
+MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
+# A one-line value ending in .py/.md names a file beside the YAML.
+FILE_REF = re.compile(r"^[\w][\w./-]*\.(py|md)$")
+_ALL_FIELDS = sorted(
+    {name for model in vars(m).values() if isinstance(model, type) and issubclass(model, BaseModel) for name in model.model_fields}
+)
+
+
+@dataclass
+class Pack:
+    manifest: m.PackManifest
+    lessons: list[m.Lesson]
+    root: Path
+    builtin: bool = False
+    # (lesson id, *path in lesson.yaml) -> where that value's text starts
+    origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    @property
+    def title(self) -> str:
+        return self.manifest.title
+
+    def lesson(self, lesson_id: str) -> m.Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+    def origin(self, lesson_id: str, *path) -> Pos:
+        key = (lesson_id, *path)
+        while key not in self.origins and len(key) > 1:
+            key = key[:-1]
+        return self.origins.get(key, Pos(self.root / lesson_id / LESSON_FILE, 1, 1))
+
+
+@dataclass
+class _FileResult:
+    data: object = None
+    origins: dict[tuple, Pos] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent)) if root.parent != path else str(path)
+    except ValueError:
+        return str(path)
+
+
+class _Reporter:
+    """Turns paths inside a YAML file into Problems with positions."""
+
+    def __init__(self, root: Path, located: Located | None, file: Path):
+        self.root, self.located, self.file = root, located, file
+        self.problems: list[Problem] = []
+
+    def at(self, path: tuple, message: str, *, key: bool = False, line: int | None = None, col: int | None = None, file: Path | None = None) -> None:
+        if line is None:
+            lookup = path + ("__key__",) if key else path
+            line, col = self.located.pos(lookup) if self.located else (1, 1)
+        self.problems.append(Problem(self.display(file or self.file), line, col or 1, field_path(path), message))
+
+    def display(self, file: Path) -> str:
+        # Paths as the author typed them relative to where the pack folder sits.
+        try:
+            return str(file.relative_to(Path.cwd()))
+        except ValueError:
+            return str(file)
+
+
+def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        rep.at(path_in_yaml, f"file not found: {path.name}")
+        return None
+    except OSError as exc:
+        rep.at(path_in_yaml, f"cannot read {path.name}: {exc.strerror}")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        rep.at((), f"not UTF-8 text (byte {exc.start})", line=line, col=1, file=path)
+        return None
+
+
+def _resolve_refs(data, path: tuple, located: Located, base: Path, rep: _Reporter, origins: dict[tuple, Pos]):
+    """Replace file references by their text and note where each code/Markdown text starts."""
+    if isinstance(data, dict):
+        for key, value in list(data.items()):
+            data[key] = _resolve_one(value, path + (key,), key, located, base, rep, origins)
+        return data
+    if isinstance(data, list):
+        return [_resolve_refs(v, path + (i,), located, base, rep, origins) for i, v in enumerate(data)]
+    return data
+
+
+def _resolve_one(value, path, key, located, base, rep, origins):
+    textual = key in CODE_KEYS or key in MARKDOWN_KEYS
+    if key == "hints" and isinstance(value, list):
+        return [_resolve_one(v, path + (i,), "prompt", located, base, rep, origins) for i, v in enumerate(value)]
+    if not textual or not isinstance(value, str):
+        return _resolve_refs(value, path, located, base, rep, origins)
+    line, col = located.pos(path)
+    if FILE_REF.match(value.strip()):
+        name = value.strip()
+        target = (base / name).resolve()
+        if ".." in Path(name).parts:
+            rep.at(path, f"{name} is outside the lesson folder: keep files beside lesson.yaml")
+            return ""
+        text = _read_text(target, rep, path)
+        if text is None:
+            return ""
+        origins[path] = Pos(target, 1, 1)
+        return text
+    if path in located.block:
+        line, col = line + 1, 1
+    origins[path] = Pos(located.file, line, col)
+    return value
+
+
+def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        path, clean = _data_path(data, loc)
+        kind = err["type"]
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        if kind == "missing":
+            rep.at(path, f"required field {loc[-1]!r} is missing")
+            continue
+        if kind == "extra_forbidden":
+            name = str(loc[-1])
+            close = difflib.get_close_matches(name, _ALL_FIELDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            rep.at(path, f"unknown field {name!r}{hint}", key=True)
+            continue
+        if kind == "union_tag_not_found":
+            tag = err.get("ctx", {}).get("discriminator", "kind").strip("'")
+            choices = m.CHECK_KINDS if tag == "kind" else m.CARD_TYPES
+            rep.at(path, f"needs {tag}: one of {', '.join(choices)}")
+            continue
+        if kind == "union_tag_invalid":
+            tag = err.get("ctx", {}).get("discriminator", "kind").strip("'")
+            choices = m.CHECK_KINDS if tag == "kind" else m.CARD_TYPES
+            got = err.get("ctx", {}).get("tag")
+            rep.at(path + (tag,), f"unknown {tag} {got!r}: expected one of {', '.join(choices)}")
+            continue
+        if kind == "string_type" and isinstance(err.get("input"), (int, float)) and not isinstance(err.get("input"), bool):
+            msg += " (put it in quotes)"
+        if kind == "string_pattern_mismatch" and clean and clean[-1] == "id" or (clean and clean[-1] == "lessons" ) :
+            msg = "ids use lowercase letters, digits, '-' and '_' (e.g. views-and-strides)"
+        if kind == "literal_error" and "expected" in err.get("ctx", {}):
+            msg = f"expected {err['ctx']['expected']}"
+        rep.at(path, msg)
+
+
+def _data_path(data, loc: tuple) -> tuple[tuple, tuple]:
+    """Follow a pydantic loc through the raw data, skipping discriminator tags."""
+    path: list = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict):
+            if part in cur:
+                path.append(part)
+                cur = cur[part]
+            elif part in (cur.get("kind"), cur.get("type")):
+                continue
+            else:
+                path.append(part)
+                cur = None
+        elif isinstance(cur, list) and isinstance(part, int) and part < len(cur):
+            path.append(part)
+            cur = cur[part]
+        else:
+            continue  # validator-internal loc parts such as 'function-after'
+    # the position lookup climbs to the nearest ancestor that exists
+    return tuple(path), tuple(path)
+
+
+def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):
+    rep = _Reporter(root, None, file)
+    text = _read_text(file, rep)
+    if text is None:
+        if not rep.problems:
+            rep.at((), "cannot read")
+        return None, {}, rep.problems, None
+    try:
+        located = load_located(text, file)
+    except YamlSyntaxError as exc:
+        rep.at((), exc.message, line=exc.line, col=exc.col)
+        return None, {}, rep.problems, None
+    rep.located = located
+    for path, line, col, message in located.problems:
+        rep.at(path, message, line=line, col=col)
+    if not isinstance(located.data, dict):
+        rep.at((), f"expected a mapping of fields ({model.__name__}), found {type(located.data).__name__ if located.data is not None else 'an empty file'}")
+        return None, {}, rep.problems, located
+    origins: dict[tuple, Pos] = {}
+    data = _resolve_refs(located.data, (), located, file.parent, rep, origins) if resolve else located.data
+    try:
+        obj = model.model_validate(data)
+    except ValidationError as exc:
+        _validation_problems(exc, data, rep)
+        return None, origins, rep.problems, located
+    return obj, origins, rep.problems, located
+
+
+def check_pack(root: str | Path, *, builtin: bool = False) -> tuple[Pack | None, list[Problem]]:
+    """Load and validate; return the pack (None if unusable) and every problem found."""
+    from tutor.packs.validate import validate_lesson, validate_manifest
+
+    root = Path(root)
+    problems: list[Problem] = []
+    if not root.is_dir():
+        return None, [Problem(str(root), 1, 1, "", "not a folder (a pack is a folder with pack.yaml)")]
+    manifest_file = root / MANIFEST
+    if not manifest_file.is_file():
+        return None, [Problem(str(manifest_file), 1, 1, "", "pack.yaml not found: is this a pack folder? (`ptfund-tutor pack new DIR` makes one)")]
+    manifest, _, found, located = _load_yaml(manifest_file, root, m.PackManifest, resolve=False)
+    problems += found
+    if manifest is None:
+        return None, problems
+    rep = _Reporter(root, located, manifest_file)
+    validate_manifest(manifest, root, rep)
+    problems += rep.problems
+    lessons: list[m.Lesson] = []
+    origins: dict[tuple, Pos] = {}
+    for index, lesson_id in enumerate(manifest.lessons):
+        lesson_file = root / lesson_id / LESSON_FILE
+        if not lesson_file.is_file():
+            continue  # reported by validate_manifest
+        lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True)
+        problems += found
+        if lesson is None:
+            continue
+        lrep = _Reporter(root, lesson_located, lesson_file)
+        validate_lesson(lesson, lesson_id, lesson_origins, lrep)
+        problems += lrep.problems
+        lessons.append(lesson)
+        origins.update({(lesson_id, *k): v for k, v in lesson_origins.items()})
+    problems.sort(key=lambda p: (p.file, p.line, p.col))
+    return Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins), problems
+
+
+def load_pack(root: str | Path, *, builtin: bool = False) -> Pack:
+    """Load a pack that must be free of problems; raise PackError listing them otherwise."""
+    pack, problems = check_pack(root, builtin=builtin)
+    if problems or pack is None:
+        raise PackError(Path(root), problems)
+    return pack

@@ -1,0 +1,110 @@
+"""``pack new DIR``: a small pack that works, for an author to grow from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutor.errors import TutorError
+
+_FILES = {
+    "pack.yaml": """\
+# yaml-language-server: $schema=pack.schema.json
+id: {pack_id}
+title: My first pack
+version: "0.1.0"
+authors: [Your Name]
+torch: ">=2.2"
+description: A pack made with `ptfund-tutor pack new`; grow it from here.
+lessons:
+  - first-steps
+""",
+    "first-steps/lesson.yaml": """\
+# yaml-language-server: $schema=../pack.schema.json
+id: first-steps
+title: First steps with tensors
+summary: Make a tensor with the shape and dtype a function expects.
+intuition: intuition.md
+
+exercises:
+  - id: zeros
+    title: A matrix of zeros
+    prompt: |
+      Make `t`, a **2 x 3** tensor of zeros with dtype **float64**, on `DEVICE`.
+    starter: |
+      import torch
+
+      t = ...  # your code here
+    solution: solution_zeros.py
+    checks:
+      - kind: tensor
+        id: t-matches
+        expr: t
+        compare: [shape, dtype, device, values]
+    hints:
+      - "`torch.zeros` takes the shape first."
+      - "Pass `dtype=torch.float64` and `device=DEVICE`."
+    mistakes:
+      - when: "isinstance(t, torch.Tensor) and t.dtype == torch.float32"
+        message: "t is float32, the default: pass dtype=torch.float64."
+    wrong_solutions:
+      - code: |
+          import torch
+          t = torch.zeros(2, 3, device=DEVICE)
+        expect: "pass dtype=torch.float64"
+
+cards:
+  - id: default-dtype
+    type: choice
+    prompt: What dtype does `torch.zeros(2, 3)` have?
+    teaches: Shape and dtype
+    options:
+      - text: float32
+        correct: true
+        feedback: Right, float32 is torch's default floating dtype.
+      - text: float64
+        feedback: That is NumPy's default; torch defaults to float32.
+  - id: shape-of-zeros
+    type: short
+    prompt: What does `torch.zeros(2, 3).shape` print?
+    answers: ["torch.Size([2, 3])"]
+    explanation: A torch.Size is a tuple subclass.
+""",
+    "first-steps/intuition.md": """\
+# First steps with tensors
+
+A tensor is an array that also knows **where** it lives (its device) and **how** each
+number is stored (its dtype).
+
+## Shape and dtype
+
+`torch.zeros(2, 3)` makes 2 rows and 3 columns of float32 zeros. Ask a function's
+contract for all three: shape, dtype and device.
+""",
+    "first-steps/solution_zeros.py": """\
+import torch
+
+t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)
+""",
+}
+
+
+def new_pack(directory: str | Path) -> Path:
+    root = Path(directory)
+    if root.exists() and any(root.iterdir()):
+        raise TutorError(f"{root} already exists and is not empty: choose a new folder")
+    pack_id = "".join(c if c.isalnum() else "-" for c in root.resolve().name.lower()).strip("-") or "my-pack"
+    if not pack_id[0].isalnum():
+        pack_id = "pack-" + pack_id
+    try:
+        for rel, text in _FILES.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text.replace("{pack_id}", pack_id), encoding="utf-8")
+        import json
+
+        from tutor.packs.schema import pack_schema
+
+        (root / "pack.schema.json").write_text(json.dumps(pack_schema(), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise TutorError(f"cannot write the pack in {root}: {exc.strerror}") from None
+    return root

@@ -1,0 +1,175 @@
+"""Checks beyond the models: ids, references, Markdown and code that parses. Executes nothing."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from tutor.packs import models as m
+from tutor.packs.problems import Pos
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def validate_manifest(manifest: m.PackManifest, root: Path, rep) -> None:
+    seen: set[str] = set()
+    for i, lesson_id in enumerate(manifest.lessons):
+        path = ("lessons", i)
+        if lesson_id in seen:
+            rep.at(path, f"lesson {lesson_id!r} is listed twice")
+        seen.add(lesson_id)
+        folder = root / lesson_id
+        if not folder.is_dir():
+            rep.at(path, f"no lesson folder {lesson_id}/ beside pack.yaml")
+        elif not (folder / "lesson.yaml").is_file():
+            rep.at(path, f"{lesson_id}/lesson.yaml not found")
+
+
+def headings(markdown: str) -> list[str]:
+    body = _strip_fenced(markdown)
+    return [h.strip() for h in _HEADING.findall(body)]
+
+
+def _strip_fenced(markdown: str) -> str:
+    out, fence = [], None
+    for line in markdown.splitlines():
+        mfence = _FENCE.match(line)
+        if mfence:
+            marker = mfence.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is None:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _check_markdown(text: str, origin: Pos, path: tuple, rep) -> None:
+    if not text.strip():
+        rep.at(path, "is empty")
+        return
+    open_at, fence = None, None
+    for n, line in enumerate(text.splitlines()):
+        mfence = _FENCE.match(line)
+        if not mfence:
+            continue
+        marker = mfence.group(1)
+        if fence is None:
+            fence, open_at = marker[0] * 3, n
+        elif marker.startswith(fence) and not line.strip()[len(marker):].strip():
+            fence = None
+    if fence is not None:
+        rep.at(path, "code fence opened here is never closed (add a line with ```)", line=origin.line + open_at, col=1, file=origin.file)
+
+
+def _check_code(code: str, origin: Pos, path: tuple, rep, *, what: str = "code", mode: str = "exec") -> None:
+    if mode == "exec" and not code.strip():
+        return
+    try:
+        ast.parse(code, mode=mode)
+    except SyntaxError as exc:
+        lineno = exc.lineno or 1
+        line = origin.line + lineno - 1
+        col = (exc.offset or 1) + (origin.col - 1 if lineno == 1 else 0)
+        detail = exc.msg
+        if mode == "eval":
+            detail = f"not a Python expression ({exc.msg})"
+        rep.at(path, f"{what} does not parse: {detail}", line=line, col=col, file=origin.file)
+
+
+def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep) -> None:
+    def origin(*path) -> Pos:
+        key = tuple(path)
+        while key not in origins and key:
+            key = key[:-1]
+        if key in origins:
+            return origins[key]
+        line, col = rep.located.pos(tuple(path)) if rep.located else (1, 1)
+        return Pos(rep.file, line, col)
+
+    def expr_origin(*path) -> Pos:
+        line, col = rep.located.pos(tuple(path))
+        if tuple(path) in rep.located.block:
+            return Pos(rep.file, line + 1, 1)
+        # a plain scalar: columns count from where the value starts
+        return Pos(rep.file, line, col)
+
+    if lesson.id != folder_id:
+        rep.at(("id",), f"lesson id {lesson.id!r} differs from its folder name {folder_id!r}")
+    _check_markdown(lesson.intuition, origin("intuition"), ("intuition",), rep)
+    sections = {h.casefold() for h in headings(lesson.intuition)}
+
+    item_ids: dict[str, tuple] = {}
+    for i, ex in enumerate(lesson.exercises):
+        base = ("exercises", i)
+        if ex.id in item_ids:
+            rep.at(base + ("id",), f"id {ex.id!r} is used twice in this lesson")
+        item_ids[ex.id] = base
+        _check_markdown(ex.prompt, origin(*base, "prompt"), base + ("prompt",), rep)
+        for h, hint in enumerate(ex.hints):
+            _check_markdown(hint, origin(*base, "hints", h), base + ("hints", h), rep)
+        for name in ("setup", "starter", "solution"):
+            _check_code(getattr(ex, name), origin(*base, name), base + (name,), rep, what=name)
+        check_ids: set[str] = set()
+        for c, check in enumerate(ex.checks):
+            cpath = base + ("checks", c)
+            if check.id:
+                if check.id in check_ids:
+                    rep.at(cpath + ("id",), f"check id {check.id!r} is used twice in this exercise")
+                check_ids.add(check.id)
+            _validate_check(check, cpath, origin, expr_origin, rep)
+        for k, mistake in enumerate(ex.mistakes):
+            mpath = base + ("mistakes", k)
+            if mistake.when is not None:
+                _check_code(mistake.when, expr_origin(*mpath, "when"), mpath + ("when",), rep, what="when", mode="eval")
+            if mistake.code is not None:
+                _check_code(mistake.code, origin(*mpath, "code"), mpath + ("code",), rep)
+            if mistake.failed_check is not None and mistake.failed_check not in check_ids:
+                rep.at(mpath + ("failed_check",), f"no check with id {mistake.failed_check!r} in this exercise")
+        for k, wrong in enumerate(ex.wrong_solutions):
+            wpath = base + ("wrong_solutions", k)
+            _check_code(wrong.code, origin(*wpath, "code"), wpath + ("code",), rep)
+
+    for i, card in enumerate(lesson.cards):
+        base = ("cards", i)
+        if card.id in item_ids:
+            rep.at(base + ("id",), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)")
+        item_ids[card.id] = base
+        _check_markdown(card.prompt, origin(*base, "prompt"), base + ("prompt",), rep)
+        if card.explanation is not None:
+            _check_markdown(card.explanation, origin(*base, "explanation"), base + ("explanation",), rep)
+        if card.teaches and card.teaches.casefold() not in sections:
+            rep.at(base + ("teaches",), f"no heading {card.teaches!r} in this lesson's intuition")
+        if isinstance(card, m.PredictCard):
+            _check_code(card.code, origin(*base, "code"), base + ("code",), rep)
+        if isinstance(card, m.ClozeCard):
+            for blank in m.CLOZE_BLANK.findall(card.text):
+                if not all(alt.strip() for alt in blank.split("|")):
+                    rep.at(base + ("text",), f"blank {{{{{blank}}}}} has an empty answer")
+
+
+_EXPR_FIELDS = ("expr", "expected", "shares_storage_with", "independent_of", "factory", "probe")
+
+
+def _validate_check(check, cpath: tuple, origin, expr_origin, rep) -> None:
+    for name in _EXPR_FIELDS:
+        value = getattr(check, name, None)
+        if value is None:
+            continue
+        # raises may run statements (e.g. `t.view(-1)` or an assignment)
+        mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
+        _check_code(value, expr_origin(*cpath, name), cpath + (name,), rep, what=name, mode=mode)
+    if check.kind == "python":
+        _check_code(check.code, origin(*cpath, "code"), cpath + ("code",), rep)
+    if check.kind == "function":
+        for a, arg in enumerate(check.args):
+            for dim in arg.shape or []:
+                if isinstance(dim, str) and dim not in check.dims:
+                    rep.at(cpath + ("args", a, "shape"), f"dimension {dim!r} is not defined in dims")
+        for name, (lo, hi) in check.dims.items():
+            if lo < 0 or lo > hi:
+                rep.at(cpath + ("dims", name), f"range [{lo}, {hi}] needs 0 <= low <= high")

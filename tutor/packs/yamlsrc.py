@@ -1,0 +1,114 @@
+"""YAML with positions: every value of a file mapped to its line and column.
+
+PyYAML's C composer builds the node tree fast (a 500-lesson pack must load in under a
+second); we construct plain Python values from the nodes ourselves so that each value's
+position is kept and duplicate keys are caught. Booleans follow YAML 1.2 (only
+true/false): ``yes`` and ``on`` stay strings, as an author writing prose expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+
+
+@dataclass
+class Located:
+    """Plain data plus the position of every value, keyed by its path of keys and indexes."""
+
+    data: object
+    file: Path
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)  # path -> (line, col), 1-based
+    block: set[tuple] = field(default_factory=set)  # paths of | and > scalars: text starts a line below
+    problems: list[tuple[tuple, int, int, str]] = field(default_factory=list)
+
+    def pos(self, path: tuple) -> tuple[int, int]:
+        """Position of the value at path, or of its nearest ancestor that exists."""
+        while path not in self.positions and path:
+            path = path[:-1]
+        return self.positions.get(path, (1, 1))
+
+
+class YamlSyntaxError(Exception):
+    def __init__(self, line: int, col: int, message: str):
+        super().__init__(message)
+        self.line, self.col, self.message = line, col, message
+
+
+def load_located(text: str, file: Path) -> Located:
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlSyntaxError(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, f"YAML syntax: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
+    located = Located(data=None, file=file)
+    located.data = _build(node, (), located) if node is not None else None
+    return located
+
+
+def _scalar(node: yaml.ScalarNode):
+    value = node.value
+    if node.style:  # quoted or block: always a string
+        return value
+    tag = node.tag
+    try:
+        if tag == _INT:
+            return int(value.replace("_", ""), 0) if value.lower().startswith(("0x", "0o", "0b")) else int(value.replace("_", ""))
+        if tag == _FLOAT:
+            v = value.lower().replace("_", "")
+            if v in (".inf", "+.inf"):
+                return float("inf")
+            if v == "-.inf":
+                return float("-inf")
+            if v == ".nan":
+                return float("nan")
+            return float(v)
+        if tag == _BOOL:
+            if value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            return value  # yes/no/on/off: YAML 1.2 strings
+        if tag == _NULL:
+            return None
+    except ValueError:
+        return value
+    return value
+
+
+def _build(node, path: tuple, located: Located):
+    located.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.ScalarNode):
+        if node.style in ("|", ">"):
+            located.block.add(path)
+        return _scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, path + (i,), located) for i, item in enumerate(node.value)]
+    if isinstance(node, yaml.MappingNode):
+        out: dict = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                located.problems.append((path, key_node.start_mark.line + 1, key_node.start_mark.column + 1, "a key must be a plain name"))
+                continue
+            key = key_node.value
+            if key in out:
+                located.problems.append((path + (key,), key_node.start_mark.line + 1, key_node.start_mark.column + 1, f"duplicate key {key!r}"))
+                continue
+            out[key] = _build(value_node, path + (key,), located)
+            # keep the key's own position too: errors about unknown keys point at the key
+            located.positions[path + (key, "__key__")] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return out
+    return None
