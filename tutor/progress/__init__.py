@@ -1,0 +1,28 @@
+"""Progress: the SQLite store (attempts, hints, drafts, reviews, position, settings) and
+FSRS scheduling. Light on purpose: the standard library and ``fsrs`` only (pydantic only
+when importing an export), never torch or textual.
+
+    store = ProgressStore.open(args.data_dir)   # or ProgressStore(path)
+    if store.notice: show(store.notice)         # e.g. a damaged file was moved aside
+"""
+
+from tutor.progress.scheduling import LEECH_LAPSES, CardState
+from tutor.progress.store import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    FILENAME,
+    Attempt,
+    Draft,
+    DueCards,
+    ExerciseStats,
+    Key,
+    Position,
+    ProgressStore,
+    Review,
+    Settings,
+)
+
+__all__ = [
+    "EXPORT_FORMAT", "EXPORT_VERSION", "FILENAME", "LEECH_LAPSES", "Attempt", "CardState", "Draft",
+    "DueCards", "ExerciseStats", "Key", "Position", "ProgressStore", "Review", "Settings",
+]

@@ -1,0 +1,141 @@
+"""Validation of ``progress export`` documents before ``progress import`` writes anything.
+
+Imported lazily by the store (pydantic is not needed to record progress, and writers
+should start fast).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fsrs import State
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tutor.progress.scheduling import CardState, utc
+
+FORMAT = "ptfund-tutor-progress"
+VERSION = 1
+
+
+def _aware(v: datetime) -> datetime:
+    if v.tzinfo is None:
+        raise ValueError("needs a time zone, e.g. +00:00")
+    return utc(v)
+
+
+Time = Annotated[datetime, AfterValidator(_aware)]
+Text = Annotated[str, Field(min_length=1, max_length=500)]
+Uid = Annotated[str, Field(min_length=1, max_length=100)]
+Hash = Annotated[str, Field(max_length=200)]
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)  # strict: "yes" is not a bool
+
+
+class AttemptIn(_M):
+    uid: Uid
+    pack: Text
+    item: Text
+    passed: bool
+    at: Time = Field(strict=False)
+    code: str
+    content_hash: Hash
+
+
+class HintIn(_M):
+    pack: Text
+    item: Text
+    hint: int = Field(ge=0, le=1000)
+    at: Time = Field(strict=False)
+    content_hash: Hash | None = None
+
+
+class DraftIn(_M):
+    pack: Text
+    item: Text
+    code: str
+    updated_at: Time = Field(strict=False)
+    content_hash: Hash | None = None
+
+
+class ReviewIn(_M):
+    uid: Uid
+    pack: Text
+    item: Text
+    rating: int = Field(ge=1, le=4)
+    correct: bool
+    at: Time = Field(strict=False)
+    duration_ms: int | None = Field(None, ge=0)
+    content_hash: Hash | None = None
+
+
+class CardIn(_M):
+    pack: Text
+    item: Text
+    state: int = Field(ge=1, le=3)
+    step: int | None = Field(None, ge=0)
+    stability: float | None = Field(None, gt=0, strict=False)
+    difficulty: float | None = Field(None, strict=False)
+    due: Time = Field(strict=False)
+    last_review: Time | None = Field(None, strict=False)
+    first_review: Time = Field(strict=False)
+    reps: int = Field(0, ge=0)
+    lapses: int = Field(0, ge=0)
+    content_hash: Hash | None = None
+
+    def to_state(self) -> CardState:
+        return CardState(
+            pack=self.pack, item=self.item, state=State(self.state), step=self.step, stability=self.stability,
+            difficulty=self.difficulty, due=self.due, last_review=self.last_review, first_review=self.first_review,
+            reps=self.reps, lapses=self.lapses, content_hash=self.content_hash,
+        )
+
+
+class PositionIn(_M):
+    pack: Text
+    lesson: Text
+    exercise: Text | None = None
+    updated_at: Time = Field(strict=False)
+
+
+class ExportDoc(_M):
+    format: str
+    version: int
+    attempts: list[AttemptIn] = Field(default_factory=list)
+    hints: list[HintIn] = Field(default_factory=list)
+    drafts: list[DraftIn] = Field(default_factory=list)
+    cards: list[CardIn] = Field(default_factory=list)
+    reviews: list[ReviewIn] = Field(default_factory=list)
+    position: PositionIn | None = None
+    settings: dict[str, object] = Field(default_factory=dict)
+
+    @field_validator("settings")
+    @classmethod
+    def _known_settings(cls, v: dict) -> dict:
+        from tutor.progress.store import _validate_setting
+
+        return {name: _validate_setting(name, value) for name, value in v.items()}
+
+
+def validate(data: object) -> ExportDoc:
+    """The document as models, or ValueError with one sentence naming the first problem."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("it is not a ptfund-tutor progress export (no \"format\": \"ptfund-tutor-progress\")")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError("its \"version\" is missing or not a whole number")
+    if version > VERSION:
+        raise ValueError(f"it was exported by a newer ptfund-tutor (format version {version}); upgrade to import it")
+    try:
+        return ExportDoc.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
+        count = exc.error_count()
+        more = f" (and {count - 1} more problem{'s' if count > 2 else ''})" if count > 1 else ""
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        raise ValueError(f"{where}: {msg[0].lower() + msg[1:]}{more}") from None
