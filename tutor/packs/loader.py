@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tutor.packs import models as m
-from tutor.packs.problems import PackError, Pos, Problem, field_path
+from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
 from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
 
 MANIFEST = "pack.yaml"
@@ -127,12 +127,14 @@ def _resolve_one(value, path, key, located, base, rep, origins):
     if FILE_REF.match(value.strip()):
         name = value.strip()
         target = (base / name).resolve()
+        # On failure a harmless stand-in keeps the one real problem from causing others.
+        stand_in = "pass\n" if key in CODE_KEYS else UNREADABLE
         if ".." in Path(name).parts:
             rep.at(path, f"{name} is outside the lesson folder: keep files beside lesson.yaml")
-            return ""
+            return stand_in
         text = _read_text(target, rep, path)
         if text is None:
-            return ""
+            return stand_in
         origins[path] = Pos(target, 1, 1)
         return text
     if path in located.block:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from tutor.errors import TutorError
 
+# Stands in for Markdown that could not be read, so one bad file is one problem, not several.
+UNREADABLE = "(unreadable file)"
+
 
 @dataclass(frozen=True, order=True)
 class Problem:
