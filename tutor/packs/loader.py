@@ -146,7 +146,7 @@ def _resolve_one(value, path, key, located, base, rep, origins):
 def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
     for err in exc.errors(include_url=False):
         loc = err["loc"]
-        path, clean = _data_path(data, loc)
+        path = _data_path(data, loc)
         kind = err["type"]
         msg = err["msg"]
         if msg.startswith("Value error, "):
@@ -173,14 +173,14 @@ def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
             continue
         if kind == "string_type" and isinstance(err.get("input"), (int, float)) and not isinstance(err.get("input"), bool):
             msg += " (put it in quotes)"
-        if kind == "string_pattern_mismatch" and clean and clean[-1] == "id" or (clean and clean[-1] == "lessons" ) :
-            msg = "ids use lowercase letters, digits, '-' and '_' (e.g. views-and-strides)"
+        if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == m.ID_PATTERN:
+            msg = f"{err.get('input')!r} is not an id: ids use lowercase letters, digits, '-' and '_' (e.g. views-and-strides)"
         if kind == "literal_error" and "expected" in err.get("ctx", {}):
             msg = f"expected {err['ctx']['expected']}"
         rep.at(path, msg)
 
 
-def _data_path(data, loc: tuple) -> tuple[tuple, tuple]:
+def _data_path(data, loc: tuple) -> tuple:
     """Follow a pydantic loc through the raw data, skipping discriminator tags."""
     path: list = []
     cur = data
@@ -200,7 +200,7 @@ def _data_path(data, loc: tuple) -> tuple[tuple, tuple]:
         else:
             continue  # validator-internal loc parts such as 'function-after'
     # the position lookup climbs to the nearest ancestor that exists
-    return tuple(path), tuple(path)
+    return tuple(path)
 
 
 def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):

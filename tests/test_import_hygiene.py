@@ -1,0 +1,60 @@
+"""Layering (SPEC section 2): headless modules never import textual; the UI side never imports torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tutor
+
+REPO = Path(__file__).resolve().parent.parent
+HEADLESS = ["tutor.packs", "tutor.engine", "tutor.grading", "tutor.progress", "tutor.commands"]
+# The in-kernel check library is the one place that imports torch; it is exempt from the torch rule.
+TORCH_EXEMPT = ("tutor.checks",)
+
+
+def modules_under(package: str) -> list[str]:
+    mod = __import__(package, fromlist=["_"])
+    names = [package]
+    for info in pkgutil.walk_packages(mod.__path__, prefix=package + "."):
+        names.append(info.name)
+    return names
+
+
+def imported_after(code: str, env: dict | None = None) -> set[str]:
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, env={**os.environ, **(env or {})}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("package", HEADLESS)
+def test_headless_modules_import_no_textual_and_no_torch(package):
+    names = [n for n in modules_under(package) if n != "tutor.commands.tui"]
+    loaded = imported_after("\n".join(f"import {n}" for n in names))
+    assert not any(m == "textual" or m.startswith("textual.") for m in loaded), package
+    assert "torch" not in loaded, f"{package} imports torch: only kernels may"
+
+
+def test_checks_library_depends_on_stdlib_torch_numpy_only():
+    loaded = imported_after("import tutor.checks")
+    third_party = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"tutor", "torch", "numpy", "_distutils_hack"}
+    # torch drags in its own dependencies; what matters is that tutor.checks imports no other tutor module
+    assert not [m for m in loaded if m.startswith("tutor.") and not m.startswith("tutor.checks")]
+    assert "pydantic" not in loaded and "textual" not in loaded, third_party
+
+
+def test_cli_list_imports_no_torch(tmp_path):
+    loaded = imported_after(
+        "from tutor.cli import main\nimport contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['list'])",
+        env={"PTFUND_TUTOR_HOME": str(tmp_path)},
+    )
+    assert "torch" not in loaded
+    assert "textual" not in loaded

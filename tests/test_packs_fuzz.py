@@ -1,0 +1,120 @@
+"""Hundreds of generated malformed manifests and lessons: always a clean list of problems, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tutor.packs.loader import check_pack
+from tutor.packs.problems import Problem
+from tutor.packs.scaffold import new_pack
+
+KEYS = [
+    "id", "title", "version", "lessons", "torch", "authors", "intuition", "exercises", "cards", "prompt",
+    "setup", "starter", "solution", "checks", "kind", "expr", "expected", "hints", "mistakes", "when",
+    "message", "wrong_solutions", "code", "type", "options", "correct", "feedback", "answers", "answer",
+    "text", "compare", "args", "dims", "shape", "names", "teaches", "regex", "exception",
+]
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True),
+    st.text(max_size=20), st.sampled_from(["solution.py", "x.md", "../../etc/passwd.py", "value", "tensor", "choice", "a b", "{{x}}", "(", "Zeros"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+    max_leaves=25,
+)
+
+BASE = None
+
+
+def base_docs(tmp: Path) -> tuple[dict, dict]:
+    root = new_pack(tmp / "base")
+    manifest = yaml.safe_load((root / "pack.yaml").read_text())
+    lesson = yaml.safe_load((root / "first-steps" / "lesson.yaml").read_text())
+    return manifest, lesson
+
+
+def mutate(doc, path_choices, data):
+    """Replace or delete one value somewhere inside doc."""
+    doc = copy.deepcopy(doc)
+    node = doc
+    for _ in range(data.draw(st.integers(0, 4))):
+        if isinstance(node, dict) and node:
+            key = data.draw(st.sampled_from(sorted(node)))
+            if isinstance(node[key], (dict, list)) and node[key]:
+                node = node[key]
+                continue
+        elif isinstance(node, list) and node:
+            i = data.draw(st.integers(0, len(node) - 1))
+            if isinstance(node[i], (dict, list)) and node[i]:
+                node = node[i]
+                continue
+        break
+    action = data.draw(st.sampled_from(["replace", "delete", "add"]))
+    if isinstance(node, dict) and node:
+        key = data.draw(st.sampled_from(sorted(node)))
+        if action == "delete":
+            del node[key]
+        elif action == "add":
+            node[data.draw(st.sampled_from(KEYS))] = data.draw(values)
+        else:
+            node[key] = data.draw(values)
+    elif isinstance(node, list) and node:
+        i = data.draw(st.integers(0, len(node) - 1))
+        if action == "delete":
+            del node[i]
+        else:
+            node[i] = data.draw(values)
+    return doc
+
+
+def assert_clean(root: Path):
+    pack, problems = check_pack(root)  # must not raise
+    for p in problems:
+        assert isinstance(p, Problem)
+        assert p.line >= 1 and p.col >= 1 and p.message
+        str(p)
+    return pack, problems
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_lessons_and_manifests_give_clean_problems(tmp_path_factory, data):
+    global BASE
+    if BASE is None:
+        BASE = base_docs(tmp_path_factory.mktemp("base"))
+    manifest, lesson = BASE
+    root = new_pack(tmp_path_factory.mktemp("case") / "p")
+    which = data.draw(st.sampled_from(["manifest", "lesson", "both"]))
+    if which in ("manifest", "both"):
+        manifest = mutate(manifest, None, data)
+    if which in ("lesson", "both"):
+        lesson = mutate(lesson, None, data)
+    (root / "pack.yaml").write_text(yaml.safe_dump(manifest, allow_unicode=True))
+    (root / "first-steps" / "lesson.yaml").write_text(yaml.safe_dump(lesson, allow_unicode=True))
+    assert_clean(root)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(manifest=values, lesson=values)
+def test_arbitrary_documents(tmp_path_factory, manifest, lesson):
+    root = new_pack(tmp_path_factory.mktemp("arb") / "p")
+    (root / "pack.yaml").write_text(yaml.safe_dump(manifest, allow_unicode=True))
+    (root / "first-steps" / "lesson.yaml").write_text(yaml.safe_dump(lesson, allow_unicode=True))
+    _, problems = assert_clean(root)
+    if not isinstance(manifest, dict):
+        assert problems
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=200))
+def test_arbitrary_text_files(tmp_path_factory, text):
+    root = new_pack(tmp_path_factory.mktemp("txt") / "p")
+    (root / "first-steps" / "lesson.yaml").write_text(text)
+    _, problems = assert_clean(root)
+    assert problems
