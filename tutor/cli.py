@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--file", required=True, metavar="FILE", help="the Python file with your code")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)")
+    p.add_argument("--trust", action="store_true", help="trust the exercise's pack (its Python runs on this machine)")
 
     p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")
     p.add_argument("--lesson", metavar="LESSON", help="only cards of this lesson")

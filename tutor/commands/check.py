@@ -1,0 +1,73 @@
+"""``check LESSON/EXERCISE --file FILE [--json]``: exit 0 pass, 1 fail, 2 usage or unreadable input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from tutor.errors import TutorError
+
+
+def read_code(path: str) -> str:
+    file = Path(path)
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TutorError(f"cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise TutorError(f"cannot read {path}: it is a folder, not a Python file") from None
+    except UnicodeDecodeError:
+        raise TutorError(f"cannot read {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise TutorError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def run(args) -> int:
+    from tutor.grading.verify import verify_in_fresh_kernel
+    from tutor.packs.catalog import Catalog
+
+    code = read_code(args.file)
+    catalog = Catalog.load(args.pack)
+    ref = catalog.find_exercise(args.target)
+    _require_trust(ref, args)
+    verdict = asyncio.run(
+        verify_in_fresh_kernel(ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout)
+    )
+    _record(args, ref, code, verdict)
+    if args.json:
+        print(json.dumps({"exercise": ref.key, "pack": ref.pack.id, **verdict.to_json()}, indent=2))
+    else:
+        print(f"{ref.key}: {verdict.feedback()}")
+    return 0 if verdict.passed else 1
+
+
+def _require_trust(ref, args) -> None:
+    """Pack code from outside the built-in set runs only once the learner trusts the pack."""
+    from tutor.app.trust import TrustStore, needs_trust
+    from tutor.paths import data_dir
+
+    if not needs_trust(ref.pack):
+        return
+    store = TrustStore(data_dir(args.data_dir))
+    if store.is_trusted(ref.pack):
+        return
+    if args.trust:
+        store.trust(ref.pack)
+        return
+    raise TutorError(
+        f"pack {ref.pack.id} ({ref.pack.root}) contains Python that would run on this machine; "
+        "if you trust its author, run again with --trust"
+    )
+
+
+def _record(args, ref, code: str, verdict) -> None:
+    """Attempts from the CLI count as progress too; a store problem must not hide the verdict."""
+    try:
+        from tutor.progress.store import ProgressStore
+        from tutor.paths import data_dir
+
+        store = ProgressStore.open(data_dir(args.data_dir))
+        store.record_attempt(ref.pack.id, ref.key, passed=verdict.passed, code=code, content_hash=ref.content_hash)
+    except Exception:  # noqa: BLE001 - recording is best effort here, the verdict is what was asked for
+        pass

@@ -1,0 +1,146 @@
+"""``pack test DIR``: prove a pack with real torch.
+
+For every exercise: the reference solution passes, the starter fails, every wrong solution
+fails and its feedback contains what the author said it must (``expect``). For every
+predict card: the stored key still matches what torch prints now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+from tutor.grading.verdict import Verdict
+from tutor.packs import models as m
+from tutor.packs.loader import Pack, load_pack
+
+
+@dataclass
+class Row:
+    item: str  # LESSON/ITEM
+    case: str  # "solution", "starter", "wrong 1", "predict"
+    ok: bool
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+
+def _normalise(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def judge_solution(v: Verdict) -> tuple[bool, str]:
+    if v.passed:
+        return True, "passes"
+    return False, _first_problem(v)
+
+
+def judge_must_fail(v: Verdict, expect: str | None) -> tuple[bool, str]:
+    if v.status == "authoring-error":
+        return False, v.headline
+    if v.passed:
+        return False, "passes, but must fail"
+    text = v.feedback()
+    if expect and expect not in text:
+        return False, f"fails, but the feedback lacks {expect!r}; it says: {_first_problem(v)}"
+    return True, "fails as it should" + (f" ({expect!r} shown)" if expect else "")
+
+
+def _first_problem(v: Verdict) -> str:
+    for msg in v.mistakes:
+        return msg
+    for c in v.checks:
+        if not c.passed:
+            return c.message
+    return v.headline
+
+
+async def _test_exercise(verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
+    item = f"{lesson.id}/{ex.id}"
+    cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
+    cases.append(("starter", ex.starter, None, False))
+    cases += [(f"wrong {i + 1}", w.code, w.expect, False) for i, w in enumerate(ex.wrong_solutions)]
+    for case, code, expect, must_pass in cases:
+        started = time.perf_counter()
+        verdict = await verifier.verify(ex, code)
+        ok, detail = judge_solution(verdict) if must_pass else judge_must_fail(verdict, expect)
+        row = Row(item, case, ok, detail, time.perf_counter() - started)
+        report.rows.append(row)
+        echo(row)
+
+
+async def _test_predict_cards(session, lesson: m.Lesson, report: Report, echo) -> None:
+    from tutor.grading.predict import run_predict
+
+    for card in lesson.cards:
+        if not isinstance(card, m.PredictCard):
+            continue
+        started = time.perf_counter()
+        # Each card runs in a namespace of its own so cards cannot lean on each other.
+        await session.execute("%reset -f", silent=True)
+        outcome = await run_predict(session, card.code)
+        if not outcome.ok:
+            ok, detail = False, outcome.problem or "did not finish"
+        elif _normalise(outcome.key) == _normalise(card.expected):
+            ok, detail = True, "key matches"
+        else:
+            ok, detail = False, f"stored key is stale: torch now gives {outcome.key!r}, the card says {card.expected!r}"
+        row = Row(f"{lesson.id}/{card.id}", "predict", ok, detail, time.perf_counter() - started)
+        report.rows.append(row)
+        echo(row)
+
+
+async def test_pack(pack: Pack, *, lesson: str | None = None, device: str | None = None, echo=lambda row: None) -> Report:
+    from tutor.engine import KernelPool, KernelSession
+    from tutor.grading.verify import Verifier
+
+    report = Report()
+    lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
+    pool = KernelPool(device=device)
+    predict_session = KernelSession(device=device)
+    try:
+        await asyncio.gather(pool.start(), predict_session.start())
+        verifier = Verifier(pool)
+        for les in lessons:
+            for ex in les.exercises:
+                await _test_exercise(verifier, les, ex, report, echo)
+            await _test_predict_cards(predict_session, les, report, echo)
+    finally:
+        await asyncio.gather(pool.shutdown(), predict_session.shutdown(), return_exceptions=True)
+    return report
+
+
+def run_pack_test(args) -> int:
+    from tutor.errors import TutorError
+
+    pack = load_pack(args.dir)
+    if args.lesson and pack.lesson(args.lesson) is None:
+        raise TutorError(f"pack {pack.id} has no lesson {args.lesson!r}")
+    width = max((len(f"{les.id}/{x.id}") for les in pack.lessons for x in [*les.exercises, *les.cards]), default=20)
+
+    def echo(row: Row) -> None:
+        if args.json:
+            return
+        mark = "ok  " if row.ok else "FAIL"
+        print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {row.detail}", flush=True)
+
+    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, echo=echo))
+    failed = [r for r in report.rows if not r.ok]
+    if args.json:
+        print(json.dumps({"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows]}, indent=2))
+    else:
+        print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
+        for r in failed:
+            print(f"  {r.item} {r.case}: {r.detail}", file=sys.stderr)
+    return 0 if report.ok else 1

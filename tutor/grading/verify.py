@@ -1,0 +1,152 @@
+"""Fresh-kernel verification: setup + learner code + checks in a brand-new kernel.
+
+A live kernel's stale state can never produce a pass: every verdict comes from a kernel
+that has run nothing but this exercise (taken from the engine's warm spare, so no kernel
+start sits on the critical path). With ``--kernel`` (an attached kernel that cannot be
+replaced) the check library still runs setup, solution and learner code in fresh
+namespaces of that kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from tutor.engine.events import RunResult
+from tutor.grading.verdict import CheckLine, Verdict
+from tutor.packs import models as m
+
+RESULT_MIME = "application/vnd.ptfund+json"
+# Extra seconds on top of the exercise's limit for the checks themselves and the reply.
+CHECK_SLACK = 5.0
+
+
+def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
+    return {
+        "setup": exercise.setup,
+        "code": code,
+        "solution": exercise.solution,
+        "seed": exercise.seed,
+        "checks": [c.model_dump() for c in exercise.checks],
+        "mistakes": [mk.model_dump() for mk in exercise.mistakes],
+        "device": device,
+    }
+
+
+def verification_program(payload: dict) -> str:
+    """The one cell sent to the kernel. The result travels as a display bundle of our own mime type."""
+    blob = json.dumps(payload)
+    return (
+        "def _ptfund_verify(blob):\n"
+        "    import json\n"
+        "    from IPython.display import display\n"
+        "    from ptfund_checks import run_verification\n"
+        "    result = run_verification(json.loads(blob))\n"
+        f"    display({{{RESULT_MIME!r}: json.loads(json.dumps(result, default=str))}}, raw=True)\n"
+        f"_ptfund_verify({blob!r})\n"
+        "del _ptfund_verify\n"
+    )
+
+
+def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
+    """Turn what the kernel reported into a verdict the learner can act on."""
+    if run.status == "timeout":
+        return Verdict(
+            "timeout",
+            f"Your code did not finish within the {time_limit:g} s time limit: look for a loop that never ends or work that is far too large.",
+            output=run.output,
+            elapsed=run.elapsed,
+        )
+    if run.status in ("crashed", "interrupted"):
+        return Verdict("crashed", run.message or "The kernel stopped while checking your code.", output=run.output, elapsed=run.elapsed)
+    bundle = next((d.data[RESULT_MIME] for d in run.displays if RESULT_MIME in d.data), None)
+    if bundle is None:
+        detail = f"{run.error.ename}: {run.error.evalue}" if run.error else "no result came back"
+        return Verdict("crashed", f"The checker could not finish ({detail}).", output=run.output, elapsed=run.elapsed)
+    verdict = verdict_from_result(bundle)
+    verdict.output = run.output
+    verdict.elapsed = run.elapsed
+    return verdict
+
+
+def verdict_from_result(result: dict) -> Verdict:
+    checks = [
+        CheckLine(
+            id=c.get("id"), kind=c.get("kind", "?"), passed=bool(c.get("passed")), message=c.get("message", ""),
+            expected=c.get("expected"), actual=c.get("actual"),
+        )
+        for c in result.get("checks", [])
+    ]
+    mistakes = list(result.get("mistakes") or [])
+    error = result.get("error")
+    failed = sum(not c.passed for c in checks)
+    total = len(checks)
+    if error and error.get("stage") in ("setup", "solution"):
+        where = "setup code" if error["stage"] == "setup" else "reference solution"
+        return Verdict(
+            "authoring-error",
+            f"This exercise is broken: its {where} raised {error.get('ename')}: {error.get('evalue')}. Tell the pack's author.",
+            checks=checks,
+            error="\n".join(error.get("traceback") or []),
+        )
+    error_text = "\n".join(error.get("traceback") or []) if error else None
+    if result.get("passed") and not error:
+        return Verdict("pass", f"All {total} check{'s' if total != 1 else ''} pass." if total > 1 else "The check passes.", checks=checks, mistakes=mistakes)
+    if error:
+        line = error.get("line")
+        at = f" at line {line}" if line else ""
+        headline = f"Your code raised {error.get('ename')}{at}: {error.get('evalue')}"
+        return Verdict("error", headline, checks=checks, mistakes=mistakes, error=error_text)
+    headline = f"{failed} of {total} checks fail." if total > 1 else "The check fails."
+    return Verdict("fail", headline, checks=checks, mistakes=mistakes)
+
+
+class Verifier:
+    """Verifies attempts, each in a fresh kernel from the pool (or fresh namespaces of an attached kernel)."""
+
+    def __init__(self, pool=None, *, attached=None, device: str | None = None):
+        if pool is None and attached is None:
+            raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
+        self.pool = pool
+        self.attached = attached
+        self.device = device
+
+    async def verify(self, exercise: m.Exercise, code: str, *, timeout: float | None = None) -> Verdict:
+        limit = timeout or exercise.time_limit
+        started = time.perf_counter()
+        if self.attached is not None:
+            kernel = self.attached
+            await kernel.start()
+        else:
+            kernel = await self.pool.take()
+        try:
+            device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
+            program = verification_program(build_payload(exercise, code, device))
+            run = await kernel.execute(program, timeout=limit + CHECK_SLACK)
+        finally:
+            if self.attached is None:
+                # Disposed in the background: the verdict should not wait for a kernel to exit.
+                task = asyncio.ensure_future(kernel.shutdown())
+                _background.add(task)
+                task.add_done_callback(_background.discard)
+        verdict = verdict_from_run(run, limit)
+        verdict.elapsed = time.perf_counter() - started
+        return verdict
+
+
+_background: set[asyncio.Future] = set()
+
+
+async def verify_in_fresh_kernel(exercise: m.Exercise, code: str, *, device: str | None = None, connection_file: str | None = None, timeout: float | None = None) -> Verdict:
+    """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
+    from tutor.engine import KernelSession
+
+    session = KernelSession(device=device, connection_file=connection_file)
+    try:
+        await session.start()
+        verifier = Verifier(attached=session)
+        return await verifier.verify(exercise, code, timeout=timeout)
+    finally:
+        if connection_file is None:
+            await session.shutdown()
