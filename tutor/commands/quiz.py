@@ -1,0 +1,319 @@
+"""``quiz [--lesson L] [--limit N]``: due recall cards in a plain line-by-line session.
+
+Works with stdin from a pipe: lines are read with ``readline`` and end of input ends the
+session gracefully (answers so far are already saved: each review commits on its own).
+Predict cards run their code in a kernel started lazily on the first one; if none can
+start, or the pack is not trusted, the stored key is used and the learner is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TextIO
+
+from tutor.errors import TutorError
+
+
+def run(args) -> int:
+    from tutor.packs.catalog import Catalog
+    from tutor.progress import ProgressStore
+
+    if args.limit is not None and args.limit < 1:
+        raise TutorError("--limit needs a number of cards, 1 or more")
+    store = ProgressStore.open(args.data_dir)
+    try:
+        if store.notice:
+            print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
+        catalog = Catalog.load(args.pack)
+        for problem in catalog.problems:
+            print(f"ptfund-tutor: {problem}", file=sys.stderr)
+        if args.lesson and not any(les.id == args.lesson for _, les in catalog.lessons()):
+            raise TutorError(f"no lesson {args.lesson!r} (see `ptfund-tutor list`)")
+        refs = list(catalog.cards(lesson=args.lesson))
+        quiz = Quiz(
+            store, refs, stdin=sys.stdin, stdout=sys.stdout,
+            device=args.device, connection_file=args.kernel, trusted=_trust_check(args.data_dir),
+        )
+        try:
+            quiz.run(limit=args.limit)
+        finally:
+            quiz.close()
+    finally:
+        store.close()
+    return 0
+
+
+def _trust_check(data_dir):
+    """pack -> may its code run here? Built-in packs always; others once the learner trusted them."""
+    try:
+        from tutor.app.trust import TrustStore
+        from tutor.paths import data_dir as resolve
+
+        trust = TrustStore(resolve(data_dir))
+        return lambda pack: pack.builtin or trust.is_trusted(pack)
+    except ImportError:
+        return lambda pack: pack.builtin
+
+
+def when(due: datetime, now: datetime) -> str:
+    """'in 10 minutes (14:05)', 'in 3 days (Mon 12 May)': relative, then local clock time."""
+    seconds = (due - now).total_seconds()
+    local = due.astimezone()
+    if seconds < 30:
+        return "now"
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        rel = f"in {minutes} minute{'s' * (minutes != 1)}"
+    elif minutes < 48 * 60:
+        hours = round(minutes / 60)
+        rel = f"in {hours} hour{'s' * (hours != 1)}"
+    else:
+        days = round(minutes / 1440)
+        rel = f"in {days} days"
+    stamp = local.strftime("%H:%M") if seconds < 20 * 3600 else local.strftime("%a %d %b %H:%M")
+    return f"{rel} ({stamp})"
+
+
+_TYPE_LABEL = {
+    "choice": "multiple choice",
+    "short": "short answer",
+    "numeric": "number",
+    "predict": "predict the output",
+    "cloze": "fill the blanks",
+}
+
+
+@dataclass
+class Tally:
+    right: int = 0
+    wrong: int = 0
+    leeches: list[str] = field(default_factory=list)
+
+
+class Quiz:
+    """One quiz session over ``refs`` (catalog CardRefs); each answer is saved as it is given."""
+
+    def __init__(self, store, refs, *, stdin: TextIO, stdout: TextIO, device=None, connection_file=None,
+                 trusted=lambda pack: pack.builtin, now=None):
+        self.store = store
+        self.refs = {(r.pack.id, r.key): r for r in refs}
+        self.stdin = stdin
+        self.stdout = stdout
+        self.device = device
+        self.connection_file = connection_file
+        self.trusted = trusted
+        self._now = now  # tests pin the clock
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session = None
+        self._kernel_problem: str | None = None
+        self.tally = Tally()
+
+    def now(self) -> datetime:
+        return self._now() if self._now else datetime.now(timezone.utc)
+
+    def say(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def ask(self, prompt: str = "> ") -> str | None:
+        """One line of input, or None at end of input."""
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            self.say()
+            return None
+        answer = line.rstrip("\r\n")
+        if not _is_tty(self.stdin):
+            self.say(answer)  # piped input is not echoed; keep the transcript readable
+        return answer
+
+    # ------------------------------------------------------------ session
+
+    def run(self, limit: int | None = None) -> Tally:
+        if not self.refs:
+            self.say("No recall cards in the loaded packs.")
+            return self.tally
+        now = self.now()
+        picked = self.store.due_cards(list(self.refs), now)
+        queue = picked.due + picked.new
+        settings = self.store.settings()
+        due_text = f"{len(picked.due)} card{'s' * (len(picked.due) != 1)} due"
+        new_text = (
+            f"{len(picked.new)} new (up to {settings.new_cards_per_day} new a day; "
+            f"{picked.new_today} started today)"
+        )
+        self.say(f"{due_text}, {new_text}.")
+        if not queue:
+            self._say_next_due(now)
+            return self.tally
+        if limit is not None and len(queue) > limit:
+            queue = queue[:limit]
+            self.say(f"Asking {limit} of them (--limit).")
+        self.say("Type your answer and press Enter; an empty answer shows the key and counts as wrong. "
+                 "End of input (Ctrl-D) stops.")
+        stopped = False
+        for n, key in enumerate(queue, 1):
+            self.say()
+            if not self.ask_card(self.refs[key], n, len(queue)):
+                stopped = True
+                break
+        self.summary(stopped)
+        return self.tally
+
+    def summary(self, stopped: bool) -> None:
+        t = self.tally
+        answered = t.right + t.wrong
+        self.say()
+        if stopped:
+            self.say(f"Stopped early; {answered} answer{'s' * (answered != 1)} saved.")
+        self.say(f"Session: {answered} card{'s' * (answered != 1)}, {t.right} right, {t.wrong} wrong.")
+        for advice in t.leeches:
+            self.say(f"Keeps slipping: {advice}")
+        self._say_next_due(self.now())
+
+    def _say_next_due(self, now: datetime) -> None:
+        nxt = self.store.next_due(self.refs)
+        if nxt is None:
+            return
+        self.say("Next card due " + ("now." if nxt <= now else f"{when(nxt, now)}."))
+
+    # ------------------------------------------------------------ one card
+
+    def ask_card(self, ref, n: int, total: int) -> bool:
+        """Ask, grade, show feedback, schedule. False when input ended before an answer."""
+        from tutor.grading.cards import Grade, cloze_prompt, grade, revisit_advice
+
+        card = ref.card
+        state = self.store.card_state(ref.pack.id, ref.key)
+        self.say(f"[{n}/{total}] {ref.lesson.title} - {_TYPE_LABEL.get(card.type, card.type)}")
+        if state is not None and state.changed(ref.content_hash):
+            self.say("(This card changed since you last saw it.)")
+        self.say(card.prompt.strip())
+        if card.type == "choice":
+            for i, option in enumerate(card.options, 1):
+                self.say(f"  {i}. {option.text}")
+            hint = "number"
+        elif card.type == "cloze":
+            self.say(_indent(cloze_prompt(card)))
+            hint = "blanks separated by ';'"
+        elif card.type == "predict":
+            self.say(_indent(card.code.rstrip()))
+            hint = "output, or the exception's name"
+        else:
+            hint = ""
+        started = self.now()
+        while True:
+            answer = self.ask(f"{hint}> " if hint else "> ")
+            if answer is None:
+                return False
+            outcome_key = None
+            if card.type == "predict" and answer.strip():
+                outcome_key = self._run_predict(ref)
+            if not answer.strip():
+                g = grade(card, answer, key=outcome_key)
+                g = Grade(False, "No answer given.", g.expected)
+            else:
+                g = grade(card, answer, key=outcome_key)
+            if g.retry:
+                self.say(g.feedback)
+                continue
+            break
+        verdict = "Correct." if g.correct else "Wrong."
+        self.say(verdict if g.feedback in _PLAIN_FEEDBACK else f"{verdict} {g.feedback}")
+        if not g.correct:
+            self.say("Answer: " + (g.expected if "\n" not in g.expected else "\n" + _indent(g.expected)))
+        if card.explanation:
+            self.say(card.explanation.strip())
+        now = self.now()
+        duration = max(0, int((now - started).total_seconds() * 1000))
+        new_state = self.store.review(
+            ref.pack.id, ref.key, g.correct, now, content_hash=ref.content_hash, duration_ms=duration
+        )
+        if g.correct:
+            self.tally.right += 1
+        else:
+            self.tally.wrong += 1
+            if new_state.leech:
+                advice = revisit_advice(ref.lesson.title, card)
+                self.say(f"You have missed this card {new_state.lapses} times. {advice}")
+                if advice not in self.tally.leeches:
+                    self.tally.leeches.append(advice)
+        self.say(f"Next review {when(new_state.due, now)}.")
+        return True
+
+    # ------------------------------------------------------------ predict cards
+
+    def _run_predict(self, ref) -> str | None:
+        """Run the card's code and show the real output; the key it produced, or None when
+        the code could not run (then grading uses the stored key, and the learner is told)."""
+        if not self.trusted(ref.pack):
+            self.say(f"(Not running code from pack '{ref.pack.id}': you have not trusted it. "
+                     "Grading against the stored answer.)")
+            return None
+        if self._kernel_problem is not None:
+            self.say("(No kernel; grading against the stored answer.)")
+            return None
+        from tutor.grading.predict import run_predict
+
+        try:
+            session = self._kernel()
+            outcome = self._loop.run_until_complete(run_predict(session, ref.card.code))
+        except Exception as exc:  # any failure to get a kernel: degrade, never crash the quiz
+            self._kernel_problem = str(exc) or type(exc).__name__
+            self.say(f"(Could not start a Python kernel: {self._kernel_problem}. Grading against the stored answer.)")
+            return None
+        self.say("It prints:" if outcome.ok else "Running it:")
+        self.say(_indent(outcome.shown or "(nothing)"))
+        if not outcome.ok:
+            self.say("(Grading against the stored answer.)")
+            return None
+        return outcome.key
+
+    def _kernel(self):
+        if self._session is None:
+            from tutor.engine import KernelSession
+
+            self.say("(Starting a Python kernel to run the code...)")
+            self._loop = asyncio.new_event_loop()
+            session = KernelSession(device=self.device, connection_file=self.connection_file)
+            self._loop.run_until_complete(session.start())
+            self._session = session
+        return self._session
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        try:
+            if self._session is not None:
+                for name in ("shutdown", "stop", "close"):
+                    stop = getattr(self._session, name, None)
+                    if stop is not None:
+                        result = stop()
+                        if asyncio.iscoroutine(result):
+                            self._loop.run_until_complete(result)
+                        break
+        except Exception:
+            pass  # the session is over either way; a kernel that will not stop is not the learner's problem
+        finally:
+            self._loop.close()
+            self._loop = None
+            self._session = None
+
+
+# Feedback that only repeats the verdict.
+_PLAIN_FEEDBACK = {"Correct.", "Not quite.", ""}
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
