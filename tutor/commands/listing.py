@@ -64,9 +64,15 @@ def _as_json(catalog, status) -> dict:
 
 
 def _statuses(args) -> dict[str, str]:
-    """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted', from the progress store if there is one."""
-    try:
-        from tutor.progress.status import exercise_statuses
-    except ImportError:
+    """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted', from the progress store if one exists."""
+    from tutor.paths import data_dir
+    from tutor.progress.store import FILENAME, ProgressStore
+
+    path = data_dir(args.data_dir) / FILENAME
+    if not path.exists():  # listing is read-only: never create a store just to look
         return {}
-    return exercise_statuses(args.data_dir)
+    with ProgressStore(path) as store:
+        if store.notice:
+            print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
+        stats = store.exercise_stats()
+    return {f"{pack}:{item}": ("passed" if s.passed else "attempted") for (pack, item), s in stats.items()}
