@@ -1,0 +1,124 @@
+"""`check` and `pack test` end to end: real kernels, real torch, real SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.packs.scaffold import new_pack
+
+REPO = Path(__file__).resolve().parent.parent
+
+GOOD = "import torch\nt = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)\n"
+FLOAT32 = "import torch\nt = torch.zeros(2, 3, device=DEVICE)\n"
+
+
+def cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory) -> Path:
+    return new_pack(tmp_path_factory.mktemp("packs") / "demo")
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    return tmp_path / "home"
+
+
+def write(tmp_path: Path, code: str) -> Path:
+    f = tmp_path / "answer.py"
+    f.write_text(code)
+    return f
+
+
+def test_check_pass_and_fail_with_targeted_message(pack, home, tmp_path):
+    r = cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "first-steps/zeros: The check passes." in r.stdout
+    r = cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, FLOAT32)), "--json", home=home)
+    assert r.returncode == 1, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["passed"] is False and data["status"] == "fail"
+    assert data["mistakes"][0] == "t is float32, the default: pass dtype=torch.float64."
+    failed = [c for c in data["checks"] if not c["passed"]]
+    assert "float32" in failed[0]["message"] and "float64" in failed[0]["message"]
+    # both attempts were recorded in the store
+    from tutor.progress.store import ProgressStore
+
+    with ProgressStore.open(home) as store:
+        attempts = store.attempts_for("demo", "first-steps/zeros")
+    assert [a.passed for a in attempts] == [True, False]
+
+
+def test_check_learner_exception_shows_their_own_lines(pack, home, tmp_path):
+    cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
+    code = "import torch\n\ndef make():\n    return torch.zeros(2, 3).view(4)\n\nt = make()\n"
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, code)), "--json", home=home)
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["status"] == "error" and "RuntimeError" in data["headline"]
+    assert "line 6" in data["headline"] or "line 4" in data["headline"]
+    assert "<your code>" in data["error"] and "ptfund_checks" not in data["error"] and "run_verification" not in data["error"]
+
+
+def test_check_time_limit_is_a_verdict_not_a_hang(pack, home, tmp_path):
+    cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, "while True:\n    pass\n")), "--timeout", "2", home=home, timeout=120)
+    assert r.returncode == 1
+    assert "did not finish within the 2 s time limit" in r.stdout
+
+
+def test_check_untrusted_pack_asks_first(pack, home, tmp_path):
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, GOOD)), home=home)
+    assert r.returncode == 2 and "--trust" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_check_usage_errors(pack, home, tmp_path):
+    r = cli("--pack", str(pack), "check", "first-steps/nope", "--file", str(write(tmp_path, GOOD)), home=home)
+    assert r.returncode == 2 and "has no exercise 'nope'" in r.stderr
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(tmp_path / "missing.py"), home=home)
+    assert r.returncode == 2 and "no such file" in r.stderr
+    r = cli("check", "noslash", "--file", "x.py", home=home)
+    assert r.returncode == 2 and "LESSON/EXERCISE" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_pack_test_green_then_red_when_a_solution_breaks(tmp_path, home):
+    pack = new_pack(tmp_path / "p")
+    r = cli("pack", "test", str(pack), home=home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 failed" in r.stdout
+    # the solution no longer does what the checks ask: pack test must catch it
+    (pack / "first-steps" / "solution_zeros.py").write_text(FLOAT32)
+    r = cli("pack", "test", str(pack), home=home)
+    assert r.returncode == 1
+    assert "FAIL first-steps/zeros" in r.stdout and "solution" in r.stdout
+
+
+def test_pack_test_catches_a_wrong_solution_that_passes_and_a_stale_key(tmp_path, home):
+    pack = new_pack(tmp_path / "p")
+    lesson = pack / "first-steps" / "lesson.yaml"
+    text = lesson.read_text()
+    text = text.replace("t = torch.zeros(2, 3, device=DEVICE)", "t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)")
+    text += (
+        "  - id: stride-key\n    type: predict\n    prompt: What prints?\n"
+        "    code: |\n      import torch\n      torch.arange(6).reshape(2, 3).t().stride()\n"
+        "    expected: \"(3, 1)\"\n"
+    )
+    lesson.write_text(text)
+    r = cli("pack", "test", str(pack), "--json", home=home)
+    assert r.returncode == 1
+    rows = {(row["item"], row["case"]): row for row in json.loads(r.stdout)["rows"]}
+    assert rows[("first-steps/zeros", "wrong 1")]["ok"] is False
+    assert "must fail" in rows[("first-steps/zeros", "wrong 1")]["detail"]
+    stale = rows[("first-steps/stride-key", "predict")]
+    assert stale["ok"] is False and "(1, 3)" in stale["detail"]
+    assert rows[("first-steps/zeros", "solution")]["ok"] is True
