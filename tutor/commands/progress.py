@@ -1,0 +1,218 @@
+"""``progress [--json]``, ``progress export FILE``, ``progress import FILE``.
+
+FILE may be ``-`` for stdout / stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tutor.errors import TutorError
+
+
+def _open_store(args):
+    from tutor.progress import ProgressStore
+
+    store = ProgressStore.open(args.data_dir)
+    if store.notice:
+        print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
+    return store
+
+
+# ---------------------------------------------------------------- show
+
+
+def run_show(args) -> int:
+    from tutor.packs.catalog import Catalog
+
+    catalog = Catalog.load(args.pack)
+    for problem in catalog.problems:
+        print(f"ptfund-tutor: {problem}", file=sys.stderr)
+    with _open_store(args) as store:
+        report = build_report(store, catalog, datetime.now(timezone.utc))
+    if getattr(args, "json", False):
+        print(json.dumps(report, indent=2))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def build_report(store, catalog, now: datetime) -> dict:
+    """Per-lesson completion for loaded packs, plus records of packs not loaded now."""
+    from tutor.progress.store import ts
+
+    ex_stats = store.exercise_stats()
+    cards = store.card_states()
+    known: set[tuple[str, str]] = set()
+    packs = []
+    for pack in catalog.packs:
+        lessons = []
+        for lesson in pack.lessons:
+            ex_keys = [(pack.id, f"{lesson.id}/{ex.id}") for ex in lesson.exercises]
+            card_keys = [(pack.id, f"{lesson.id}/{c.id}") for c in lesson.cards]
+            known.update(ex_keys, card_keys)
+            seen = [cards[k] for k in card_keys if k in cards]
+            lessons.append({
+                "id": lesson.id,
+                "title": lesson.title,
+                "exercises": {
+                    "total": len(ex_keys),
+                    "passed": sum(1 for k in ex_keys if k in ex_stats and ex_stats[k].passed),
+                    "attempted": sum(1 for k in ex_keys if k in ex_stats),
+                    "attempts": sum(ex_stats[k].attempts for k in ex_keys if k in ex_stats),
+                },
+                "cards": {
+                    "total": len(card_keys),
+                    "seen": len(seen),
+                    "due": sum(1 for s in seen if s.due <= now),
+                    "reviews": sum(s.reps for s in seen),
+                    "leeches": sum(1 for s in seen if s.leech),
+                },
+            })
+        packs.append({"id": pack.id, "title": pack.title, "lessons": lessons})
+    other: dict[str, dict] = {}
+    for (pack_id, item), st in ex_stats.items():
+        if (pack_id, item) not in known:
+            o = other.setdefault(pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0})
+            o["exercises_attempted"] += 1
+            o["exercises_passed"] += int(st.passed)
+    for (pack_id, item) in cards:
+        if (pack_id, item) not in known:
+            o = other.setdefault(pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0})
+            o["cards_seen"] += 1
+    due_now = sum(1 for s in cards.values() if s.due <= now)
+    upcoming = [s.due for s in cards.values() if s.due > now]
+    position = store.position()
+    settings = store.settings()
+    return {
+        "data_file": str(store.path),
+        "packs": packs,
+        "not_loaded": sorted(other.values(), key=lambda o: o["pack"]),
+        "totals": {
+            "attempts": sum(s.attempts for s in ex_stats.values()),
+            "exercises_passed": sum(1 for s in ex_stats.values() if s.passed),
+            "reviews": store.review_count(),
+            "cards_seen": len(cards),
+            "due_now": due_now,
+            "next_due": ts(min(upcoming)) if upcoming else None,
+        },
+        "position": None if position is None else {
+            "pack": position.pack, "lesson": position.lesson, "exercise": position.exercise,
+            "updated_at": ts(position.updated_at),
+        },
+        "settings": {"desired_retention": settings.desired_retention, "new_cards_per_day": settings.new_cards_per_day},
+    }
+
+
+def format_report(r: dict) -> str:
+    from tutor.commands.quiz import when
+
+    lines = [f"Progress ({r['data_file']})"]
+    for pack in r["packs"]:
+        lines.append("")
+        lines.append(f"{pack['title']} [{pack['id']}]")
+        for les in pack["lessons"]:
+            ex, cd = les["exercises"], les["cards"]
+            parts = []
+            if ex["total"]:
+                parts.append(f"exercises {ex['passed']}/{ex['total']} passed")
+            if cd["total"]:
+                card_part = f"cards {cd['seen']}/{cd['total']} seen"
+                if cd["due"]:
+                    card_part += f", {cd['due']} due"
+                if cd["leeches"]:
+                    card_part += f", {cd['leeches']} keep slipping"
+                parts.append(card_part)
+            lines.append(f"  {les['id']:<24} {les['title']:<36} {'; '.join(parts) or '-'}")
+    for o in r["not_loaded"]:
+        lines.append("")
+        lines.append(
+            f"[{o['pack']}] (not loaded now): {o['exercises_passed']}/{o['exercises_attempted']} exercises passed, "
+            f"{o['cards_seen']} cards seen"
+        )
+    t = r["totals"]
+    lines.append("")
+    lines.append(
+        f"{t['attempts']} exercise attempt{'s' * (t['attempts'] != 1)} ({t['exercises_passed']} exercises passed), "
+        f"{t['reviews']} card review{'s' * (t['reviews'] != 1)}, {t['due_now']} card{'s' * (t['due_now'] != 1)} due now."
+    )
+    if t["next_due"] and not t["due_now"]:
+        now = datetime.now(timezone.utc)
+        lines.append(f"Next card due {when(datetime.fromisoformat(t['next_due']), now)}.")
+    if r["position"]:
+        p = r["position"]
+        where = f"{p['lesson']}/{p['exercise']}" if p["exercise"] else p["lesson"]
+        lines.append(f"Last position: {where} [{p['pack']}].")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- export and import
+
+
+def run_export(args) -> int:
+    with _open_store(args) as store:
+        data = store.export()
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if args.file == "-":
+        sys.stdout.write(text)
+        return 0
+    target = Path(args.file).expanduser()
+    _write_atomically(target, text)
+    n_att, n_rev = len(data["attempts"]), len(data["reviews"])
+    print(f"Exported {n_att} attempt{'s' * (n_att != 1)} and {n_rev} review{'s' * (n_rev != 1)} to {target}.")
+    return 0
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Write beside the target, then rename: a crash never leaves half an export."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise TutorError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def run_import(args) -> int:
+    name = "stdin" if args.file == "-" else args.file
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TutorError(f"cannot import {name}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TutorError(f"cannot import {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TutorError(f"cannot import {name}: it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    from tutor.progress.transfer import validate
+
+    # Validate before opening the store, so a bad file cannot even create a database.
+    try:
+        validate(data)
+    except ValueError as exc:
+        raise TutorError(f"cannot import {name}: {exc}") from None
+    with _open_store(args) as store:
+        try:
+            added = store.import_(data)
+        except ValueError as exc:
+            raise TutorError(f"cannot import {name}: {exc}") from None
+    if not any(added.values()):
+        print(f"Nothing new in {name}: everything in it is already here.")
+    else:
+        parts = [f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in added.items() if n]
+        print(f"Imported from {name}: {', '.join(parts)}.")
+    return 0

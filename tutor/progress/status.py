@@ -1,0 +1,31 @@
+"""Read-only progress summaries for commands that must not change anything (``list``)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from tutor.progress.store import FILENAME
+
+
+def exercise_statuses(data_dir=None) -> dict[str, str]:
+    """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted'; {} when there is no readable store.
+
+    Opened read-only and never created, migrated or moved aside: ``list`` only looks. A
+    damaged file is reported by the next command that writes (quiz, the app).
+    """
+    from tutor.paths import data_dir as resolve
+
+    path = resolve(data_dir) / FILENAME
+    if not path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return {}
+    try:
+        rows = conn.execute("SELECT pack, item, max(passed) FROM attempts GROUP BY pack, item").fetchall()
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
+    return {f"{pack}:{item}": "passed" if passed else "attempted" for pack, item, passed in rows}
