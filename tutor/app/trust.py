@@ -1,0 +1,69 @@
+"""Which instructor packs the learner has agreed to run (SPEC section 6).
+
+A pack from outside the built-in set that contains Python (setup, checks, solutions,
+predict cards) runs only after the learner trusts it. The decision is kept in the data
+dir keyed by pack id and a hash of the pack's files, so an edited pack asks again.
+No textual here: the screens call this from workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from tutor.app.files import read_json, write_json
+
+FILENAME = "trusted-packs.json"
+_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
+
+
+def pack_has_python(pack) -> bool:
+    """Exercises always carry Python (a solution and checks); of cards only predict does."""
+    return any(
+        lesson.exercises or any(card.type == "predict" for card in lesson.cards)
+        for lesson in pack.lessons
+    )
+
+
+def needs_trust(pack) -> bool:
+    return not pack.builtin and pack_has_python(pack)
+
+
+def pack_digest(root: Path) -> str:
+    """A hash of every file in the pack (names and bytes), in a stable order."""
+    digest = hashlib.sha256()
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or name.endswith(".pyc"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()[:32]
+
+
+class TrustStore:
+    def __init__(self, data_dir: Path):
+        self.path = Path(data_dir) / FILENAME
+
+    def _read(self) -> dict[str, str]:
+        data = read_json(self.path)
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def is_trusted(self, pack) -> bool:
+        if not needs_trust(pack):
+            return True
+        return self._read().get(pack.id) == pack_digest(pack.root)
+
+    def trust(self, pack) -> None:
+        data = self._read()
+        data[pack.id] = pack_digest(pack.root)
+        write_json(self.path, data)
+
