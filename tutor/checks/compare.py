@@ -1,0 +1,460 @@
+"""Comparing a learner's value with the expected one, and saying how they differ.
+
+Every comparison returns a list of :class:`Problem` (empty when equal); each problem
+carries one sentence for the learner plus the expected and actual values as short text.
+"""
+
+import math
+import numbers
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from .describe import (
+    fmt_int, fmt_number, fmt_shape, join_names, plural, short_repr, type_phrase,
+)
+
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-8  # torch.isclose's defaults
+TENSOR_PROPERTIES = (
+    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
+    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+)
+DEVICE_HINT = "create it with device=DEVICE or move it with .to(DEVICE)"
+
+
+class Problem(NamedTuple):
+    prop: str
+    sentence: str
+    expected: str | None = None
+    actual: str | None = None
+    data: dict | None = None
+
+
+def tolerance(rtol, atol):
+    """None means exact equality; setting either one switches to closeness."""
+    if rtol is None and atol is None:
+        return None
+    return (DEFAULT_RTOL if rtol is None else float(rtol), DEFAULT_ATOL if atol is None else float(atol))
+
+
+# ---------------------------------------------------------------- arrays
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    t = t.detach()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    t = t.resolve_conj().resolve_neg().cpu()
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError):  # bfloat16, float8, complex32: no NumPy dtype
+        return t.to(torch.complex128 if t.is_complex() else torch.float64).numpy()
+
+
+def as_array(x):
+    """A NumPy array for tensors, arrays, numbers and (nested) lists of numbers; else None."""
+    try:
+        if isinstance(x, torch.Tensor):
+            return None if x.is_meta else to_numpy(x)
+        if isinstance(x, np.ndarray):
+            arr = x
+        elif isinstance(x, (numbers.Number, np.generic, list, tuple)):
+            if isinstance(x, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in x):
+                arr = np.asarray([to_numpy(v) if isinstance(v, torch.Tensor) else v for v in x])
+            else:
+                arr = np.asarray(x)
+        else:
+            return None
+    except Exception:
+        return None
+    return None if arr.dtype == object or arr.dtype.kind in "USV" else arr
+
+
+def _common(a: np.ndarray, e: np.ndarray):
+    kinds = {a.dtype.kind, e.dtype.kind}
+    if kinds <= {"b"}:
+        return a, e
+    if kinds <= {"b", "i", "u"}:
+        return a.astype(np.int64), e.astype(np.int64)
+    if "c" in kinds:
+        return a.astype(np.complex128), e.astype(np.complex128)
+    return a.astype(np.float64), e.astype(np.float64)
+
+
+def mismatch(a: np.ndarray, e: np.ndarray, tol=None):
+    """None when equal, else counts, first indices and the largest absolute error."""
+    a, e = _common(np.asarray(a), np.asarray(e))
+    with np.errstate(invalid="ignore", over="ignore"):
+        if tol is None:
+            ok = a == e
+            if a.dtype.kind in "fc":
+                ok = ok | (np.isnan(a) & np.isnan(e))  # NaN where NaN is expected is right
+        else:
+            ok = np.isclose(a, e, rtol=tol[0], atol=tol[1], equal_nan=True)
+        bad = ~np.asarray(ok, dtype=bool)
+        count = int(bad.sum())
+        if not count:
+            return None
+        first = [tuple(int(i) for i in row) for row in np.argwhere(bad)[:3]]
+        err = None
+        if a.dtype.kind != "b":
+            diff = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) - e)[bad]
+            known = diff[~np.isnan(diff)]
+            err = float(known.max()) if known.size else float("nan")
+    return {
+        "mismatched": count,
+        "total": int(a.size),
+        "first": first,
+        "actual": a[first[0]].item(),
+        "expected": e[first[0]].item(),
+        "max_abs_error": err,
+    }
+
+
+def _index(name: str, idx: tuple) -> str:
+    return f"{name}[{', '.join(str(i) for i in idx)}]"
+
+
+def mismatch_sentence(name: str, stats: dict) -> str:
+    first = stats["first"][0]
+    pair = f"is {fmt_number(stats['actual'])}, expected {fmt_number(stats['expected'])}"
+    if stats["total"] == 1:
+        return f"{name if first == () else _index(name, first)} {pair}"
+    where = ", ".join(str(i) if len(i) != 1 else f"({i[0]})" for i in stats["first"])
+    sentence = (f"{name} differs from the expected values at {stats['mismatched']:,} of "
+                f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}")
+    if stats["max_abs_error"] is not None:
+        sentence += f"; max abs error {stats['max_abs_error']:.3g}"
+    return sentence
+
+
+def grad_multiple(a: np.ndarray, e: np.ndarray):
+    """k when ``a`` is exactly k times ``e`` (k >= 2): the sign of accumulated gradients."""
+    try:
+        a, e = _common(np.asarray(a), np.asarray(e))
+        if a.shape != e.shape or a.dtype.kind not in "fi":
+            return None
+        nonzero = e != 0
+        if not nonzero.any() or np.any(a[~nonzero] != 0):
+            return None
+        ratios = a[nonzero] / e[nonzero]
+        k = round(float(np.median(ratios)))
+        if k >= 2 and np.allclose(ratios, k, rtol=1e-3, atol=0):
+            return k
+    except Exception:
+        pass
+    return None
+
+
+# ---------------------------------------------------------------- tensors
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        sa, sb = a.untyped_storage(), b.untyped_storage()
+        return a.device == b.device and sa.nbytes() > 0 and sa.data_ptr() == sb.data_ptr()
+    except Exception:
+        return False
+
+
+def device_sentence(name: str, actual, expected, hint: str | None = None) -> str:
+    if hint is None:
+        hint = "move it with .cpu()" if expected.type == "cpu" and actual.type != "cpu" else DEVICE_HINT
+    return f"{name} is on {actual}, expected {expected}: {hint}"
+
+
+def _grad_fn_name(t: torch.Tensor):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def _grad(t: torch.Tensor):
+    with warnings.catch_warnings():  # .grad of a non-leaf warns; we explain it ourselves
+        warnings.simplefilter("ignore")
+        return t.grad
+
+
+def _strides_differ(a: torch.Tensor, e: torch.Tensor) -> bool:
+    # A stride along a dimension of size 1 never moves anywhere: it cannot matter.
+    return any(size > 1 and sa != se for size, sa, se in zip(e.shape, a.stride(), e.stride()))
+
+
+def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=None) -> list:
+    ag, eg = _grad(actual), _grad(expected)
+    gname = f"{name}.grad"
+    if ag is None and eg is None:
+        return []
+    if eg is None:
+        return [Problem("grad", f"{gname} is set, expected None (no gradient)", "None", short_repr(ag))]
+    if ag is None:
+        if not actual.requires_grad:
+            hint = f"{name} does not require grad: create it with requires_grad=True"
+        elif not actual.is_leaf:
+            hint = (f"{name} is not a leaf, so backward() does not keep its .grad: "
+                    f"call {name}.retain_grad() before backward()")
+        else:
+            hint = "call .backward() on the result that depends on it"
+        return [Problem("grad", f"{gname} is None, expected a gradient: {hint}", short_repr(eg), "None")]
+    if tuple(ag.shape) != tuple(eg.shape):
+        return [Problem("grad", f"{gname} has shape {fmt_shape(ag.shape)}, expected {fmt_shape(eg.shape)}",
+                        fmt_shape(eg.shape), fmt_shape(ag.shape))]
+    if ag.is_meta or eg.is_meta:
+        return []
+    a, e = to_numpy(ag), to_numpy(eg)
+    stats = mismatch(a, e, tol)
+    if stats is None:
+        return []
+    k = grad_multiple(a, e)
+    sentence = mismatch_sentence(gname, stats)
+    if k:
+        sentence += f" ({gname} is {k}x the expected gradient)"
+    return [Problem("grad", sentence, short_repr(eg), short_repr(ag),
+                    {"mismatch": stats, "grad_multiple": k, "name": gname})]
+
+
+def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, compare,
+                    tol=None, device_hint: str | None = None) -> list:
+    """The full diff on the properties in ``compare`` (in a fixed, readable order)."""
+    out = []
+    same_shape = tuple(actual.shape) == tuple(expected.shape)
+    for prop in TENSOR_PROPERTIES:
+        if prop not in compare:
+            continue
+        if prop == "shape" and not same_shape:
+            a, e = fmt_shape(actual.shape), fmt_shape(expected.shape)
+            out.append(Problem("shape", f"{name} has shape {a}, expected {e}", e, a))
+        elif prop == "dtype" and actual.dtype != expected.dtype:
+            a, e = str(actual.dtype), str(expected.dtype)
+            out.append(Problem("dtype", f"{name} has dtype {a}, expected {e} "
+                                        f"(pass dtype={e} when creating it, or convert with .to({e}))", e, a))
+        elif prop == "device" and actual.device != expected.device:
+            out.append(Problem("device", device_sentence(name, actual.device, expected.device, device_hint),
+                               str(expected.device), str(actual.device)))
+        elif prop == "stride" and same_shape and _strides_differ(actual, expected):
+            a, e = str(tuple(actual.stride())), str(tuple(expected.stride()))
+            out.append(Problem("stride", f"{name}.stride() is {a}, expected {e}", e, a))
+        elif prop == "contiguous" and actual.is_contiguous() != expected.is_contiguous():
+            if expected.is_contiguous():
+                sentence = f"{name} is not contiguous, expected a contiguous tensor (call .contiguous())"
+            else:
+                sentence = f"{name} is contiguous, expected a non-contiguous view (such as a transpose)"
+            out.append(Problem("contiguous", sentence, str(expected.is_contiguous()), str(actual.is_contiguous())))
+        elif prop == "storage_offset" and actual.storage_offset() != expected.storage_offset():
+            a, e = actual.storage_offset(), expected.storage_offset()
+            out.append(Problem("storage_offset", f"{name}.storage_offset() is {a}, expected {e}", str(e), str(a)))
+        elif prop == "requires_grad" and actual.requires_grad != expected.requires_grad:
+            if expected.requires_grad:
+                hint = "create it with requires_grad=True (or call .requires_grad_())"
+            else:
+                hint = "detach it with .detach() or compute it under torch.no_grad()"
+            out.append(Problem("requires_grad", f"{name}.requires_grad is {actual.requires_grad}, "
+                                                f"expected {expected.requires_grad}: {hint}",
+                               str(expected.requires_grad), str(actual.requires_grad)))
+        elif prop == "is_leaf" and actual.is_leaf != expected.is_leaf:
+            if expected.is_leaf:
+                hint = "it should be created directly (or detached), not computed from tensors that require grad"
+            else:
+                hint = "it should be the result of an operation on tensors that require grad"
+            out.append(Problem("is_leaf", f"{name}.is_leaf is {actual.is_leaf}, expected {expected.is_leaf}: {hint}",
+                               str(expected.is_leaf), str(actual.is_leaf)))
+        elif prop == "grad_fn" and _grad_fn_name(actual) != _grad_fn_name(expected):
+            a, e = _grad_fn_name(actual), _grad_fn_name(expected)
+            sentence = f"{name}.grad_fn is {a}, expected {e}"
+            if a is None:
+                sentence += " (it has no autograd history: was it computed under no_grad, detached, " \
+                            "or from tensors that do not require grad?)"
+            out.append(Problem("grad_fn", sentence, str(e), str(a)))
+        elif prop == "grad":
+            out.extend(grad_problems(actual, expected, name, tol))
+        elif prop == "values" and same_shape and not (actual.is_meta or expected.is_meta):
+            stats = mismatch(to_numpy(actual), to_numpy(expected), tol)
+            if stats:
+                data = {"mismatch": stats}
+                if name.endswith(".grad"):
+                    data.update(grad_multiple=grad_multiple(to_numpy(actual), to_numpy(expected)), name=name)
+                out.append(Problem("values", mismatch_sentence(name, stats),
+                                   short_repr(expected), short_repr(actual), data))
+    return out
+
+
+def describe_match(t: torch.Tensor, compare) -> str:
+    """'shape (3, 2), stride (1, 3)': what a passing tensor was checked for."""
+    parts = []
+    for prop in compare:
+        if prop == "shape":
+            parts.append(f"shape {fmt_shape(t.shape)}")
+        elif prop == "dtype":
+            parts.append(f"dtype {t.dtype}")
+        elif prop == "device":
+            parts.append(f"device {t.device}")
+        elif prop == "stride":
+            parts.append(f"stride {tuple(t.stride())}")
+        elif prop == "contiguous":
+            parts.append("contiguous" if t.is_contiguous() else "not contiguous")
+        elif prop == "storage_offset":
+            parts.append(f"storage offset {t.storage_offset()}")
+        elif prop == "requires_grad":
+            parts.append(f"requires_grad={t.requires_grad}")
+        elif prop == "is_leaf":
+            parts.append("a leaf" if t.is_leaf else "not a leaf")
+        elif prop == "grad_fn":
+            parts.append(f"grad_fn {_grad_fn_name(t)}")
+        elif prop == "grad":
+            parts.append("the expected gradient")
+        elif prop == "values":
+            parts.append("the expected values")
+    return join_names(parts, limit=12)
+
+
+# ---------------------------------------------------------------- any value
+
+
+def _is_scalar(x) -> bool:
+    return x is None or isinstance(x, (numbers.Number, np.generic, str, bytes, torch.dtype, torch.device))
+
+
+def _numbers_equal(a, e, tol) -> bool:
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(e, np.generic):
+        e = e.item()
+    try:
+        if a == e:
+            return True
+        if isinstance(a, numbers.Real) and isinstance(e, numbers.Real) and math.isnan(a) and math.isnan(e):
+            return True
+        if tol is not None:
+            return abs(a - e) <= tol[1] + tol[0] * abs(e)
+    except Exception:
+        pass
+    return False
+
+
+def _scalars_equal(a, e, tol) -> bool:
+    number = (numbers.Number, np.generic)
+    if isinstance(a, number) and isinstance(e, number) and not isinstance(a, (str, bytes)):
+        return _numbers_equal(a, e, tol)
+    try:
+        return bool(a == e)
+    except Exception:
+        return False
+
+
+def array_problems(actual, expected, name: str, tol=None) -> list:
+    """Tensors, arrays and nested lists of numbers: shape, then values."""
+    if isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor) and (actual.is_meta or expected.is_meta):
+        return tensor_problems(actual, expected, name, ("shape", "device"), tol)
+    a, e = as_array(actual), as_array(expected)
+    if a is None or e is None:
+        return [Problem("type", f"{name} is {type_phrase(actual)}, expected {type_phrase(expected)}",
+                        short_repr(expected), short_repr(actual))]
+    if a.shape != e.shape:
+        if a.ndim == 0 and isinstance(actual, (numbers.Number, np.generic)) or e.ndim == 0 and isinstance(expected, (numbers.Number, np.generic)):
+            return [Problem("value", f"{name} is {short_repr(actual)}, expected {short_repr(expected)}",
+                            short_repr(expected), short_repr(actual))]
+        sa, se = fmt_shape(a.shape), fmt_shape(e.shape)
+        return [Problem("shape", f"{name} has shape {sa}, expected {se}", se, sa)]
+    stats = mismatch(a, e, tol)
+    if stats is None:
+        return []
+    data = {"mismatch": stats}
+    if name.endswith(".grad"):
+        data.update(grad_multiple=grad_multiple(a, e), name=name)
+    sentence = mismatch_sentence(name, stats)
+    if data.get("grad_multiple"):
+        sentence += f" ({name} is {data['grad_multiple']}x the expected gradient)"
+    return [Problem("values", sentence, short_repr(expected), short_repr(actual), data)]
+
+
+def module_problems(actual: torch.nn.Module, expected: torch.nn.Module, name: str, tol=None) -> list:
+    """Two modules are the same when their state_dicts are."""
+    sa, se = actual.state_dict(), expected.state_dict()
+    missing = [k for k in se if k not in sa]
+    extra = [k for k in sa if k not in se]
+    out = []
+    if missing:
+        out.append(Problem("keys", f"{name} lacks {join_names(missing)} (expected in its state_dict)",
+                           join_names(se), join_names(sa)))
+    if extra:
+        out.append(Problem("keys", f"{name} has unexpected entries {join_names(extra)} in its state_dict",
+                           join_names(se), join_names(sa)))
+    for key, ev in se.items():
+        if key in sa and isinstance(ev, torch.Tensor) and isinstance(sa[key], torch.Tensor):
+            out.extend(tensor_problems(sa[key], ev, f"{name}.{key}", ("shape", "values"), tol))
+        if len(out) >= 3:
+            break
+    return out
+
+
+def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> list:
+    """Equality that does what a learner means: Size vs tuple, tensor vs list, NaN vs NaN."""
+    if isinstance(actual, torch.nn.Module) and isinstance(expected, torch.nn.Module):
+        return module_problems(actual, expected, name, tol)
+    if isinstance(actual, (torch.Tensor, np.ndarray)) or isinstance(expected, (torch.Tensor, np.ndarray)):
+        return array_problems(actual, expected, name, tol)
+    if _is_scalar(actual) and _is_scalar(expected):
+        if _scalars_equal(actual, expected, tol):
+            return []
+        number = (numbers.Number, np.generic)
+        sa, se = _fmt_scalar(actual), _fmt_scalar(expected)
+        sentence = f"{name} is {sa}, expected {se}"
+        if not (isinstance(actual, number) and isinstance(expected, number)) and type(actual) is not type(expected):
+            sentence = f"{name} is {sa} ({type_phrase(actual)}), expected {se} ({type_phrase(expected)})"
+        return [Problem("value", sentence, se, sa)]
+    seq = (list, tuple)
+    if isinstance(actual, seq) and isinstance(expected, seq):
+        if all(_is_scalar(v) for v in actual) and all(_is_scalar(v) for v in expected):
+            if len(actual) == len(expected) and all(_scalars_equal(a, e, tol) for a, e in zip(actual, expected)):
+                return []
+            sa, se = short_repr(actual), short_repr(expected)
+            return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
+        if len(actual) != len(expected):
+            return [Problem("length", f"{name} has {plural(len(actual), 'item')}, expected {fmt_int(len(expected))}",
+                            short_repr(expected), short_repr(actual))]
+        out = []
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            out.extend(value_problems(a, e, f"{name}[{i}]", tol, depth + 1))
+            if len(out) >= 3:
+                break
+        return out
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        missing = [k for k in expected if k not in actual]
+        extra = [k for k in actual if k not in expected]
+        out = []
+        if missing:
+            out.append(Problem("keys", f"{name} lacks the keys {join_names(map(repr, missing))}",
+                               short_repr(list(expected)), short_repr(list(actual))))
+        if extra:
+            out.append(Problem("keys", f"{name} has unexpected keys {join_names(map(repr, extra))}",
+                               short_repr(list(expected)), short_repr(list(actual))))
+        for k, e in expected.items():
+            if k in actual:
+                out.extend(value_problems(actual[k], e, f"{name}[{k!r}]", tol, depth + 1))
+            if len(out) >= 3:
+                break
+        return out
+    try:
+        equal = actual == expected
+        if isinstance(equal, torch.Tensor):
+            equal = bool(equal.all())
+        elif isinstance(equal, np.ndarray):
+            equal = bool(equal.all())
+        else:
+            equal = bool(equal)
+    except Exception:
+        equal = False
+    if equal:
+        return []
+    sa, se = short_repr(actual), short_repr(expected)
+    if type(actual) is not type(expected):
+        return [Problem("type", f"{name} is {sa} ({type_phrase(actual)}), expected {se} ({type_phrase(expected)})", se, sa)]
+    return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
+
+
+def _fmt_scalar(x) -> str:
+    if isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool):
+        if isinstance(x, float) or isinstance(x, np.floating):
+            return repr(float(x))
+        return fmt_number(x)
+    return short_repr(x)

@@ -1,0 +1,149 @@
+"""What every check kind gets: both namespaces, evaluation helpers, and the wording of
+failures caused by the learner's objects (undefined names, missing attributes)."""
+
+import ast
+from dataclasses import dataclass, field
+
+import torch
+
+from . import signatures
+from .describe import exception_phrase, type_phrase
+from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
+
+
+@dataclass
+class Outcome:
+    """One check's verdict; the runner adds id, kind and the authored message."""
+
+    passed: bool
+    message: str
+    expected: str | None = None
+    actual: str | None = None
+    details: dict = field(default_factory=dict)
+
+
+class AuthoringError(Exception):
+    """The exercise itself is broken (e.g. the expected value cannot be computed)."""
+
+
+def display(expr: str | None, fallback: str = "the checked expression") -> str:
+    """The expression itself when it reads like a name (t, t.stride(), model.fc1); else a phrase."""
+    if expr and "\n" not in expr.strip() and len(expr.strip()) <= 80:
+        return expr.strip()
+    return fallback
+
+
+def _names_in(expr: str | None) -> set:
+    try:
+        tree = ast.parse(expr or "")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def attribute_owner(expr: str | None, attr: str) -> str | None:
+    """For `model.fc1.weight` and attr 'fc1': 'model' (the thing that lacks it)."""
+    try:
+        tree = ast.parse(expr or "")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == attr:
+            return ast.unparse(node.value)
+    return None
+
+
+class Context:
+    def __init__(self, learner: dict, ref: dict, device: torch.device, seed: int,
+                 code_error: CodeError | None = None, solution_error: CodeError | None = None):
+        self.learner = learner
+        self.ref = ref
+        self.device = device
+        self.seed = seed
+        self.code_error = code_error
+        self.solution_error = solution_error
+        self.findings: list = []  # built-in signature messages, in order found
+
+    # ------------------------------------------------------------ evaluation
+
+    @staticmethod
+    def scope(ns: dict, extra: dict | None = None) -> dict:
+        # A copy: a check's own assignments never leak into the learner's namespace.
+        scope = dict(FALLBACKS)
+        scope.update(ns)
+        if extra:
+            scope.update(extra)
+        return scope
+
+    def eval_learner(self, expr: str, extra: dict | None = None):
+        code = compile_code(expr, CHECK, "eval")
+        seed_all(self.seed)  # both sides draw the same random numbers (probes, dropout)
+        return eval(code, self.scope(self.learner, extra))
+
+    def eval_ref(self, expr: str):
+        try:
+            code = compile_code(expr, CHECK, "eval")
+            seed_all(self.seed)
+            return eval(code, self.scope(self.ref))
+        except Exception as exc:
+            why = f"the reference solution failed ({self.solution_error.ename})" if self.solution_error else exception_phrase(exc)
+            raise AuthoringError(f"the expected value ({display(expr)}) could not be computed: {why}") from exc
+
+    def exec_learner(self, source: str, extra: dict | None = None):
+        """Run an expression or statements; returns the expression's value (or None)."""
+        try:
+            code = compile_code(source, CHECK, "eval")
+        except SyntaxError:
+            code = compile_code(source, CHECK, "exec")
+        seed_all(self.seed)
+        return eval(code, self.scope(self.learner, extra))
+
+    def learner_has(self, name: str) -> bool:
+        return name in self.learner
+
+    # ------------------------------------------------------------ wording
+
+    def undefined(self, name: str) -> str:
+        if self.code_error is not None and self.code_error.stage == "code":
+            return f"{name} is not defined: {self.code_error.phrase()}"
+        return f"you did not define {name}"
+
+    def explain(self, exc: BaseException, expr: str | None = None, shown: bool = True) -> str:
+        """A learner-facing sentence for an exception raised while checking ``expr``.
+
+        ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
+        what = display(expr) if shown else "the check"
+        mine = own_frames(exc)
+        name = getattr(exc, "name", None)
+        if isinstance(exc, NameError) and not mine and name and (expr is None or name in _names_in(expr)):
+            return self.undefined(name)
+        if isinstance(exc, AttributeError) and not mine and name:
+            owner = attribute_owner(expr, name)
+            if owner:
+                obj = getattr(exc, "obj", object())
+                if obj is None:
+                    return f"{owner} is None, so it has no attribute '{name}'"
+                if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+                    return f"{owner} is the class {obj.__name__}, not an instance, so it has no attribute '{name}'"
+                return f"{owner} has no attribute '{name}'"
+        where = f" at line {mine[-1].lineno} of your code" if mine else ""
+        if isinstance(exc, RecursionError):
+            return f"{what} recursed without end{where} (RecursionError)"
+        return f"{what} raised {exception_phrase(exc)}{where}"
+
+    def not_a(self, value, name: str, wanted: str) -> str:
+        return f"{name} is {type_phrase(value)}, expected {wanted}"
+
+    # ------------------------------------------------------------ signatures
+
+    def note(self, message: str) -> None:
+        if message not in self.findings:
+            self.findings.append(message)
+
+    def absorb(self, problems) -> None:
+        """Record built-in signatures carried by comparison problems (accumulated grads)."""
+        for p in problems:
+            data = p.data or {}
+            k = data.get("grad_multiple")
+            if k:
+                self.note(signatures.accumulation(data.get("name", "the gradient"), k))

@@ -1,0 +1,153 @@
+"""Short, learner-readable phrases for values, tensors and exceptions.
+
+Everything shown to a learner goes through here so that a huge tensor or a list of a
+million items never turns into a huge message (or a slow repr).
+"""
+
+import math
+import numbers
+import reprlib
+
+import numpy as np
+import torch
+
+LIMIT = 200  # characters of any single repr shown in a message
+SMALL = 24  # tensors with at most this many elements are shown in full
+
+_repr = reprlib.Repr()
+_repr.maxlevel = 4
+_repr.maxlist = _repr.maxtuple = _repr.maxset = _repr.maxfrozenset = _repr.maxdeque = 12
+_repr.maxdict = 8
+_repr.maxstring = LIMIT
+_repr.maxother = LIMIT
+_repr.maxlong = 60
+
+
+def shorten(text: str, limit: int = LIMIT) -> str:
+    """One line, at most ``limit`` characters (tensor reprs span several lines)."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def fmt_shape(shape) -> str:
+    return str(tuple(int(s) for s in shape))
+
+
+def dtype_name(dtype) -> str:
+    """``float32`` rather than ``torch.float32``: for compact case descriptions."""
+    return str(dtype).replace("torch.", "")
+
+
+def fmt_int(n: int) -> str:
+    return f"{int(n):,}"
+
+
+def fmt_number(x) -> str:
+    """A scalar as a learner would write it: 99.0, 0.125, 3, True."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        x = float(x)
+        if math.isnan(x) or math.isinf(x):
+            return str(x)
+        if x.is_integer() and abs(x) < 1e15:
+            return f"{x:.1f}"
+        return f"{x:.6g}"
+    if isinstance(x, numbers.Complex):
+        return f"({fmt_number(x.real)}{'+' if x.imag >= 0 else '-'}{fmt_number(abs(x.imag))}j)"
+    return short_repr(x)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{fmt_int(n)} {word if n == 1 else (many or word + 's')}"
+
+
+def join_names(names, limit: int = 6) -> str:
+    """'a, b and c' (with 'and N more' past the limit)."""
+    names = [str(n) for n in names]
+    if len(names) > limit:
+        rest = len(names) - limit
+        names = names[:limit] + [f"{rest} more"]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def tensor_summary(t: torch.Tensor) -> str:
+    extra = ", requires_grad=True" if t.requires_grad else ""
+    return f"tensor of shape {fmt_shape(t.shape)}, {t.dtype} on {t.device}{extra}"
+
+
+def short_repr(value, limit: int = LIMIT) -> str:
+    """A bounded, single-line repr; never raises."""
+    try:
+        if isinstance(value, torch.Tensor):
+            if value.is_meta or value.numel() > SMALL or value.layout != torch.strided:
+                text = tensor_summary(value)
+            else:
+                text = repr(value)
+        elif isinstance(value, np.ndarray):
+            if value.size > SMALL:
+                text = f"array of shape {fmt_shape(value.shape)}, dtype {value.dtype}"
+            else:
+                text = "array(" + np.array2string(value, separator=", ") + ")"
+        elif isinstance(value, torch.Size):
+            text = fmt_shape(value)
+        elif isinstance(value, torch.nn.Module):
+            n = sum(p.numel() for p in value.parameters())
+            text = f"{type(value).__name__} module with {plural(n, 'parameter')}"
+        elif isinstance(value, (float, np.floating)) and not isinstance(value, bool):
+            text = repr(float(value))
+        else:
+            text = _repr.repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} object>"
+    return shorten(text, limit)
+
+
+def type_phrase(value) -> str:
+    """'a list', 'an int', 'None': for 'x is a list, expected a tensor'."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    if isinstance(value, torch.Tensor):
+        name = "tensor"
+    elif isinstance(value, np.ndarray):
+        name = "NumPy array"
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return f"{article} {name}"
+
+
+def exception_phrase(exc: BaseException, limit: int = 160) -> str:
+    """'ValueError: shapes do not match' (the first line of the message only)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    name = type(exc).__name__
+    return f"{name}: {shorten(first, limit)}" if first else name
+
+
+def jsonable(obj, depth: int = 0):
+    """Anything into plain JSON types (results cross a kernel boundary as JSON)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, numbers.Integral) and not isinstance(obj, np.generic):
+        return int(obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, np.generic):
+        return jsonable(obj.item(), depth)
+    if depth > 8:
+        return short_repr(obj)
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)) and not isinstance(obj, torch.Size):
+        return [jsonable(v, depth + 1) for v in obj]
+    if isinstance(obj, torch.Size):
+        return [int(s) for s in obj]
+    return short_repr(obj)

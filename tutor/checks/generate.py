@@ -1,0 +1,130 @@
+"""Deterministic inputs for function checks, described from ArgSpec dicts.
+
+Case 0 puts every named dimension at its low end and case 1 at its high end (the edges
+find most bugs); later cases draw sizes at random. Everything derives from (seed, case),
+so the learner's and the reference's calls get identical, independent copies.
+"""
+
+import random
+from dataclasses import dataclass
+
+import torch
+
+from .describe import dtype_name, fmt_number, fmt_shape, short_repr
+
+DTYPES = {name: getattr(torch, name) for name in (
+    "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32",
+    "int64", "bool", "complex64",
+)}
+INT_RANGE = (0, 10)  # default range of int arguments
+FLOAT_RANGE = (-1.0, 1.0)  # default range of float arguments
+TENSOR_INT_RANGE = (-10, 10)  # default values of integer tensors
+
+
+class SpecError(Exception):
+    """The check's argument spec is unusable (an authoring error)."""
+
+
+@dataclass
+class Case:
+    index: int
+    args: list  # the generated values
+    texts: list  # 'x of shape (1, 3) float32' / 'n = 4', one per argument
+    size: int  # total tensor elements: smaller cases are reported first
+    ndim: int
+
+    def describe(self) -> str:
+        return ", ".join(self.texts)
+
+
+def _dims(dims: dict, rng: random.Random, index: int) -> dict:
+    out = {}
+    for name, bounds in dims.items():
+        lo, hi = int(bounds[0]), int(bounds[1])
+        if lo > hi:
+            raise SpecError(f"dimension '{name}' has low {lo} above high {hi}")
+        out[name] = lo if index == 0 else hi if index == 1 else rng.randint(lo, hi)
+    return out
+
+
+def _shape(spec_shape, sizes: dict) -> tuple:
+    shape = []
+    for s in spec_shape:
+        if isinstance(s, str):
+            if s not in sizes:
+                raise SpecError(f"dimension '{s}' is not in dims")
+            shape.append(sizes[s])
+        else:
+            shape.append(int(s))
+    return tuple(shape)
+
+
+def _tensor(spec: dict, shape: tuple, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    lo, hi = spec.get("min"), spec.get("max")
+    if dtype == torch.bool:
+        t = torch.randint(0, 2, shape, generator=gen).bool()
+    elif dtype.is_complex:
+        t = torch.randn(shape, generator=gen, dtype=torch.complex64)
+    elif dtype.is_floating_point:
+        base = torch.float64 if dtype == torch.float64 else torch.float32
+        if lo is None and hi is None:
+            t = torch.randn(shape, generator=gen, dtype=base)
+        else:
+            lo = float(lo) if lo is not None else float(hi) - 2.0
+            hi = float(hi) if hi is not None else lo + 2.0
+            t = torch.rand(shape, generator=gen, dtype=base) * (hi - lo) + lo
+        t = t.to(dtype)
+    else:
+        lo = int(lo) if lo is not None else (0 if dtype == torch.uint8 else TENSOR_INT_RANGE[0])
+        hi = int(hi) if hi is not None else TENSOR_INT_RANGE[1]
+        if dtype == torch.uint8:
+            lo = max(lo, 0)
+        t = torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+    return t
+
+
+def generate_case(args: list, dims: dict, seed: int, index: int, device, names: list) -> Case:
+    """The inputs of case ``index`` on ``device`` (fresh tensors on every call)."""
+    rng = random.Random(seed * 1_000_003 + index)
+    sizes = _dims(dims or {}, rng, index)
+    values, texts, size, ndim = [], [], 0, 0
+    for i, spec in enumerate(args):
+        label = names[i] if i < len(names) else f"argument {i + 1}"
+        kind = spec.get("type")
+        if kind == "tensor":
+            shape = _shape(spec.get("shape") or [], sizes)
+            choices = spec.get("dtypes") or ["float32"]
+            dtype_key = choices[0] if index == 0 else choices[rng.randrange(len(choices))]
+            if dtype_key not in DTYPES:
+                raise SpecError(f"unknown dtype '{dtype_key}'")
+            dtype = DTYPES[dtype_key]
+            gen = torch.Generator().manual_seed(rng.getrandbits(62))
+            t = _tensor(spec, shape, dtype, gen).to(device)
+            if spec.get("requires_grad") and (dtype.is_floating_point or dtype.is_complex):
+                t.requires_grad_(True)
+            values.append(t)
+            texts.append(f"{label} of shape {fmt_shape(shape)} {dtype_name(dtype)}")
+            size += t.numel()
+            ndim += t.dim()
+        elif kind == "int":
+            lo = int(spec["min"]) if spec.get("min") is not None else INT_RANGE[0]
+            hi = int(spec["max"]) if spec.get("max") is not None else max(INT_RANGE[1], lo)
+            v = lo if index == 0 else hi if index == 1 else rng.randint(lo, hi)
+            values.append(v)
+            texts.append(f"{label} = {v}")
+        elif kind == "float":
+            lo = float(spec["min"]) if spec.get("min") is not None else FLOAT_RANGE[0]
+            hi = float(spec["max"]) if spec.get("max") is not None else max(FLOAT_RANGE[1], lo)
+            v = rng.uniform(lo, hi)
+            values.append(v)
+            texts.append(f"{label} = {fmt_number(v)}")
+        elif kind == "choice":
+            options = list(spec.get("values") or [])
+            if not options:
+                raise SpecError("a choice argument needs values")
+            v = options[0] if index == 0 else rng.choice(options)
+            values.append(v)
+            texts.append(f"{label} = {short_repr(v, 40)}")
+        else:
+            raise SpecError(f"unknown argument type '{kind}'")
+    return Case(index, values, texts, size, ndim)

@@ -1,0 +1,191 @@
+"""function checks: the learner's function against the reference on generated inputs,
+on several devices (``meta`` included), reporting the smallest failing case."""
+
+import inspect
+
+import torch
+
+from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems
+from ..context import AuthoringError, Context, Outcome
+from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
+from ..generate import SpecError, generate_case
+from ..namespaces import filtered_traceback, own_frames, seed_all, torch_state_guard
+from .raises import exception_matches
+
+
+def available_devices(requested, default: torch.device) -> list:
+    """The devices to run on, in order, without duplicates; unavailable ones are skipped."""
+    out = []
+    for label in requested or ["default", "meta"]:
+        if label == "default":
+            dev = default
+        elif label == "cuda":
+            if not torch.cuda.is_available():
+                continue
+            dev = torch.device("cuda")
+        elif label == "mps":
+            mps = getattr(torch.backends, "mps", None)
+            if not (mps and mps.is_available()):
+                continue
+            dev = torch.device("mps")
+        else:
+            dev = torch.device(label)
+        try:
+            dev = torch.empty(0, device=dev).device  # 'cuda' -> 'cuda:0', so duplicates show
+        except Exception:
+            continue
+        if dev not in out:
+            out.append(dev)
+    return out
+
+
+def _parameter_names(*fns) -> list:
+    for fn in fns:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return []
+
+
+def _call(fn, args):
+    try:
+        with torch_state_guard():
+            return fn(*args), None
+    except Exception as exc:
+        return None, exc
+
+
+def _raised(exc) -> str:
+    mine = own_frames(exc)
+    at = f" at line {mine[-1].lineno} of your code" if mine else ""
+    return f"it raised {exception_phrase(exc)}{at}"
+
+
+def output_problems(out, ref, name: str, compare, tol, meta: bool, hint: str) -> list:
+    if isinstance(ref, torch.Tensor):
+        if not isinstance(out, torch.Tensor):
+            return [Problem("type", f"{name} is {type_phrase(out)}, expected a tensor", "a tensor", short_repr(out))]
+        props = [p for p in compare if p != "grad"]
+        if meta:
+            props = [p for p in props if p in ("shape", "dtype", "device")]
+        return tensor_problems(out, ref, name, props, tol, hint)
+    if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
+        if not isinstance(out, (list, tuple)):
+            return [Problem("type", f"{name} is {type_phrase(out)}, expected {type_phrase(ref)} of {len(ref)}",
+                            short_repr(ref), short_repr(out))]
+        if len(out) != len(ref):
+            return [Problem("length", f"{name} has {plural(len(out), 'item')}, expected {len(ref)}",
+                            str(len(ref)), str(len(out)))]
+        found = []
+        for i, (o, r) in enumerate(zip(out, ref)):
+            found.extend(output_problems(o, r, f"{name}[{i}]", compare, tol, meta, hint))
+        return found
+    return value_problems(out, ref, name, tol)
+
+
+def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
+    """With 'grad' compared: backpropagate the same random gradient, compare input grads."""
+    if not (isinstance(ref_out, torch.Tensor) and ref_out.requires_grad):
+        return []
+    if not (isinstance(out, torch.Tensor) and out.requires_grad):
+        return [Problem("grad", "result does not require grad: it lost its autograd history "
+                                "(.detach(), .item(), .numpy() or torch.no_grad() break the graph)",
+                        "requires_grad=True", "requires_grad=False")]
+    gen = torch.Generator().manual_seed(seed)
+    g = torch.randn(tuple(ref_out.shape), generator=gen,
+                    dtype=torch.complex64 if ref_out.is_complex() else torch.float64)
+    ref_out.backward(g.to(ref_out.dtype).to(ref_out.device))
+    if tuple(out.shape) != tuple(ref_out.shape):
+        return []
+    try:
+        out.backward(g.to(out.dtype).to(out.device))
+    except Exception as exc:
+        return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
+    found = []
+    for j, (a, e) in enumerate(zip(case.args, ref_case.args)):
+        if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and e.requires_grad:
+            label = names[j] if j < len(names) else f"argument {j + 1}"
+            found.extend(grad_problems(a, e, label, tol))
+    return found
+
+
+def check_function(check: dict, ctx: Context) -> Outcome:
+    name = check["name"]
+    if name not in ctx.ref:
+        raise AuthoringError(f"the reference solution does not define {name}")
+    ref_fn = ctx.ref[name]
+    if name not in ctx.learner:
+        return Outcome(False, ctx.undefined(name), "a function", None)
+    fn = ctx.learner[name]
+    if not callable(fn):
+        return Outcome(False, f"{name} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
+
+    names = _parameter_names(ref_fn, fn)
+    tensor_args = [names[i] if i < len(names) else f"argument {i + 1}"
+                   for i, spec in enumerate(check["args"]) if spec.get("type") == "tensor"]
+    hint = (f"create new tensors with device={tensor_args[0]}.device "
+            f"(or torch.zeros_like / {tensor_args[0]}.new_zeros)") if tensor_args else DEVICE_HINT
+    compare = check.get("compare") or ["shape", "dtype", "device", "values"]
+    tol = tolerance(check.get("rtol"), check.get("atol"))
+    seed = int(check.get("seed") or 0)
+    cases = int(check.get("cases") or 25)
+    devices = available_devices(check.get("devices"), ctx.device)
+
+    failures, ran, skipped = [], 0, 0
+    for order, dev in enumerate(devices):
+        meta = dev.type == "meta"
+        for i in range(cases):
+            try:
+                ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
+                case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
+            except SpecError as exc:
+                raise AuthoringError(f"the inputs of this check cannot be generated: {exc}") from None
+            seed_all(seed + i)  # functions that draw random numbers draw the same ones
+            ref_out, ref_exc = _call(ref_fn, ref_case.args)
+            if ref_exc is not None and meta:
+                skipped += 1  # the reference itself needs real data here: nothing to compare
+                continue
+            seed_all(seed + i)
+            out, exc = _call(fn, case.args)
+            ran += 1
+            details = {}
+            if ref_exc is not None:
+                if exc is not None and exception_matches(exc, type(ref_exc).__name__):
+                    continue
+                sentences = ([f"{_raised(exc)}, expected {type(ref_exc).__name__}"] if exc is not None else
+                             [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"])
+            elif exc is not None:
+                sentences = [_raised(exc)]
+                details["traceback"] = filtered_traceback(exc)
+            else:
+                problems = output_problems(out, ref_out, "result", compare, tol, meta, hint)
+                if not problems and "grad" in compare and not meta:
+                    try:
+                        problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i)
+                    except Exception as err:
+                        problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
+                ctx.absorb(problems)
+                sentences = [p.sentence for p in problems]
+                if problems:
+                    details["problems"] = [{"property": p.prop, "expected": p.expected, "actual": p.actual}
+                                           for p in problems]
+            if sentences:
+                failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details))
+
+    labels = [str(d) for d in devices]
+    if failures:
+        failures.sort(key=lambda f: f[0])
+        _, case, dev, sentences, details = failures[0]
+        message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
+        if len(failures) > 1:
+            message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
+        return Outcome(False, message, None, None, {
+            **details, "case": case.describe(), "device": str(dev), "failed": len(failures),
+            "ran": ran, "skipped": skipped, "devices": labels,
+        })
+    message = f"✓ {name} matches the reference on {plural(ran, 'generated case')} ({join_names(labels)})"
+    if skipped:
+        message += f"; {skipped} skipped on meta, where the reference needs real values"
+    return Outcome(True, message, details={"ran": ran, "skipped": skipped, "devices": labels})

@@ -1,0 +1,129 @@
+"""value, tensor and same_as_solution checks: a learner's values against expected ones."""
+
+import numpy as np
+import torch
+
+from ..compare import (
+    Problem, describe_match, shares_storage, tensor_problems, tolerance, value_problems,
+)
+from ..context import AuthoringError, Context, Outcome, display
+from ..describe import join_names, short_repr, type_phrase
+
+
+def problem_details(problems) -> dict:
+    return {"problems": [{"property": p.prop, "expected": p.expected, "actual": p.actual,
+                          "message": p.sentence, **({"data": p.data} if p.data else {})}
+                         for p in problems]}
+
+
+def failed(problems, expected=None, actual=None, extra: dict | None = None) -> Outcome:
+    details = problem_details(problems)
+    details.update(extra or {})
+    return Outcome(False, "; ".join(p.sentence for p in problems),
+                   expected if expected is not None else problems[0].expected,
+                   actual if actual is not None else problems[0].actual, details)
+
+
+def check_value(check: dict, ctx: Context) -> Outcome:
+    expr = check["expr"]
+    name = display(expr)
+    actual = ctx.eval_learner(expr)
+    expected = ctx.eval_ref(check.get("expected") or expr)
+    problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
+    ctx.absorb(problems)
+    shown_actual, shown_expected = short_repr(actual), short_repr(expected)
+    if problems:
+        return failed(problems, shown_expected, shown_actual)
+    shown = short_repr(actual, 80)
+    message = f"✓ {name} is {shown}" if len(shown) < 80 else f"✓ {name} has the expected value"
+    return Outcome(True, message, shown_expected, shown_actual)
+
+
+def _as_expected_tensor(value, expr: str) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    try:
+        return torch.as_tensor(value)
+    except Exception:
+        raise AuthoringError(f"the expected value ({display(expr)}) is {type_phrase(value)}, not a tensor") from None
+
+
+def _not_a_tensor(actual, name: str) -> Outcome:
+    message = f"{name} is {type_phrase(actual)}, expected a tensor"
+    if isinstance(actual, np.ndarray):
+        message += " (convert it with torch.from_numpy or torch.as_tensor)"
+    elif isinstance(actual, (list, tuple)):
+        message += " (build it with torch.tensor(...))"
+    return Outcome(False, message, "a tensor", short_repr(actual))
+
+
+def check_tensor(check: dict, ctx: Context) -> Outcome:
+    expr = check["expr"]
+    name = display(expr)
+    actual = ctx.eval_learner(expr)
+    expected_expr = check.get("expected") or expr
+    expected = _as_expected_tensor(ctx.eval_ref(expected_expr), expected_expr)
+    if not isinstance(actual, torch.Tensor):
+        return _not_a_tensor(actual, name)
+    compare = check.get("compare") or ["shape", "dtype", "device", "values"]
+    problems = tensor_problems(actual, expected, name, compare,
+                               tolerance(check.get("rtol"), check.get("atol")))
+    relations = []
+    for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
+        base_expr = check.get(key)
+        if not base_expr:
+            continue
+        base_name = display(base_expr)
+        base = ctx.eval_learner(base_expr)
+        if not isinstance(base, torch.Tensor):
+            problems.append(_relation_problem(f"{base_name} is {type_phrase(base)}, not a tensor"))
+            continue
+        shared = shares_storage(actual, base)
+        if must_share and not shared:
+            kind = "contiguous copy" if actual.is_contiguous() else "copy"
+            problems.append(_relation_problem(
+                f"{name} is a {kind}, not a view of {base_name}: a view shares its memory; "
+                f".contiguous(), .clone() and .reshape() of a non-contiguous tensor make copies",
+                f"a view of {base_name}", f"a {kind}"))
+        elif not must_share and shared:
+            problems.append(_relation_problem(
+                f"{name} shares memory with {base_name} (it is a view), expected an independent copy: "
+                f"use .clone()", f"independent of {base_name}", f"a view of {base_name}"))
+        else:
+            relations.append(f"a view of {base_name}" if must_share else f"independent of {base_name}")
+    ctx.absorb(problems)
+    if problems:
+        return failed(problems)
+    message = f"✓ {name} has {describe_match(actual, compare)}"
+    if relations:
+        message += " and is " + join_names(relations)
+    return Outcome(True, message, short_repr(expected), short_repr(actual))
+
+
+def _relation_problem(sentence: str, expected=None, actual=None):
+    return Problem("storage", sentence, expected, actual)
+
+
+def check_same_as_solution(check: dict, ctx: Context) -> Outcome:
+    tol = tolerance(check.get("rtol"), check.get("atol"))
+    names = list(check["names"])
+    problems = []
+    for n in names:
+        if n not in ctx.ref:
+            raise AuthoringError(f"the reference solution does not define {n}")
+        if n not in ctx.learner:
+            problems.append(Problem("missing", ctx.undefined(n), short_repr(ctx.ref[n]), None))
+            continue
+        actual, expected = ctx.learner[n], ctx.ref[n]
+        if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
+            problems.extend(tensor_problems(actual, expected, n, ("shape", "dtype", "device", "values"), tol))
+        elif isinstance(expected, torch.Tensor) and not isinstance(actual, (np.ndarray, list, tuple)):
+            problems.append(Problem("type", f"{n} is {type_phrase(actual)}, expected a tensor",
+                                    short_repr(expected), short_repr(actual)))
+        else:
+            problems.extend(value_problems(actual, expected, n, tol))
+    ctx.absorb(problems)
+    if problems:
+        return failed(problems)
+    verb = "matches" if len(names) == 1 else "match"
+    return Outcome(True, f"✓ {join_names(names)} {verb} the reference solution")

@@ -1,0 +1,182 @@
+"""Running setup, reference solution and learner code in their own namespaces.
+
+Code is compiled under a pseudo file name registered in linecache so tracebacks show the
+learner's own lines; errors keep only the frames of that file, so the learner never sees
+the checker's (or torch's) internals.
+"""
+
+import builtins
+import contextlib
+import io
+import linecache
+import random
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .describe import shorten
+
+YOUR_CODE = "<your code>"
+SETUP = "<setup>"
+SOLUTION = "<solution>"
+CHECK = "<check>"
+
+# Names a check expression may use even when the learner's code never imported them.
+FALLBACKS = {"torch": torch, "np": np, "nn": torch.nn, "F": torch.nn.functional}
+
+
+def seed_all(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def new_namespace(device: torch.device) -> dict:
+    return {"__name__": "__main__", "__builtins__": builtins, "DEVICE": device}
+
+
+def register_source(filename: str, source: str) -> None:
+    # mtime None: linecache.checkcache leaves the entry alone (it has no file to stat).
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def compile_code(source: str, filename: str, mode: str):
+    # dont_inherit: the checker's own __future__ flags must not change learner code.
+    return compile(source, filename, mode, dont_inherit=True)
+
+
+@dataclass
+class CodeError:
+    """An exception raised by setup, the reference solution or the learner's code."""
+
+    stage: str  # "setup" | "solution" | "code"
+    ename: str
+    evalue: str
+    line: int | None  # where it was raised (deepest frame of that code)
+    traceback: list = field(default_factory=list)
+    stopped_line: int | None = None  # the top-level line the run stopped at
+    syntax: bool = False
+
+    def as_dict(self) -> dict:
+        return {"stage": self.stage, "ename": self.ename, "evalue": self.evalue,
+                "line": self.line, "traceback": list(self.traceback)}
+
+    def phrase(self) -> str:
+        """'your code stopped at line 3 with ValueError: ...' (for 'x is not defined: ...')."""
+        what = f"{self.ename}: {shorten(self.evalue, 160)}" if self.evalue else self.ename
+        if self.syntax:
+            where = f" at line {self.line}" if self.line else ""
+            return f"your code did not run ({what}{where})"
+        where = f" at line {self.stopped_line}" if self.stopped_line else ""
+        return f"your code stopped{where} with {what}"
+
+
+def _lines(chunks) -> list:
+    out = []
+    for chunk in chunks:
+        out.extend(chunk.rstrip("\n").split("\n"))
+    return out
+
+
+def own_frames(exc: BaseException, filename: str = YOUR_CODE) -> list:
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+
+
+def filtered_traceback(exc: BaseException, filename: str = YOUR_CODE) -> list:
+    """Traceback lines with only ``filename``'s frames, then the exception line(s)."""
+    frames = own_frames(exc, filename)
+    lines = []
+    if frames:
+        lines.append("Traceback (most recent call last):")
+        lines.extend(_lines(traceback.format_list(traceback.StackSummary.from_list(frames))))
+    lines.extend(_lines(traceback.format_exception_only(type(exc), exc)))
+    return lines
+
+
+def code_error(exc: BaseException, filename: str, stage: str) -> CodeError:
+    frames = own_frames(exc, filename)
+    syntax = isinstance(exc, SyntaxError) and not frames
+    if frames:
+        line, stopped = frames[-1].lineno, frames[0].lineno
+    elif syntax:
+        line = stopped = exc.lineno
+    else:
+        line = stopped = None
+    if isinstance(exc, SyntaxError):
+        evalue = exc.msg or ""
+    elif isinstance(exc, SystemExit):
+        evalue = f"sys.exit({exc.code!r}) ends the program; remove it"
+    else:
+        evalue = str(exc)
+    return CodeError(stage, type(exc).__name__, evalue, line,
+                     filtered_traceback(exc, filename), stopped, syntax)
+
+
+@contextlib.contextmanager
+def torch_state_guard():
+    """Undo global torch switches a snippet flips, so the next namespace starts equal."""
+    grad = torch.is_grad_enabled()
+    dtype = torch.get_default_dtype()
+    get_device = getattr(torch, "get_default_device", None)
+    device = get_device() if get_device else None
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
+        if device is not None and get_device() != device:
+            # None (not "cpu") for the initial state: a cpu DeviceContext slows every call.
+            torch.set_default_device(None if device.type == "cpu" else device)
+
+
+def run_code(source: str, ns: dict, filename: str, stage: str) -> CodeError | None:
+    source = source or ""
+    register_source(filename, source)
+    try:
+        code = compile_code(source, filename, "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        return code_error(exc, filename, stage)
+    with torch_state_guard():
+        try:
+            exec(code, ns)
+        except KeyboardInterrupt:
+            raise  # the kernel was interrupted (time limit): let the engine see it
+        except BaseException as exc:  # SystemExit included: it must not end the kernel
+            return code_error(exc, filename, stage)
+    return None
+
+
+class BoundedOutput(io.TextIOBase):
+    """Collects what code prints, keeping at most ``limit`` characters."""
+
+    def __init__(self, limit: int = 20_000):
+        self.limit = limit
+        self.parts: list = []
+        self.size = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def getvalue(self) -> str:
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n… {self.dropped:,} more characters not shown"
+        return text
+
+
+@contextlib.contextmanager
+def captured(buffer: BoundedOutput):
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        yield

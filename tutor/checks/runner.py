@@ -1,0 +1,112 @@
+"""run_verification: the whole grading run inside the kernel.
+
+Reference first (setup + solution), then the learner (setup + code), both seeded alike;
+then every check, then the mistakes. The result is plain JSON types.
+"""
+
+import torch
+
+from .context import AuthoringError, Context, Outcome
+from .describe import jsonable
+from .kinds import KINDS
+from .mistakes import matched_messages
+from .namespaces import (
+    SETUP, SOLUTION, YOUR_CODE, BoundedOutput, captured, filtered_traceback, new_namespace,
+    own_frames, run_code, seed_all,
+)
+
+AUTHORING = "this check could not run (a problem in the exercise, not in your code)"
+
+
+def _compose(check: dict, outcome: Outcome) -> str:
+    """A failing check leads with the author's message, then says what differs."""
+    authored = (check.get("message") or "").strip()
+    if outcome.passed or not authored:
+        return outcome.message
+    return f"{authored}\n{outcome.message}" if outcome.message else authored
+
+
+def run_check(check: dict, ctx: Context) -> dict:
+    kind = check.get("kind")
+    handler = KINDS.get(kind)
+    try:
+        if handler is None:
+            outcome = Outcome(False, f"{AUTHORING}: unknown check kind '{kind}'", details={"authoring_error": True})
+        else:
+            outcome = handler(check, ctx)
+    except KeyboardInterrupt:
+        raise  # the kernel is being interrupted (time limit): not a verdict
+    except AuthoringError as exc:
+        outcome = Outcome(False, f"{AUTHORING}: {exc}", details={"authoring_error": True})
+    except (Exception, SystemExit) as exc:  # a crashing check is a failed check, never an escape
+        expr = check.get("expr") or check.get("name")
+        details = {"raised": type(exc).__name__}
+        if own_frames(exc):
+            details["traceback"] = filtered_traceback(exc)
+        outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)
+    return {
+        "id": check.get("id"),
+        "kind": kind,
+        "passed": bool(outcome.passed),
+        "expected": outcome.expected,
+        "actual": outcome.actual,
+        "message": _compose(check, outcome),
+        "details": outcome.details,
+    }
+
+
+def _not_run(check: dict, why: str) -> dict:
+    return {"id": check.get("id"), "kind": check.get("kind"), "passed": False, "expected": None,
+            "actual": None, "message": why, "details": {"authoring_error": True}}
+
+
+def run_verification(payload: dict) -> dict:
+    setup = payload.get("setup") or ""
+    code = payload.get("code") or ""
+    solution = payload.get("solution") or ""
+    seed = int(payload.get("seed") or 0)
+    checks = list(payload.get("checks") or [])
+    mistakes = list(payload.get("mistakes") or [])
+    device = torch.device(payload.get("device") or "cpu")
+
+    ref, learner = new_namespace(device), new_namespace(device)
+    output = BoundedOutput()  # what the learner's code (and its functions) print
+    with captured(BoundedOutput(limit=0)):  # the reference's prints are nobody's business
+        seed_all(seed)
+        setup_error = run_code(setup, ref, SETUP, "setup")
+        solution_error = None if setup_error else run_code(solution, ref, SOLUTION, "solution")
+    code_error = None
+    if setup_error is None:
+        with captured(output):
+            seed_all(seed)
+            setup_error = run_code(setup, learner, SETUP, "setup")
+            if setup_error is None:
+                code_error = run_code(code, learner, YOUR_CODE, "code")
+
+    ctx = Context(learner, ref, device, seed, code_error, solution_error)
+    results = []
+    for check in checks:
+        if setup_error is not None:
+            results.append(_not_run(check, "not checked: the exercise's setup code failed "
+                                           "(a problem in the exercise, not in your code)"))
+            continue
+        with captured(output):
+            results.append(run_check(check, ctx))
+
+    messages = []
+    if setup_error is None:
+        failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
+        with captured(output):
+            messages = matched_messages(mistakes, ctx, code, failed_ids)
+    for found in ctx.findings:  # built-in signatures after the authored ones
+        if found not in messages:
+            messages.append(found)
+
+    error = setup_error or solution_error or code_error
+    return jsonable({
+        "passed": error is None and all(r["passed"] for r in results),
+        "error": error.as_dict() if error else None,
+        "checks": results,
+        "mistakes": messages,
+        "output": output.getvalue(),
+    })
