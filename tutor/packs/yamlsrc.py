@@ -13,15 +13,17 @@ from pathlib import Path
 
 import yaml
 
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+import re
 
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
+# Base loaders resolve no implicit tags: PyYAML's resolver runs a regex loop per scalar
+# in Python, the slowest part of loading; ``_scalar`` types plain scalars itself.
+class _Loader(getattr(yaml, "CBaseLoader", yaml.BaseLoader)):  # type: ignore[misc]
+    def resolve(self, kind, value, implicit):
+        return "?"  # tags are unused: _build types values from the node kind and style
+
+_INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
+_FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+
 
 
 @dataclass
@@ -65,28 +67,26 @@ def _scalar(node: yaml.ScalarNode):
     value = node.value
     if node.style:  # quoted or block: always a string
         return value
-    tag = node.tag
-    try:
-        if tag == _INT:
-            return int(value.replace("_", ""), 0) if value.lower().startswith(("0x", "0o", "0b")) else int(value.replace("_", ""))
-        if tag == _FLOAT:
-            v = value.lower().replace("_", "")
-            if v in (".inf", "+.inf"):
-                return float("inf")
-            if v == "-.inf":
-                return float("-inf")
-            if v == ".nan":
-                return float("nan")
-            return float(v)
-        if tag == _BOOL:
-            if value.lower() in ("true", "false"):
-                return value.lower() == "true"
-            return value  # yes/no/on/off: YAML 1.2 strings
-        if tag == _NULL:
-            return None
-    except ValueError:
-        return value
-    return value
+    if value in ("", "~", "null", "Null", "NULL"):
+        return None
+    if value in ("true", "True", "TRUE"):
+        return True
+    if value in ("false", "False", "FALSE"):
+        return False
+    first = value[0]
+    if first.isdigit() or first in "+-.":
+        if _INT_RE.match(value):
+            return int(value.replace("_", ""))
+        if _FLOAT_RE.match(value) and any(ch.isdigit() for ch in value):
+            return float(value.replace("_", ""))
+        low = value.lower()
+        if low in (".inf", "+.inf"):
+            return float("inf")
+        if low == "-.inf":
+            return float("-inf")
+        if low == ".nan":
+            return float("nan")
+    return value  # yes/no/on/off stay strings, as in YAML 1.2
 
 
 def _build(node, path: tuple, located: Located):
