@@ -64,15 +64,6 @@ def _as_json(catalog, status) -> dict:
 
 
 def _statuses(args) -> dict[str, str]:
-    """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted', from the progress store if one exists."""
-    from tutor.paths import data_dir
-    from tutor.progress.store import FILENAME, ProgressStore
+    from tutor.progress.status import exercise_statuses
 
-    path = data_dir(args.data_dir) / FILENAME
-    if not path.exists():  # listing is read-only: never create a store just to look
-        return {}
-    with ProgressStore(path) as store:
-        if store.notice:
-            print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
-        stats = store.exercise_stats()
-    return {f"{pack}:{item}": ("passed" if s.passed else "attempted") for (pack, item), s in stats.items()}
+    return exercise_statuses(args.data_dir)
