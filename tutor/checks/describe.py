@@ -142,7 +142,7 @@ def jsonable(obj, depth: int = 0):
         return obj if math.isfinite(obj) else str(obj)
     if isinstance(obj, np.generic):
         return jsonable(obj.item(), depth)
-    if depth > 8:
+    if depth > 24:  # a cycle or absurd nesting: stop, do not recurse forever
         return short_repr(obj)
     if isinstance(obj, dict):
         return {str(k): jsonable(v, depth + 1) for k, v in obj.items()}
