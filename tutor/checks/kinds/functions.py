@@ -172,16 +172,17 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                     details["problems"] = [{"property": p.prop, "expected": p.expected, "actual": p.actual}
                                            for p in problems]
             if sentences:
-                failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details))
+                pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
+                failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
 
     labels = [str(d) for d in devices]
     if failures:
         failures.sort(key=lambda f: f[0])
-        _, case, dev, sentences, details = failures[0]
+        _, case, dev, sentences, details, (expected, actual) = failures[0]
         message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
-        return Outcome(False, message, None, None, {
+        return Outcome(False, message, expected, actual, {
             **details, "case": case.describe(), "device": str(dev), "failed": len(failures),
             "ran": ran, "skipped": skipped, "devices": labels,
         })

@@ -1,0 +1,183 @@
+"""run_verification as a whole: namespaces and seeds, learner errors with only their own
+frames, authoring errors, mistakes, python checks, JSON results, injection as source."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import torch
+
+from test_checks_support import check, mistake, only, verify
+from tutor.checks import run_verification
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_result_contract_shape():
+    r = verify("t = torch.zeros(2)", "t = torch.zeros(2)", [check(kind="value", expr="t", id="zeros")])
+    assert set(r) == {"passed", "error", "checks", "mistakes"}
+    assert r["passed"] is True and r["error"] is None and r["mistakes"] == []
+    assert set(only(r)) == {"id", "kind", "passed", "expected", "actual", "message", "details"}
+    assert only(r)["id"] == "zeros" and only(r)["kind"] == "value"
+    assert only(r)["message"].startswith("✓ ")
+
+
+def test_namespaces_are_seeded_alike_and_have_device_and_main():
+    code = ("import random\nimport numpy as np\nw = torch.randn(5)\nu = np.random.rand(3)\nk = random.random()\n"
+            "dev = DEVICE\nname = __name__\n")
+    checks = [check(kind="same_as_solution", names=["w", "u", "k"]),
+              check(kind="value", expr="dev", expected="torch.device('cpu')"),
+              check(kind="value", expr="name", expected="'__main__'"),
+              check(kind="value", expr="torch.randn(2)")]  # expressions are evaluated with the same seed too
+    assert verify(code, code, checks, seed=7)["passed"]
+    # the seed is torch.manual_seed(seed) (and numpy's, and random's) right before setup
+    first_draw = check(kind="python", code="assert torch.equal(w, (torch.manual_seed(7), torch.randn(5))[1])",
+                       message="w is not the first draw after seeding")
+    assert verify(code, code, [first_draw], seed=7)["passed"]
+    assert not verify(code, code, [first_draw], seed=8)["passed"]
+
+
+def test_learner_exception_shows_only_their_own_frames():
+    code = textwrap.dedent("""\
+        import torch
+
+        def make():
+            return torch.zeros(2, 3).view(4)
+
+        t = make()
+        u = t + 1
+    """)
+    r = verify(code, "t = torch.zeros(4)\nu = t + 1", [check(kind="value", expr="u")])
+    err = r["error"]
+    assert err["stage"] == "code" and err["ename"] == "RuntimeError" and err["line"] == 4
+    tb = err["traceback"]
+    assert tb[0] == "Traceback (most recent call last):"
+    files = [line for line in tb if line.strip().startswith("File ")]
+    assert files == ['  File "<your code>", line 6, in <module>', '  File "<your code>", line 4, in make']
+    assert "    t = make()" in tb and "    return torch.zeros(2, 3).view(4)" in tb
+    assert tb[-1].startswith("RuntimeError: shape '[4]' is invalid")
+    text = "\n".join(tb)
+    assert "torch" not in text.replace("torch.zeros", "") and "runner" not in text and "ptfund" not in text
+    assert only(r)["message"].startswith("u is not defined: your code stopped at line 6 with RuntimeError: shape")
+    assert r["passed"] is False
+
+
+def test_syntax_error_and_sys_exit_are_reported_not_raised():
+    r = verify("t = (1,\n", "t = 1", [check(kind="value", expr="t")])
+    assert r["error"]["stage"] == "code" and r["error"]["ename"] == "SyntaxError" and r["error"]["line"] == 1
+    assert only(r)["message"].startswith("t is not defined: your code did not run (SyntaxError: ")
+    r = verify("import sys\nt = 1\nsys.exit(0)\n", "t = 1", [check(kind="value", expr="t")])
+    assert r["error"]["ename"] == "SystemExit" and r["error"]["line"] == 3
+    assert r["checks"][0]["passed"] and not r["passed"]
+
+
+def test_setup_and_solution_errors_are_authoring_errors():
+    c = check(kind="value", expr="t")
+    r = verify("t = 1", "t = 1", [c], setup="import torch\nraise KeyError('data')\n")
+    assert r["error"]["stage"] == "setup" and r["error"]["line"] == 2
+    assert '  File "<setup>", line 2, in <module>' in r["error"]["traceback"]
+    assert only(r)["message"].startswith("not checked: the exercise's setup code failed")
+    r = verify("t = 1", "t = 1 / 0", [c])
+    assert r["error"]["stage"] == "solution" and r["error"]["ename"] == "ZeroDivisionError"
+    assert only(r)["details"]["authoring_error"] is True
+    assert "a problem in the exercise, not in your code" in only(r)["message"]
+    r = verify("t = 1", "t = 1", [check(kind="value", expr="t", expected="undefined_name")])
+    assert r["error"] is None and only(r)["details"]["authoring_error"] is True
+
+
+def test_authored_message_leads_a_failure_and_is_hidden_on_success():
+    c = check(kind="value", expr="t.shape", expected="(2, 3)", message="Make t a 2x3 tensor.")
+    r = verify("t = torch.zeros(3, 2)", "", [c])
+    assert only(r)["message"] == "Make t a 2x3 tensor.\nt.shape is (3, 2), expected (2, 3)"
+    r = verify("t = torch.zeros(2, 3)", "", [c])
+    assert only(r)["message"] == "✓ t.shape is (2, 3)"
+
+
+def test_python_check_never_shows_its_code():
+    code = "secret_assert_text = 1"
+    c = check(kind="python", code="assert t.sum() == ref.t.sum(), 'the sum is off'", message="t must sum like the reference.")
+    ok = verify("t = torch.ones(3)", "t = torch.ones(3)", [c])
+    assert ok["passed"] and only(ok)["message"] == "✓ check passed"
+    r = verify("t = torch.zeros(3)", "t = torch.ones(3)", [c])
+    assert only(r)["message"] == "t must sum like the reference.\nthe sum is off"
+    bare = check(kind="python", code="assert t.shape[0] == 4", message="t needs 4 rows.")
+    assert only(verify("t = torch.zeros(3)", "", [bare]))["message"] == "t needs 4 rows."
+    boom = check(kind="python", code="x = t.reshape(5)", message="Reshape must work.")
+    msg = only(verify("t = torch.zeros(3)", "", [boom]))["message"]
+    assert msg.startswith("Reshape must work.\nthe check raised RuntimeError: shape '[5]' is invalid")
+    assert "t.reshape(5)" not in msg and code not in msg
+    missing = only(verify("", "", [boom]))["message"]
+    assert missing == "Reshape must work.\nyou did not define t"
+
+
+def test_mistakes_when_code_and_failed_check_in_order_then_builtins():
+    solution = "x = torch.tensor(1., requires_grad=True)\n(3 * x).backward()\n"
+    wrong = "x = torch.tensor(1., requires_grad=True)\n(3 * x).backward()\n(3 * x).backward()  # again\n"
+    wrong_reformatted = "x = torch.tensor(1.0,  requires_grad = True)\n# first\n(3*x).backward()\n(3*x).backward()\n"
+    mistakes = [
+        mistake(failed_check="grad", message="Look at x.grad."),
+        mistake(when="x.grad.item() == 6", message="Two backward passes."),
+        mistake(code=wrong_reformatted, message="That is the classic double backward."),
+        mistake(when="x.grad.item() == 6", message="Two backward passes."),  # duplicates collapse
+        mistake(when="undefined_thing > 1", message="never"),  # errors never match
+        mistake(when="torch.ones(3)", message="never either"),  # ambiguous truth value: no match
+        mistake(code="this is not python", message="unparsable never matches"),
+    ]
+    r = verify(wrong, solution, [check(kind="value", expr="x.grad", id="grad")], mistakes=mistakes)
+    assert r["mistakes"][:3] == ["Look at x.grad.", "Two backward passes.", "That is the classic double backward."]
+    assert len(r["mistakes"]) == 4 and r["mistakes"][3].startswith("gradients accumulated: ")
+    ok = verify(solution, solution, [check(kind="value", expr="x.grad", id="grad")], mistakes=mistakes)
+    assert ok["mistakes"] == []
+
+
+def test_a_crashing_check_is_a_failed_check():
+    c = check(kind="value", expr="model.fc1.weight")
+    r = verify("import torch\nmodel = torch.nn.Linear(2, 2)", "model = None", [c])
+    assert only(r)["message"] == "model has no attribute 'fc1'"
+    r = verify("t = None", "t = torch.zeros(1)", [check(kind="value", expr="t.shape")])
+    assert only(r)["message"] == "t is None, so it has no attribute 'shape'"
+    r = verify("def f():\n    return f()\nt = 1\n", "def f():\n    return 1\n", [check(kind="value", expr="f()")])
+    assert only(r)["message"].startswith("f() recursed without end at line 2 of your code")
+    r = verify("t = 1", "t = 1", [{"kind": "nonsense", "id": "x"}])
+    assert only(r)["details"]["authoring_error"] is True
+
+
+def test_global_torch_switches_do_not_leak_out_of_learner_code():
+    code = "torch.set_grad_enabled(False)\ntorch.set_default_dtype(torch.float64)\nt = torch.zeros(1)\n"
+    r = verify(code, "t = torch.zeros(1, dtype=torch.float64)", [check(kind="tensor", expr="t")])
+    assert r["passed"]
+    assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+
+
+def test_reference_prints_are_hidden_and_learner_prints_are_not(capsys):
+    verify("print('mine')\nt = 1", "print('the answer is 42')\nt = 1", [check(kind="value", expr="t")])
+    out = capsys.readouterr().out
+    assert "mine" in out and "42" not in out
+
+
+def test_injected_as_source_into_a_python_without_tutor(tmp_path):
+    """The engine sends the package's files as ``ptfund_checks``: the relative imports must hold."""
+    from tutor.engine.inject import checks_bootstrap_source
+
+    payload = {"setup": "import torch\na = torch.arange(6.).reshape(2, 3)", "code": "t = a.t().contiguous()",
+               "solution": "t = a.t()", "seed": 0, "device": "cpu", "mistakes": [],
+               "checks": [check(kind="tensor", expr="t", compare=["shape", "stride"], shares_storage_with="a")]}
+    program = (checks_bootstrap_source() + "\nimport json, sys\nfrom ptfund_checks import run_verification\n"
+               "print(json.dumps(run_verification(json.loads(sys.argv[1]))))\n"
+               "print('tutor' in sys.modules, any(m.startswith('tutor.') for m in sys.modules))\n")
+    script = tmp_path / "kernel.py"
+    script.write_text(program)
+    proc = subprocess.run([sys.executable, "-I", str(script), json.dumps(payload)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result_line, modules_line = proc.stdout.strip().splitlines()[-2:]
+    assert modules_line == "False False"
+    assert "t is a contiguous copy, not a view of a" in json.loads(result_line)["checks"][0]["message"]
+
+
+def test_importing_the_package_does_not_import_torch():
+    proc = subprocess.run([sys.executable, "-c", "import sys, tutor.checks; print('torch' in sys.modules)"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr
