@@ -99,7 +99,7 @@ def _fmt(x: float) -> str:
 
 # ---------------------------------------------------------------- exceptions in predict cards
 
-_EXC_NAME = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit|StopIteration)$")
+_EXC_NAME = re.compile(r"^(?:[A-Za-z_][\w.]*)?(Error|Exception|Warning|Interrupt|Exit|StopIteration)$")
 _RAISES = re.compile(r"^(?:it\s+)?(?:raises?|throws?)\s*:?\s*(?:an?\s+)?", re.IGNORECASE)
 
 
