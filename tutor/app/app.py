@@ -1,0 +1,202 @@
+"""The Textual app: screens over the catalog, the progress store and the kernels.
+
+The first screen paints before anything heavy is imported: the catalog (pydantic, YAML)
+and the progress store load in a thread, and the engine (jupyter_client) is imported and
+the kernels started after that. torch is never imported in this process; it lives in the
+kernels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import var
+from textual.screen import Screen
+
+from tutor.app.prefs import Prefs
+from tutor.app.status import KernelStatus
+from tutor.paths import data_dir as resolve_data_dir
+
+if TYPE_CHECKING:
+    from tutor.app.kernels import Kernels
+    from tutor.app.trust import TrustStore
+    from tutor.packs.catalog import Catalog
+    from tutor.progress import ProgressStore
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+DARK_THEME, LIGHT_THEME = "textual-dark", "textual-light"
+
+
+@dataclass
+class TutorOptions:
+    packs: list[str] = field(default_factory=list)
+    data_dir: str | None = None
+    device: str | None = None
+    kernel: str | None = None  # a connection file to attach to
+    builtin: bool = True  # load the built-in pack (tests use their own packs only)
+    start_kernels: bool = True  # False: never start kernels (snapshot tests freeze "kernel off")
+
+
+class TutorApp(App):
+    CSS_PATH = "tutor.tcss"
+    TITLE = "ptfund-tutor"
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit", priority=True),
+        Binding("f12", "toggle_theme", "Light/dark", show=False, id="app.theme"),
+    ]
+
+    kernel_status: var[KernelStatus] = var(KernelStatus("off"))
+
+    def __init__(self, options: TutorOptions | None = None) -> None:
+        super().__init__()
+        self.options = options or TutorOptions()
+        self.data_dir: Path = resolve_data_dir(self.options.data_dir)
+        self.prefs = Prefs.load(self.data_dir)
+        self.catalog: Catalog | None = None
+        self.store: ProgressStore | None = None
+        self.trust: TrustStore | None = None
+        self.kernels: Kernels | None = None
+        self.load_error: str | None = None
+        self.ready = asyncio.Event()  # catalog and store are loaded (or failed: load_error)
+        self._too_small = False
+
+    # ------------------------------------------------------------ start and stop
+
+    def on_mount(self) -> None:
+        self.theme = self.prefs.theme if self.prefs.theme in self.available_themes else DARK_THEME
+        from tutor.app.screens.home import HomeScreen
+
+        self.push_screen(HomeScreen())
+        self._check_size()
+        self._install_signal_handlers()
+        self.run_worker(self._load(), name="load", group="startup", exit_on_error=False)
+
+    async def _load(self) -> None:
+        try:
+            self.catalog, self.store, self.trust = await asyncio.to_thread(self._load_blocking)
+        except Exception as exc:  # one sentence on the home screen; the app stays up
+            self.load_error = f"Could not load your progress: {exc}"
+        self.ready.set()
+        if self.store is not None and self.store.notice:
+            self.notify(self.store.notice, title="Progress", severity="warning", timeout=15)
+        if self.options.start_kernels:
+            from tutor.app.kernels import Kernels
+
+            self.kernels = Kernels(
+                device=self.options.device,
+                connection_file=self.options.kernel,
+                on_status=self._set_kernel_status,
+            )
+            await self.kernels.start()
+
+    def _load_blocking(self):
+        from tutor.app.trust import TrustStore
+        from tutor.packs.catalog import Catalog
+        from tutor.progress import ProgressStore
+
+        catalog = Catalog.load(self.options.packs, builtin=self.options.builtin)
+        store = ProgressStore.open(self.data_dir)
+        return catalog, store, TrustStore(self.data_dir)
+
+    def _set_kernel_status(self, status: KernelStatus) -> None:
+        self.kernel_status = status
+
+    def _install_signal_handlers(self) -> None:
+        # A closed terminal (SIGHUP) or a polite kill (SIGTERM) still saves the draft.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    async def action_quit(self) -> None:
+        await self.save_drafts()
+        self.exit()
+
+    async def save_drafts(self) -> None:
+        from tutor.app.screens.lesson import LessonScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, LessonScreen):
+                await screen.save_draft()
+
+    async def on_unmount(self) -> None:
+        if self.kernels is not None:
+            try:
+                await asyncio.wait_for(self.kernels.shutdown(), timeout=4)
+            except (asyncio.TimeoutError, Exception):
+                pass
+        if self.store is not None:
+            self.store.close()
+
+    # ------------------------------------------------------------ size
+
+    def on_resize(self) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        from tutor.app.screens.too_small import TooSmallScreen
+
+        width, height = self.size
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
+        if small and not isinstance(self.screen, TooSmallScreen):
+            self.push_screen(TooSmallScreen())
+        elif not small and isinstance(self.screen, TooSmallScreen):
+            self.pop_screen()
+        elif small:
+            self.screen.refresh()
+
+    # ------------------------------------------------------------ actions
+
+    def action_help(self) -> None:
+        from tutor.app.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
+
+    def watch_theme(self, theme: str) -> None:
+        if self.prefs.theme != theme:
+            self.prefs.theme = theme
+            self.run_worker(asyncio.to_thread(self.prefs.save, self.data_dir), group="prefs", exit_on_error=False)
+
+    def open_quiz(self) -> None:
+        from tutor.app.screens.quiz import QuizScreen
+
+        self.push_screen(QuizScreen())
+
+    def open_progress(self) -> None:
+        from tutor.app.screens.progress import ProgressScreen
+
+        self.push_screen(ProgressScreen())
+
+    def go_home(self) -> None:
+        from tutor.app.screens.home import HomeScreen
+
+        while len(self.screen_stack) > 2 and not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+        if not isinstance(self.screen, HomeScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    # ------------------------------------------------------------ command palette
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        provides = getattr(screen, "palette_commands", None)
+        if provides is not None:
+            yield from provides()
+        yield SystemCommand("Help", "Every key binding", self.action_help)
+        yield SystemCommand("Home", "Packs, lessons, due cards", self.go_home)
+        yield SystemCommand("Recall quiz", "Answer the recall cards due today", self.open_quiz)
+        yield SystemCommand("Progress", "Completion per lesson, reviews over time, due forecast", self.open_progress)
+        yield SystemCommand("Light / dark theme", "Switch between the light and dark theme", self.action_toggle_theme)
+        yield from super().get_system_commands(screen)

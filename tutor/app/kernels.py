@@ -1,0 +1,194 @@
+"""The app's kernels: the live one (the learner's persistent namespace) and the warm spares
+that each verification and predict card gets fresh.
+
+The engine (jupyter_client, zmq) is imported in a thread so the UI keeps drawing while it
+loads; everything after that is async on the app's event loop. No textual here: the app
+hears about state through ``on_status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Callable
+
+from tutor.app.status import KernelStatus
+from tutor.engine.events import RunResult, StateEvent
+from tutor.grading.verdict import Verdict
+
+SETUP_TIMEOUT = 60.0
+
+
+class Kernels:
+    def __init__(self, device: str | None, connection_file: str | None,
+                 on_status: Callable[[KernelStatus], None]):
+        self.device = device
+        self.connection_file = connection_file
+        self.on_status = on_status
+        self.generation = 0  # bumps whenever the live namespace is new (start, restart, crash)
+        self.error: str | None = None  # why the live kernel could not start
+        self._live = None
+        self._pool = None
+        self._verifier = None
+        self._started = asyncio.Event()
+        self._runs = 0
+        self._restarted = False
+        self._status = KernelStatus("starting")
+
+    # ------------------------------------------------------------ life
+
+    async def start(self) -> None:
+        self._publish(KernelStatus("starting"))
+        try:
+            await asyncio.to_thread(_import_engine)
+            from tutor.engine import KernelPool, KernelSession
+            from tutor.grading.verify import Verifier
+
+            self._live = KernelSession(device=self.device, connection_file=self.connection_file)
+            self._live.on_state = self._on_state
+            if self.connection_file is None:
+                self._pool = KernelPool(device=self.device, size=1)
+                self._verifier = Verifier(self._pool, device=self.device)
+            else:
+                # An attached kernel cannot be multiplied: checks use fresh namespaces in it.
+                self._verifier = Verifier(attached=self._live, device=self.device)
+        except Exception as exc:
+            self._fail(f"The kernel cannot start: {exc}")
+            return
+        finally:
+            self._started.set()
+        try:
+            await self._live.start()
+        except Exception as exc:
+            self._fail(str(exc))
+            return
+        self.generation += 1
+        self._publish(KernelStatus("ready", self._device_label()))
+        if self._pool is not None:
+            # After the live kernel, not beside it: on two cores, both at once slow the first.
+            await self._pool.start()
+
+    async def shutdown(self) -> None:
+        tasks = [k.shutdown() for k in (self._live, self._pool) if k is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _fail(self, message: str) -> None:
+        self.error = message
+        self._publish(KernelStatus("dead", None, message))
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def busy(self) -> bool:
+        return self._runs > 0
+
+    def _device_label(self) -> str | None:
+        info = self._live.device_info if self._live is not None else None
+        return info.label() if info else None
+
+    def _publish(self, status: KernelStatus) -> None:
+        self._status = status
+        self.on_status(status)
+
+    def _on_state(self, event: StateEvent) -> None:
+        state, message = event.state, event.message
+        if state == "restarting":
+            self._restarted = True
+        if state == "ready" and self._restarted:
+            self._restarted = False
+            self.generation += 1
+            state = "restarted"
+        self._publish(KernelStatus(state, self._device_label(), message or (self._status.message if state == "restarted" else None)))
+
+    async def _ready(self):
+        await self._started.wait()
+        if self._live is None:
+            raise RuntimeError(self.error or "The kernel is not available.")
+        return self._live
+
+    # ------------------------------------------------------------ running code
+
+    async def run(self, code: str, on_event) -> RunResult:
+        """Run in the live kernel, streaming events; a RunResult whatever happens."""
+        self._runs += 1
+        try:
+            live = await self._ready()
+            return await live.execute(code, on_output=on_event)
+        except Exception as exc:  # the kernel could not start or come back
+            return RunResult("crashed", message=str(exc))
+        finally:
+            self._runs -= 1
+
+    async def prepare(self, exercise) -> RunResult | None:
+        """Seed as the checks do, then run the exercise's setup in the live namespace."""
+        seed = (
+            "from ptfund_checks.namespaces import seed_all as _ptfund_seed\n"
+            f"_ptfund_seed({int(exercise.seed)})\n"
+            "del _ptfund_seed\n"
+        )
+        code = seed + (exercise.setup or "")
+        self._runs += 1
+        try:
+            live = await self._ready()
+            return await live.execute(code, timeout=SETUP_TIMEOUT, silent=True)
+        except Exception as exc:
+            return RunResult("crashed", message=str(exc))
+        finally:
+            self._runs -= 1
+
+    async def interrupt(self) -> None:
+        if self._live is not None:
+            await self._live.interrupt()
+
+    async def restart(self) -> None:
+        live = await self._ready()
+        try:
+            await live.restart()
+        except Exception as exc:
+            self._fail(str(exc))
+
+    async def complete(self, code: str, cursor: int) -> tuple[list[str], int, int]:
+        if self._live is None or self.busy:
+            return [], cursor, cursor
+        reply = await self._live.complete_reply(code, cursor)
+        if not reply:
+            return [], cursor, cursor
+        return (list(reply.get("matches") or []), int(reply.get("cursor_start", cursor)),
+                int(reply.get("cursor_end", cursor)))
+
+    # ------------------------------------------------------------ fresh kernels
+
+    async def verify(self, exercise, code: str) -> Verdict:
+        await self._started.wait()
+        if self._verifier is None:
+            return Verdict("crashed", self.error or "The kernel is not available.")
+        try:
+            return await self._verifier.verify(exercise, code)
+        except Exception as exc:
+            return Verdict("crashed", f"The code could not be checked: {exc}")
+
+    async def predict(self, code: str):
+        """A predict card's code, run where it cannot touch the learner's variables."""
+        from tutor.grading.predict import outcome_from_result, run_predict
+
+        await self._started.wait()
+        try:
+            if self._pool is None:
+                return await run_predict(await self._ready(), code)
+            kernel = await self._pool.take()
+            try:
+                return await run_predict(kernel, code)
+            finally:
+                task = asyncio.ensure_future(kernel.shutdown())
+                _background.add(task)
+                task.add_done_callback(_background.discard)
+        except Exception as exc:
+            return outcome_from_result(RunResult("crashed", message=f"The code could not run: {exc}"))
+
+
+_background: set[asyncio.Future] = set()
+
+
+def _import_engine() -> None:
+    importlib.import_module("tutor.engine")
+    importlib.import_module("tutor.grading.verify")

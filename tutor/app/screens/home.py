@@ -1,0 +1,254 @@
+"""Home: packs and lessons with progress, recall cards due, the kernel, and where you were."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tutor.app.widgets.top_bar import TopBar
+
+
+@dataclass(frozen=True)
+class LessonRow:
+    pack: str
+    lesson: str
+    title: str
+    exercises: int
+    passed: int
+    attempted: int
+    cards: int
+    due: int
+
+
+@dataclass(frozen=True)
+class HomeData:
+    rows: list[LessonRow]
+    pack_titles: dict[str, str]
+    due: int
+    new: int
+    next_due: datetime | None
+    position: tuple[str, str, str | None] | None  # pack, lesson, exercise
+    position_label: str | None
+    problems: list[str]
+
+
+def gather(app) -> HomeData:
+    """Everything the home screen shows, read in one go (runs in a thread)."""
+    catalog, store = app.catalog, app.store
+    stats = store.exercise_stats() if store else {}
+    card_keys = [(r.pack.id, r.key) for r in catalog.cards()]
+    picked = store.due_cards(card_keys) if store and card_keys else None
+    due_keys = set(picked.due) if picked else set()
+    rows = []
+    for pack, lesson in catalog.lessons():
+        keys = [(pack.id, f"{lesson.id}/{ex.id}") for ex in lesson.exercises]
+        rows.append(LessonRow(
+            pack=pack.id, lesson=lesson.id, title=lesson.title, exercises=len(keys),
+            passed=sum(1 for k in keys if k in stats and stats[k].passed),
+            attempted=sum(1 for k in keys if k in stats),
+            cards=len(lesson.cards),
+            due=sum(1 for c in lesson.cards if (pack.id, f"{lesson.id}/{c.id}") in due_keys),
+        ))
+    position = store.position() if store else None
+    pos, label = None, None
+    if position is not None:
+        pack = catalog.pack(position.pack)
+        lesson = pack.lesson(position.lesson) if pack else None
+        if lesson is not None:
+            pos = (position.pack, position.lesson, position.exercise)
+            ex = next((e for e in lesson.exercises if e.id == position.exercise), None)
+            label = lesson.title + (f" › {ex.title}" if ex else "")
+    return HomeData(
+        rows=rows,
+        pack_titles={p.id: p.title for p in catalog.packs},
+        due=len(picked.due) if picked else 0,
+        new=len(picked.new) if picked else 0,
+        next_due=store.next_due(card_keys) if store and card_keys else None,
+        position=pos,
+        position_label=label,
+        problems=[str(p) for p in catalog.problems],
+    )
+
+
+def _bar(done: int, total: int, width: int = 8) -> str:
+    if total == 0:
+        return " " * width
+    filled = round(width * done / total)
+    return "█" * filled + "░" * (width - filled)
+
+
+def lesson_prompt(row: LessonRow) -> Content:
+    mark = "✓" if row.exercises and row.passed == row.exercises else ("…" if row.attempted else " ")
+    due = f"{row.due} due" if row.due else ""
+    return Content.assemble(
+        (f"{mark} ", "$text-success" if mark == "✓" else "$text-muted"),
+        (_bar(row.passed, row.exercises, 6), "$text-success"),
+        (f" {row.passed}/{row.exercises}  ", "$text-muted"),
+        row.title,
+        (f"  {due}", "$text-warning"),
+    )
+
+
+class HomeScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Open lesson", id="home.open", show=False),
+        Binding("c", "continue", "Continue", id="home.continue"),
+        Binding("r", "quiz", "Recall quiz", id="home.quiz"),
+        Binding("p", "progress", "Progress", id="home.progress"),
+        Binding("q", "app.quit", "Quit", id="home.quit"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield TopBar("ptfund-tutor · PyTorch fundamentals")
+        with Horizontal(id="home"):
+            with Vertical(id="home-lessons"):
+                yield Static("Lessons", classes="section-title")
+                yield OptionList(id="lessons")
+            with VerticalScroll(id="home-side"):
+                yield Static("Continue", classes="section-title")
+                yield Static("Loading…", id="continue")
+                yield Static("Recall", classes="section-title")
+                yield Static("", id="recall")
+                yield Static("Kernel", classes="section-title")
+                yield Static("", id="kernel-detail")
+                yield Static("", id="problems")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#lessons", OptionList).loading = True
+        self.watch(self.app, "kernel_status", self._show_kernel)
+        self.refresh_data()
+
+    def on_screen_resume(self) -> None:
+        if self.app.ready.is_set():
+            self.refresh_data()
+
+    def _show_kernel(self, status) -> None:
+        text = status.label
+        if status.message:
+            text += f"\n{status.message}"
+        self.query_one("#kernel-detail", Static).update(text)
+
+    @work(group="home-refresh", exclusive=True, exit_on_error=False)
+    async def refresh_data(self) -> None:
+        app = self.app
+        await app.ready.wait()
+        lessons = self.query_one("#lessons", OptionList)
+        lessons.loading = False
+        if app.catalog is None:
+            self.query_one("#continue", Static).update(app.load_error or "Nothing loaded.")
+            return
+        data = await asyncio.to_thread(gather, app)
+        self._data = data
+        self._show(data)
+
+    def _show(self, data: HomeData) -> None:
+        lessons = self.query_one("#lessons", OptionList)
+        highlighted = lessons.highlighted_option.id if lessons.highlighted_option else None
+        lessons.clear_options()
+        options: list[Option | None] = []
+        current_pack = None
+        for row in data.rows:
+            if row.pack != current_pack:
+                current_pack = row.pack
+                options.append(Option(Content.styled(data.pack_titles.get(row.pack, row.pack), "bold $text-primary"), disabled=True))
+            options.append(Option(lesson_prompt(row), id=f"{row.pack}:{row.lesson}"))
+        if not data.rows:
+            options.append(Option("No lessons loaded: see the problems on the right.", disabled=True))
+        lessons.add_options(options)
+        target = highlighted or (f"{data.position[0]}:{data.position[1]}" if data.position else None)
+        if target is not None:
+            try:
+                lessons.highlighted = lessons.get_option_index(target)
+            except Exception:
+                pass
+        if lessons.highlighted is None:
+            first = next((i for i, o in enumerate(lessons.options) if not o.disabled), None)
+            lessons.highlighted = first
+        lessons.focus()
+
+        cont = self.query_one("#continue", Static)
+        if data.position_label:
+            cont.update(Content.assemble(data.position_label, ("\npress c to continue", "$text-muted")))
+        else:
+            cont.update(Content.assemble("Start with the first lesson.", ("\npress enter on a lesson", "$text-muted")))
+
+        recall = self.query_one("#recall", Static)
+        if data.due or data.new:
+            parts = []
+            if data.due:
+                parts.append(f"{data.due} card{'s' * (data.due != 1)} due today")
+            if data.new:
+                parts.append(f"{data.new} new")
+            recall.update(Content.assemble(", ".join(parts), ("\npress r for the quiz", "$text-muted")))
+        elif data.next_due is not None:
+            recall.update(f"Nothing due. Next card {_when(data.next_due)}.")
+        else:
+            recall.update("No cards yet: cards appear as you study lessons.")
+
+        problems = self.query_one("#problems", Static)
+        if data.problems:
+            shown = data.problems[:8]
+            more = len(data.problems) - len(shown)
+            text = "\n".join(shown) + (f"\n… and {more} more (ptfund-tutor pack validate DIR)" if more else "")
+            problems.update(Content.assemble(("Pack problems\n", "bold $text-error"), text))
+            problems.display = True
+        else:
+            problems.display = False
+
+    # ------------------------------------------------------------ actions
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            pack, lesson = event.option.id.split(":", 1)
+            self.open_lesson(pack, lesson)
+
+    def action_open(self) -> None:
+        lessons = self.query_one("#lessons", OptionList)
+        option = lessons.highlighted_option
+        if option is not None and option.id:
+            pack, lesson = option.id.split(":", 1)
+            self.open_lesson(pack, lesson)
+
+    def open_lesson(self, pack: str, lesson: str, exercise: str | None = None) -> None:
+        from tutor.app.screens.lesson import LessonScreen
+
+        app = self.app
+        if app.catalog is None:
+            return
+        p = app.catalog.pack(pack)
+        les = p.lesson(lesson) if p else None
+        if les is None:
+            self.notify(f"Lesson {lesson!r} is no longer in the loaded packs.", severity="warning")
+            return
+        self.app.push_screen(LessonScreen(p, les, exercise))
+
+    def action_continue(self) -> None:
+        data = getattr(self, "_data", None)
+        if data is None or data.position is None:
+            self.action_open()
+            return
+        pack, lesson, exercise = data.position
+        self.open_lesson(pack, lesson, exercise)
+
+    def action_quiz(self) -> None:
+        self.app.open_quiz()
+
+    def action_progress(self) -> None:
+        self.app.open_progress()
+
+
+def _when(due: datetime) -> str:
+    from tutor.commands.quiz import when
+
+    return when(due, datetime.now(timezone.utc))

@@ -1,0 +1,551 @@
+"""The lesson screen: read, write code, run it in the live kernel, check it in a fresh one.
+
+The learner's code is a draft saved as they type (debounced), when they leave the
+exercise and when the app quits, so nothing typed is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Markdown, TabbedContent, TabPane
+
+from tutor.app.completion import insertion, summary
+from tutor.app.widgets.check_results import CheckResults
+from tutor.app.widgets.code_editor import CodeEditor
+from tutor.app.widgets.output_log import OutputLog
+from tutor.app.widgets.repl import Repl
+from tutor.app.widgets.top_bar import TopBar
+from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StateEvent, StreamEvent
+from tutor.packs.catalog import ExerciseRef
+
+DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
+
+
+def exercise_markdown(ref: ExerciseRef, index: int, total: int, hints_shown: int) -> str:
+    ex = ref.exercise
+    parts = [f"## {ex.title}", f"*Exercise {index + 1} of {total}*", "", ex.prompt.strip()]
+    if ex.setup_visible and ex.setup.strip():
+        parts += ["", "Already run before your code:", "", "```python", ex.setup.rstrip(), "```"]
+    for n in range(min(hints_shown, len(ex.hints))):
+        parts += ["", f"**Hint {n + 1} of {len(ex.hints)}.** {ex.hints[n].strip()}"]
+    if ex.hints and hints_shown < len(ex.hints):
+        parts += ["", f"*{len(ex.hints) - hints_shown} hint(s) left: ctrl+g.*"]
+    return "\n".join(parts)
+
+
+class LessonScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+r", "run", "Run", tooltip="Run the code in the live kernel", id="lesson.run"),
+        Binding("ctrl+t", "check", "Check", tooltip="Check the code in a fresh kernel", id="lesson.check"),
+        Binding("ctrl+g", "hint", "Hint", tooltip="Reveal the next hint", id="lesson.hint"),
+        Binding("ctrl+b", "interrupt", "Stop", tooltip="Interrupt the running code", id="lesson.interrupt"),
+        Binding("f8", "restart", "Restart", tooltip="Restart the kernel (clears variables)", id="lesson.restart"),
+        Binding("f9", "reset", "Reset", tooltip="Reset the editor to the starter code", id="lesson.reset"),
+        Binding("f2", "solution", "Solution", tooltip="Show the reference solution", id="lesson.solution"),
+        Binding("f3", "previous", "Prev", tooltip="Previous exercise", id="lesson.previous"),
+        Binding("f4,ctrl+n", "next", "Next", tooltip="Next exercise", id="lesson.next"),
+        Binding("ctrl+o", "external_editor", "$EDITOR", tooltip="Edit the code in $EDITOR", id="lesson.editor"),
+        Binding("ctrl+l", "focus_repl", "REPL", show=False, tooltip="Move between the editor and the scratch REPL", id="lesson.repl"),
+        Binding("ctrl+@,ctrl+space", "complete", "Complete", show=False, tooltip="Complete the name at the cursor (kernel)", id="lesson.complete"),
+        Binding("escape", "home", "Home", tooltip="Back to the home screen", id="lesson.home"),
+        # The same keys, never shown: they keep working while the footer hides the above.
+        Binding("f3", "narrow('previous')", show=False),
+        Binding("ctrl+o", "narrow('external_editor')", show=False),
+        Binding("f9", "narrow('reset')", show=False),
+        Binding("f8", "narrow('restart')", show=False),
+    ]
+    # Shown in the footer only when the terminal is wide enough; help (f1) lists them all.
+    WIDE_ONLY = {"previous", "external_editor", "reset", "restart"}
+    WIDE = 110
+
+    def __init__(self, pack, lesson, exercise_id: str | None = None) -> None:
+        super().__init__()
+        self.pack = pack
+        self.lesson = lesson
+        ids = [e.id for e in lesson.exercises]
+        self.index = ids.index(exercise_id) if exercise_id in ids else 0
+        self._saved_text: str | None = None  # what the store holds for this exercise
+        self._loading = False
+        self._save_timer: Timer | None = None
+        self._hints_shown = 0
+        self._passed = False
+        self._setup_done: tuple[int, str] | None = None  # (kernel generation, exercise key)
+
+    # ------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield TopBar(self._where())
+        with Horizontal(id="lesson"):
+            with TabbedContent(id="reading", initial="tab-exercise"):
+                with TabPane("Exercise", id="tab-exercise"):
+                    with VerticalScroll():
+                        yield Markdown("", id="exercise-text")
+                with TabPane("Lesson", id="tab-lesson"):
+                    with VerticalScroll():
+                        yield Markdown(self.lesson.intuition, id="lesson-text")
+            with Vertical(id="work"):
+                yield CodeEditor(id="editor")
+                with TabbedContent(id="results", initial="tab-output"):
+                    with TabPane("Output", id="tab-output"):
+                        yield OutputLog(id="output")
+                    with TabPane("Checks", id="tab-checks"):
+                        yield CheckResults(id="checks")
+                yield Repl(id="repl")
+        yield Footer(compact=True)
+
+    @property
+    def ref(self) -> ExerciseRef | None:
+        if not self.lesson.exercises:
+            return None
+        return ExerciseRef(self.pack, self.lesson, self.lesson.exercises[self.index])
+
+    def _where(self) -> str:
+        where = f"{self.lesson.title}"
+        if self.lesson.exercises:
+            ex = self.lesson.exercises[self.index]
+            where += f" › {self.index + 1}/{len(self.lesson.exercises)} {ex.title}"
+        return where
+
+    def on_mount(self) -> None:
+        self.load_exercise()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action in self.WIDE_ONLY and self.app.size.width < self.WIDE:
+            return False  # hidden from the footer; the "narrow" bindings keep the key working
+        return True
+
+    def on_resize(self) -> None:
+        self.refresh_bindings()
+
+    async def action_narrow(self, action: str) -> None:
+        # Called directly: run_action would consult check_action and refuse.
+        result = getattr(self, f"action_{action}")()
+        if inspect.isawaitable(result):
+            await result
+
+    # ------------------------------------------------------------ loading an exercise
+
+    @work(group="exercise", exclusive=True, exit_on_error=False)
+    async def load_exercise(self) -> None:
+        app = self.app
+        ref = self.ref
+        editor = self.query_one("#editor", CodeEditor)
+        self.query_one(TopBar).set_where(self._where())
+        self.query_one("#output", OutputLog).reset()
+        self.query_one("#checks", CheckResults).show_message("Press ctrl+t to check your code against the exercise.")
+        self._setup_done = None
+        if ref is None:
+            self._loading = True
+            editor.load_text("# This lesson has no exercises: read it in the Lesson tab.\n")
+            editor.read_only = True
+            self._loading = False
+            self.query_one("#reading", TabbedContent).active = "tab-lesson"
+            self.query_one("#exercise-text", Markdown).update("This lesson has no exercises.")
+            await asyncio.to_thread(app.store.set_position, self.pack.id, self.lesson.id, None)
+            return
+        store = app.store
+        draft, hints, stats = await asyncio.to_thread(self._read_progress, store, ref)
+        if ref != self.ref:  # moved on while reading
+            return
+        self._hints_shown = hints
+        self._passed = bool(stats and stats.passed)
+        text = draft.code if draft is not None else ref.exercise.starter
+        self._loading = True
+        editor.read_only = False
+        editor.load_text(text)
+        self._loading = False
+        self._saved_text = text
+        editor.focus()
+        self.query_one("#exercise-text", Markdown).update(
+            exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown)
+        )
+        if draft is not None and draft.content_hash and draft.content_hash != ref.content_hash:
+            self.notify("This exercise changed since you last worked on it; your code is kept.", timeout=8)
+        if self._passed:
+            self.query_one("#checks", CheckResults).show_message("You passed this exercise before. ctrl+t checks again.", "$text-success")
+        await asyncio.to_thread(store.set_position, self.pack.id, self.lesson.id, ref.exercise.id)
+
+    @staticmethod
+    def _read_progress(store, ref: ExerciseRef):
+        draft = store.load_draft(ref.pack.id, ref.key)
+        hints = store.hints_used(ref.pack.id, ref.key)
+        stats = store.exercise_stats(ref.pack.id).get((ref.pack.id, ref.key))
+        return draft, hints, stats
+
+    # ------------------------------------------------------------ drafts
+
+    @on(CodeEditor.Changed, "#editor")
+    def _editor_changed(self) -> None:
+        if self._loading or self.ref is None:
+            return
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(DRAFT_DEBOUNCE, self._save_soon)
+
+    def _save_soon(self) -> None:
+        self.run_worker(self.save_draft(), group="draft", exit_on_error=False)
+
+    async def save_draft(self) -> None:
+        """Save the editor's code if it differs from what is stored (safe to call often)."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        ref = self.ref
+        if ref is None or self.app.store is None:
+            return
+        text = self.query_one("#editor", CodeEditor).text
+        if text == self._saved_text:
+            return
+        self._saved_text = text
+        try:
+            await asyncio.to_thread(self.app.store.save_draft, ref.pack.id, ref.key, text, content_hash=ref.content_hash)
+        except Exception as exc:
+            self._saved_text = None  # try again on the next change
+            self.notify(f"Could not save your code: {exc}", severity="error")
+
+    async def on_screen_suspend(self) -> None:
+        await self.save_draft()
+
+    # ------------------------------------------------------------ trust and kernel
+
+    async def _may_run(self) -> bool:
+        """Pack code runs only once the learner trusts a non-built-in pack."""
+        app = self.app
+        if app.trust is None or await asyncio.to_thread(app.trust.is_trusted, self.pack):
+            return True
+        from tutor.app.screens.trust import TrustScreen
+
+        if await app.push_screen_wait(TrustScreen(self.pack)):
+            await asyncio.to_thread(app.trust.trust, self.pack)
+            return True
+        self.notify(f"Nothing was run: pack '{self.pack.id}' is not trusted.", severity="warning")
+        return False
+
+    def _kernels(self):
+        kernels = self.app.kernels
+        if kernels is None:
+            self.notify("Kernels are not running yet; try again in a moment.", severity="warning")
+        return kernels
+
+    def _show_event(self, event) -> None:
+        out = self.query_one("#output", OutputLog)
+        if isinstance(event, StreamEvent):
+            out.feed(event.text)
+        elif isinstance(event, DisplayEvent):
+            text = event.data.get("text/plain")
+            if text:
+                out.feed(("Out: " if event.is_result else "") + text.rstrip("\n") + "\n")
+        elif isinstance(event, ErrorEvent):
+            out.feed("\n".join(event.traceback).rstrip("\n") + "\n")
+        elif isinstance(event, OmittedEvent):
+            out.note(f"… {event.lines} lines omitted …" if event.lines else "… output omitted …")
+        elif isinstance(event, StateEvent) and event.message:
+            out.note(event.message)
+
+    async def _ensure_setup(self, kernels, ref: ExerciseRef) -> bool:
+        """Run the exercise's setup in the live kernel once per kernel and exercise."""
+        key = (kernels.generation, ref.qualified)
+        if self._setup_done == key:
+            return True
+        result = await kernels.prepare(ref.exercise)
+        if result is not None and not result.ok:
+            out = self.query_one("#output", OutputLog)
+            out.note("The exercise's setup code failed in the live kernel (tell the pack's author):")
+            if result.error is not None:
+                out.feed("\n".join(result.error.traceback) + "\n")
+            elif result.message:
+                out.note(result.message)
+            return False
+        self._setup_done = (kernels.generation, ref.qualified)
+        return True
+
+    # ------------------------------------------------------------ run and check
+
+    @work(group="run", exclusive=False, exit_on_error=False)
+    async def action_run(self) -> None:
+        ref = self.ref
+        kernels = self._kernels()
+        if ref is None or kernels is None or not await self._may_run():
+            return
+        await self.save_draft()
+        out = self.query_one("#output", OutputLog)
+        self.query_one("#results", TabbedContent).active = "tab-output"
+        if kernels.busy:
+            self.notify("The kernel is still running your last code (ctrl+b interrupts).", severity="warning")
+            return
+        out.reset()
+        if not await self._ensure_setup(kernels, ref):
+            return
+        code = self.query_one("#editor", CodeEditor).text
+        result = await kernels.run(code, on_event=self._show_event)
+        out.flush()
+        if result.status not in ("ok", "error") and result.message:
+            out.note(result.message)
+        elif result.ok and not result.output and result.result_text is None and not result.displays:
+            out.note("(ran; nothing printed)")
+
+    @work(group="check", exclusive=True, exit_on_error=False)
+    async def action_check(self) -> None:
+        ref = self.ref
+        kernels = self._kernels()
+        if ref is None or kernels is None or not await self._may_run():
+            return
+        await self.save_draft()
+        code = self.query_one("#editor", CodeEditor).text
+        checks = self.query_one("#checks", CheckResults)
+        self.query_one("#results", TabbedContent).active = "tab-checks"
+        checks.show_message("Checking your code in a fresh kernel…", "$text-accent")
+        verdict = await kernels.verify(ref.exercise, code)
+        if ref != self.ref:
+            return
+        checks.show_verdict(verdict)
+        if verdict.status in ("pass", "fail", "error", "timeout", "crashed"):
+            await asyncio.to_thread(
+                self.app.store.record_attempt, ref.pack.id, ref.key,
+                passed=verdict.passed, code=code, content_hash=ref.content_hash,
+            )
+        if verdict.passed:
+            self._passed = True
+            last = self.index + 1 >= len(self.lesson.exercises)
+            follow = "That was the lesson's last exercise: f4 goes on to the next lesson." if last else "f4 for the next exercise."
+            self.notify(f"Passed! {follow}", title=ref.exercise.title, timeout=6)
+
+    async def action_interrupt(self) -> None:
+        kernels = self._kernels()
+        if kernels is None:
+            return
+        if not kernels.busy:
+            self.notify("Nothing is running.")
+            return
+        await kernels.interrupt()
+
+    @work(group="restart", exclusive=True, exit_on_error=False)
+    async def action_restart(self) -> None:
+        kernels = self._kernels()
+        if kernels is None:
+            return
+        out = self.query_one("#output", OutputLog)
+        out.note("Restarting the kernel: your variables are cleared, your code is kept.")
+        await kernels.restart()
+        self._setup_done = None
+
+    # ------------------------------------------------------------ hints, reset, solution
+
+    def action_hint(self) -> None:
+        ref = self.ref
+        if ref is None:
+            return
+        hints = ref.exercise.hints
+        if not hints:
+            self.notify("This exercise has no hints.")
+            return
+        if self._hints_shown >= len(hints):
+            self.notify(f"That was the last hint ({len(hints)} of {len(hints)}). f2 shows the solution.")
+            return
+        n = self._hints_shown
+        self._hints_shown += 1
+        self.query_one("#reading", TabbedContent).active = "tab-exercise"
+        self.query_one("#exercise-text", Markdown).update(
+            exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown)
+        )
+        self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
+        self.run_worker(
+            asyncio.to_thread(self.app.store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
+            group="hint", exit_on_error=False,
+        )
+
+    def action_reset(self) -> None:
+        ref = self.ref
+        if ref is None:
+            return
+        editor = self.query_one("#editor", CodeEditor)
+        # An edit, not load_text: ctrl+z brings the learner's code back.
+        editor.replace(ref.exercise.starter, editor.document.start, editor.document.end)
+        editor.focus()
+        self.notify("Back to the starter code (ctrl+z undoes).")
+
+    @work(group="solution", exclusive=True, exit_on_error=False)
+    async def action_solution(self) -> None:
+        ref = self.ref
+        if ref is None:
+            return
+        from tutor.app.screens.confirm import ConfirmScreen
+        from tutor.app.screens.solution import SolutionScreen
+
+        if not self._passed:
+            sure = await self.app.push_screen_wait(ConfirmScreen(
+                "Show the solution?",
+                "You have not passed this exercise yet. A hint (ctrl+g) may be enough, "
+                "and working it out yourself is what makes it stick.",
+                yes="Show it", no="Keep trying",
+            ))
+            if not sure:
+                return
+        use = await self.app.push_screen_wait(SolutionScreen(ref.exercise.title, ref.exercise.solution))
+        if use:
+            editor = self.query_one("#editor", CodeEditor)
+            editor.replace(ref.exercise.solution, editor.document.start, editor.document.end)
+            self.notify("The solution is in the editor (ctrl+z undoes).")
+
+    # ------------------------------------------------------------ moving between exercises
+
+    async def _go(self, step: int) -> None:
+        await self.save_draft()
+        n = len(self.lesson.exercises)
+        target = self.index + step
+        if 0 <= target < n:
+            self.index = target
+            self.load_exercise()
+            return
+        lessons = self.pack.lessons
+        at = next(i for i, les in enumerate(lessons) if les.id == self.lesson.id)
+        other = at + (1 if step > 0 else -1)
+        if not 0 <= other < len(lessons):
+            self.notify("That was the last lesson of the pack." if step > 0 else "This is the first exercise.")
+            return
+        self.lesson = lessons[other]
+        self.index = 0 if step > 0 else max(0, len(self.lesson.exercises) - 1)
+        self.query_one("#lesson-text", Markdown).update(self.lesson.intuition)
+        self.query_one("#reading", TabbedContent).active = "tab-lesson" if step > 0 else "tab-exercise"
+        self.notify(f"Lesson: {self.lesson.title}")
+        self.load_exercise()
+
+    async def action_next(self) -> None:
+        await self._go(1)
+
+    async def action_previous(self) -> None:
+        await self._go(-1)
+
+    async def action_home(self) -> None:
+        await self.save_draft()
+        self.app.pop_screen()
+
+    def action_focus_repl(self) -> None:
+        repl = self.query_one("#repl", Repl)
+        if repl.has_focus:
+            self.query_one("#editor", CodeEditor).focus()
+        else:
+            repl.focus()
+
+    # ------------------------------------------------------------ $EDITOR
+
+    async def action_external_editor(self) -> None:
+        ref = self.ref
+        if ref is None:
+            return
+        await self.save_draft()
+        editor = self.query_one("#editor", CodeEditor)
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.TemporaryDirectory(prefix="ptfund-") as tmp:
+            path = Path(tmp) / f"{ref.exercise.id}.py"
+            path.write_text(editor.text, encoding="utf-8")
+            try:
+                with self.app.suspend():
+                    code = subprocess.call([*shlex.split(command), str(path)])
+            except Exception as exc:  # no terminal to hand over (e.g. headless), or no such editor
+                self.notify(f"Could not open {command}: {exc}", severity="error")
+                return
+            text = path.read_text(encoding="utf-8")
+        if code != 0:
+            self.notify(f"{command} exited with status {code}; your code was still read back.", severity="warning")
+        if text != editor.text:
+            editor.replace(text, editor.document.start, editor.document.end)
+            await self.save_draft()
+
+    # ------------------------------------------------------------ REPL and completion
+
+    @on(Input.Submitted, "#repl")
+    def _repl_submitted(self, event: Input.Submitted) -> None:
+        line = event.value
+        if not line.strip():
+            return
+        repl = self.query_one("#repl", Repl)
+        repl.remember(line)
+        repl.value = ""
+        self.run_repl(line)
+
+    @work(group="run", exit_on_error=False)
+    async def run_repl(self, line: str) -> None:
+        ref = self.ref
+        kernels = self._kernels()
+        if kernels is None:
+            return
+        if ref is not None and not await self._may_run():
+            return
+        out = self.query_one("#output", OutputLog)
+        self.query_one("#results", TabbedContent).active = "tab-output"
+        if kernels.busy:
+            self.notify("The kernel is busy (ctrl+b interrupts).", severity="warning")
+            return
+        if ref is not None and not await self._ensure_setup(kernels, ref):
+            return
+        out.note(f">>> {line}")
+        result = await kernels.run(line, on_event=self._show_event)
+        out.flush()
+        if result.status not in ("ok", "error") and result.message:
+            out.note(result.message)
+
+    @on(Repl.CompletionRequested)
+    def _repl_complete(self, event: Repl.CompletionRequested) -> None:
+        self.complete_in(event.repl, event.code, event.cursor)
+
+    def action_complete(self) -> None:
+        editor = self.query_one("#editor", CodeEditor)
+        if not editor.has_focus:
+            return
+        offset = editor.document.get_index_from_location(editor.cursor_location)
+        self.complete_in(editor, editor.text, offset)
+
+    @work(group="complete", exclusive=True, exit_on_error=False)
+    async def complete_in(self, widget, code: str, cursor: int) -> None:
+        kernels = self.app.kernels
+        if kernels is None or kernels.busy:
+            return
+        matches, start, end = await kernels.complete(code, cursor)
+        if not matches:
+            return
+        if isinstance(widget, Repl):
+            shown = widget.apply_completion(matches, start, end)
+        else:
+            shown = _complete_editor(widget, matches, start, end)
+        if shown:
+            self.notify(shown, title="Completions", timeout=4)
+
+    # ------------------------------------------------------------ command palette
+
+    def palette_commands(self):
+        for title, help, action in (
+            ("Run code", "Run the editor's code in the live kernel (ctrl+r)", self.action_run),
+            ("Check code", "Verify the code in a fresh kernel against the exercise's checks (ctrl+t)", self.action_check),
+            ("Next hint", "Reveal the next hint (ctrl+g)", self.action_hint),
+            ("Interrupt", "Stop the code that is running (ctrl+b)", self.action_interrupt),
+            ("Restart kernel", "Clear the live kernel's variables (f8)", self.action_restart),
+            ("Reset to starter", "Replace the editor's code with the starter (f9; ctrl+z undoes)", self.action_reset),
+            ("Show solution", "The reference solution (f2)", self.action_solution),
+            ("Next exercise", "Go to the next exercise (f4)", self.action_next),
+            ("Previous exercise", "Go to the previous exercise (f3)", self.action_previous),
+            ("Open in $EDITOR", "Edit the code in your own editor (ctrl+o)", self.action_external_editor),
+        ):
+            yield SystemCommand(title, help, action)
+
+
+def _complete_editor(editor: CodeEditor, matches: list[str], start: int, end: int) -> str | None:
+    """Replace the text between offsets start..end with the only match or the common prefix."""
+    replacement = insertion(matches, end - start)
+    if replacement is not None:
+        doc = editor.document
+        editor.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
+    return summary(matches)

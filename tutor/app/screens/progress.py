@@ -1,0 +1,108 @@
+"""Progress: completion per lesson, reviews over time, and what falls due next."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Sparkline, Static
+
+from tutor.app.widgets.bar_chart import BarChart
+from tutor.app.widgets.top_bar import TopBar
+
+HISTORY_DAYS = 30
+FORECAST_DAYS = 7
+
+
+@dataclass(frozen=True)
+class ProgressData:
+    rows: list[tuple[str, str, str, str, str]]  # lesson, exercises, attempts, hints, cards
+    reviews_per_day: list[int]  # oldest first, HISTORY_DAYS long, today last
+    reviews_total: int
+    correct_total: int
+    forecast: list[tuple[str, int]]  # label, cards due that day
+
+
+def gather(app, now: datetime | None = None) -> ProgressData:
+    catalog, store = app.catalog, app.store
+    now = now or datetime.now(timezone.utc)
+    today = now.astimezone().date()
+    stats = store.exercise_stats()
+    states = store.card_states()
+    rows = []
+    per_day: Counter = Counter()
+    total = correct = 0
+    for pack, lesson in catalog.lessons():
+        keys = [f"{lesson.id}/{ex.id}" for ex in lesson.exercises]
+        passed = sum(1 for k in keys if (pack.id, k) in stats and stats[(pack.id, k)].passed)
+        attempts = sum(stats[(pack.id, k)].attempts for k in keys if (pack.id, k) in stats)
+        hints = sum(store.hints_used(pack.id, k) for k in keys)
+        card_keys = [f"{lesson.id}/{c.id}" for c in lesson.cards]
+        seen = sum(1 for k in card_keys if (pack.id, k) in states)
+        rows.append((lesson.title, f"{passed}/{len(keys)}", str(attempts), str(hints), f"{seen}/{len(card_keys)}"))
+        for k in card_keys:
+            for review in store.reviews_for(pack.id, k):
+                total += 1
+                correct += review.correct
+                per_day[review.at.astimezone().date()] += 1
+    history = [per_day.get(today - timedelta(days=d), 0) for d in range(HISTORY_DAYS - 1, -1, -1)]
+    due_per_day: Counter = Counter()
+    for state in states.values():
+        day = state.due.astimezone().date()
+        due_per_day[max(day, today)] += 1  # overdue counts as today
+    forecast = []
+    for d in range(FORECAST_DAYS):
+        day = today + timedelta(days=d)
+        label = "today" if d == 0 else ("tomorrow" if d == 1 else f"in {d} days")
+        forecast.append((label, due_per_day.get(day, 0)))
+    return ProgressData(rows, history, total, correct, forecast)
+
+
+class ProgressScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="progress.back")]
+
+    def compose(self) -> ComposeResult:
+        yield TopBar("Progress")
+        with VerticalScroll(id="progress"):
+            yield Static("Lessons", classes="section-title")
+            yield DataTable(id="lesson-table", cursor_type="row", zebra_stripes=True)
+            yield Static(f"Reviews, last {HISTORY_DAYS} days", classes="section-title")
+            yield Sparkline([], id="reviews-spark")
+            yield Static("", id="reviews-summary")
+            yield Static(f"Cards due, next {FORECAST_DAYS} days", classes="section-title")
+            yield BarChart(id="forecast")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#lesson-table", DataTable)
+        table.add_columns("Lesson", "Exercises passed", "Attempts", "Hints", "Cards seen")
+        self.load()
+
+    @work(group="progress", exclusive=True, exit_on_error=False)
+    async def load(self) -> None:
+        app = self.app
+        await app.ready.wait()
+        if app.catalog is None or app.store is None:
+            self.query_one("#reviews-summary", Static).update(app.load_error or "Nothing loaded.")
+            return
+        data = await asyncio.to_thread(gather, app)
+        table = self.query_one("#lesson-table", DataTable)
+        table.clear()
+        for row in data.rows:
+            table.add_row(*row)
+        self.query_one("#reviews-spark", Sparkline).data = data.reviews_per_day
+        if data.reviews_total:
+            rate = round(100 * data.correct_total / data.reviews_total)
+            summary = (f"{data.reviews_total} reviews, {rate}% right; "
+                       f"{data.reviews_per_day[-1]} today, {sum(data.reviews_per_day[-7:])} this week.")
+        else:
+            summary = "No reviews yet: the recall quiz (r on the home screen) starts them."
+        self.query_one("#reviews-summary", Static).update(summary)
+        self.query_one("#forecast", BarChart).show(data.forecast)

@@ -1,0 +1,215 @@
+"""The recall quiz: due cards first, then new ones, each graded and scheduled as answered.
+
+Predict cards run their code in the live kernel once the learner has committed an answer,
+so the learner sees what torch really prints; the key comes from that run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Markdown, Static
+
+from tutor.app.widgets.top_bar import TopBar
+
+TYPE_LABEL = {
+    "choice": "multiple choice",
+    "short": "short answer",
+    "numeric": "a number",
+    "predict": "predict the output",
+    "cloze": "fill the blanks",
+}
+PLACEHOLDER = {
+    "choice": "the number of your choice, then enter",
+    "short": "your answer, then enter",
+    "numeric": "a number (0.001, 1e-3, 1/1000), then enter",
+    "predict": "what it prints, or the exception's name, then enter",
+    "cloze": "the blanks in order, separated by ';', then enter",
+}
+
+
+def card_markdown(ref) -> str:
+    from tutor.grading.cards import cloze_prompt
+
+    card = ref.card
+    parts = [card.prompt.strip()]
+    if card.type == "choice":
+        parts += [""] + [f"{i}. {o.text}" for i, o in enumerate(card.options, 1)]
+    elif card.type == "cloze":
+        parts += ["", "> " + cloze_prompt(card).replace("\n", "\n> ")]
+    elif card.type == "predict":
+        parts += ["", "```python", card.code.rstrip(), "```"]
+    return "\n".join(parts)
+
+
+class QuizScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "leave", "Stop quiz", id="quiz.leave"),
+    ]
+
+    def __init__(self, lesson: str | None = None) -> None:
+        super().__init__()
+        self.only_lesson = lesson
+        self.queue: list = []
+        self.n = 0
+        self.answered = False
+        self.right = 0
+        self.wrong = 0
+        self.leeches: list[str] = []
+        self._started = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield TopBar("Recall quiz")
+        with VerticalScroll(id="quiz"):
+            yield Static("", id="card-title", classes="section-title")
+            yield Markdown("", id="card")
+            yield Static("", id="feedback")
+        yield Input(placeholder="", id="answer")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.start()
+
+    @work(group="quiz", exclusive=True, exit_on_error=False)
+    async def start(self) -> None:
+        app = self.app
+        await app.ready.wait()
+        if app.catalog is None or app.store is None:
+            self._finish(app.load_error or "Nothing to ask.")
+            return
+        refs = {(r.pack.id, r.key): r for r in app.catalog.cards(lesson=self.only_lesson)}
+        picked = await asyncio.to_thread(app.store.due_cards, list(refs))
+        self.queue = [refs[k] for k in picked.due + picked.new]
+        self.refs = refs
+        if not self.queue:
+            nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
+            msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
+            if nxt is not None:
+                from tutor.commands.quiz import when
+
+                msg += f" Next card {when(nxt, datetime.now(timezone.utc))}."
+            self._finish(msg)
+            return
+        self.n = 0
+        self.show_card()
+
+    def show_card(self) -> None:
+        ref = self.queue[self.n]
+        self.answered = False
+        self._started = time.monotonic()
+        self.query_one(TopBar).set_where(f"Recall quiz › card {self.n + 1} of {len(self.queue)}")
+        self.query_one("#card-title", Static).update(f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}")
+        self.query_one("#card", Markdown).update(card_markdown(ref))
+        self.query_one("#feedback", Static).update("")
+        answer = self.query_one("#answer", Input)
+        answer.value = ""
+        answer.placeholder = PLACEHOLDER.get(ref.card.type, "your answer, then enter")
+        answer.disabled = False
+        answer.focus()
+
+    def _finish(self, message: str) -> None:
+        self.query_one(TopBar).set_where("Recall quiz")
+        self.query_one("#card-title", Static).update("")
+        self.query_one("#card", Markdown).update(message)
+        answered = self.right + self.wrong
+        if answered:
+            summary = f"Session: {answered} card{'s' * (answered != 1)}, {self.right} right, {self.wrong} wrong."
+            summary += "".join(f"\nKeeps slipping: {advice}" for advice in self.leeches)
+            self.query_one("#feedback", Static).update(summary)
+        answer = self.query_one("#answer", Input)
+        answer.placeholder = "esc goes back home"
+        answer.disabled = True
+
+    @on(Input.Submitted, "#answer")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if not self.queue or self.n >= len(self.queue):
+            return
+        if self.answered:
+            self.n += 1
+            if self.n < len(self.queue):
+                self.show_card()
+            else:
+                self._finish("That was the last card due. Well done.")
+            return
+        self.answer(event.value)
+
+    @work(group="answer", exclusive=True, exit_on_error=False)
+    async def answer(self, text: str) -> None:
+        from tutor.grading.cards import Grade, grade, revisit_advice
+
+        app = self.app
+        ref = self.queue[self.n]
+        card = ref.card
+        feedback = self.query_one("#feedback", Static)
+        box = self.query_one("#answer", Input)
+        key = None
+        ran = None
+        if card.type == "predict" and text.strip():
+            box.disabled = True
+            feedback.update(Content.styled("Running the code…", "$text-accent"))
+            ran = await self._run_predict(ref)
+            key = ran.key if ran is not None and ran.ok else None
+            box.disabled = False
+        g = grade(card, text, key=key)
+        if g.retry:
+            feedback.update(Content.styled(g.feedback, "$text-warning"))
+            box.focus()
+            return
+        if not text.strip():
+            g = Grade(False, "No answer given.", g.expected)
+        self.answered = True
+        duration = int((time.monotonic() - self._started) * 1000)
+        state = await asyncio.to_thread(
+            app.store.review, ref.pack.id, ref.key, g.correct, content_hash=ref.content_hash, duration_ms=duration
+        )
+        if g.correct:
+            self.right += 1
+        else:
+            self.wrong += 1
+        parts: list = [("Correct. " if g.correct else "Wrong. ", "bold $text-success" if g.correct else "bold $text-error")]
+        if g.feedback not in ("Correct.", "Not quite."):
+            parts.append(g.feedback)
+        if not g.correct:
+            parts += ["\n", ("Answer: ", "bold"), g.expected]
+        if ran is not None:
+            parts += ["\n", ("It printed:\n", "bold"), (ran.shown or "(nothing)", "$text-accent")]
+        if card.explanation:
+            parts += ["\n\n", card.explanation.strip()]
+        if not g.correct and state.leech:
+            advice = revisit_advice(ref.lesson.title, card)
+            parts += ["\n", (f"You have missed this card {state.lapses} times. {advice}", "$text-warning")]
+            if advice not in self.leeches:
+                self.leeches.append(advice)
+        from tutor.commands.quiz import when
+
+        parts += ["\n", (f"Next review {when(state.due, datetime.now(timezone.utc))}. Enter for the next card.", "$text-muted")]
+        feedback.update(Content.assemble(*parts))
+        box.value = ""
+        box.placeholder = "enter: next card"
+        box.focus()
+
+    async def _run_predict(self, ref):
+        """The card's code run in the live kernel; None if it cannot run here."""
+        app = self.app
+        kernels = app.kernels
+        if kernels is None:
+            return None
+        if app.trust is not None and not await asyncio.to_thread(app.trust.is_trusted, ref.pack):
+            from tutor.app.screens.trust import TrustScreen
+
+            if not await app.push_screen_wait(TrustScreen(ref.pack)):
+                self.notify("Not run (pack not trusted): graded against the stored answer.")
+                return None
+            await asyncio.to_thread(app.trust.trust, ref.pack)
+        return await kernels.predict(ref.card.code)
+
+    def action_leave(self) -> None:
+        self.app.pop_screen()
