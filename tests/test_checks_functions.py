@@ -96,6 +96,12 @@ def test_missing_or_uncallable_function():
     assert "dimension 'n' is not in dims" in only(r)["message"]
 
 
+def test_warm_up_pays_the_lazy_costs_without_error():
+    from tutor.checks import warm_up
+
+    warm_up()
+
+
 def test_available_devices_skip_what_is_missing():
     devices = available_devices(["default", "cpu", "cuda", "mps", "meta"], torch.device("cpu"))
     assert devices[0] == torch.device("cpu") and devices[-1] == torch.device("meta")

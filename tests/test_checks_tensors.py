@@ -117,6 +117,17 @@ def test_device_mismatch_says_how_to_fix():
                   device="meta")["passed"]
 
 
+def test_device_values_compare_like_learners_mean_them():
+    from tutor.checks.compare import value_problems
+
+    # DEVICE is torch.device("cuda") while tensors report "cuda:0": the same device
+    assert value_problems(torch.device("cuda:0"), torch.device("cuda"), "t.device") == []
+    (p,) = value_problems(torch.device("cpu"), torch.device("cuda"), "t.device")
+    assert p.sentence == "t.device is cpu, expected cuda: create it with device=DEVICE or move it with .to(DEVICE)"
+    r = verify("t = torch.zeros(1)", "", [check(kind="value", expr="t.device", expected="DEVICE")], device="meta")
+    assert only(r)["message"].startswith("t.device is cpu, expected meta")
+
+
 def test_tensor_check_on_something_else_and_big_values_are_summarised():
     r = verify("t = [[1, 2], [3, 4]]", "t = torch.ones(2, 2)", [check(kind="tensor", expr="t")])
     assert only(r)["message"] == "t is a list, expected a tensor (build it with torch.tensor(...))"

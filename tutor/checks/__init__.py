@@ -18,3 +18,12 @@ def run_verification(payload: dict) -> dict:
     from .runner import run_verification as run
 
     return run(payload)
+
+
+def warm_up() -> None:
+    """Pay torch's one-time lazy costs now (a spare kernel can call this while idle):
+    the first op on the meta device imports torch._dynamo (about a second), the first
+    torch.load(weights_only=True) builds its unpickler."""
+    from .runner import warm_up as warm
+
+    warm()

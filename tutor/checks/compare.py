@@ -228,7 +228,7 @@ def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, com
             a, e = str(actual.dtype), str(expected.dtype)
             out.append(Problem("dtype", f"{name} has dtype {a}, expected {e} "
                                         f"(pass dtype={e} when creating it, or convert with .to({e}))", e, a))
-        elif prop == "device" and actual.device != expected.device:
+        elif prop == "device" and not same_device(actual.device, expected.device):
             out.append(Problem("device", device_sentence(name, actual.device, expected.device, device_hint),
                                str(expected.device), str(actual.device)))
         elif prop == "stride" and same_shape and _strides_differ(actual, expected):
@@ -331,7 +331,19 @@ def _numbers_equal(a, e, tol) -> bool:
     return False
 
 
+def same_device(a: torch.device, e: torch.device) -> bool:
+    """torch.device('cuda') (DEVICE) names the same device as a tensor's 'cuda:0'."""
+    if a.type != e.type:
+        return False
+    if a.index is None or e.index is None:
+        current = torch.cuda.current_device() if a.type == "cuda" and torch.cuda.is_available() else 0
+        return (a.index if a.index is not None else current) == (e.index if e.index is not None else current)
+    return a.index == e.index
+
+
 def _scalars_equal(a, e, tol) -> bool:
+    if isinstance(a, torch.device) and isinstance(e, torch.device):
+        return same_device(a, e)
     number = (numbers.Number, np.generic)
     if isinstance(a, number) and isinstance(e, number) and not isinstance(a, (str, bytes)):
         return _numbers_equal(a, e, tol)
@@ -396,6 +408,9 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
     if _is_scalar(actual) and _is_scalar(expected):
         if _scalars_equal(actual, expected, tol):
             return []
+        if isinstance(actual, torch.device) and isinstance(expected, torch.device):
+            return [Problem("device", device_sentence(name, actual, expected).replace(" is on ", " is ", 1),
+                            str(expected), str(actual))]
         number = (numbers.Number, np.generic)
         sa, se = _fmt_scalar(actual), _fmt_scalar(expected)
         sentence = f"{name} is {sa}, expected {se}"

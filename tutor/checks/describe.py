@@ -97,6 +97,8 @@ def short_repr(value, limit: int = LIMIT) -> str:
                 text = f"array of shape {fmt_shape(value.shape)}, dtype {value.dtype}"
             else:
                 text = "array(" + np.array2string(value, separator=", ") + ")"
+        elif isinstance(value, torch.device):
+            text = str(value)
         elif isinstance(value, torch.Size):
             text = fmt_shape(value)
         elif isinstance(value, torch.nn.Module):

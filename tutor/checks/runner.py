@@ -109,3 +109,14 @@ def run_verification(payload: dict) -> dict:
         "checks": results,
         "mistakes": messages,
     })
+
+
+def warm_up() -> None:
+    import io
+
+    x = torch.ones(2, 3, device="meta")
+    (x * 2 + x.sum(0)).reshape(-1)
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buffer)
+    buffer.seek(0)
+    torch.load(buffer, weights_only=True)

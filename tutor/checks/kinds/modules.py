@@ -22,7 +22,7 @@ def _module_or_outcome(value, name: str):
     return None, Outcome(False, message, "an nn.Module", short_repr(value))
 
 
-def _name_set_problems(name: str, what: str, actual: list, expected: list, model, plain_paths) -> list:
+def _name_set_problems(name: str, what: str, actual: list, expected: list, model) -> list:
     missing = [n for n in expected if n not in actual]
     extra = sorted(n for n in set(actual) - set(expected))
     out = []
@@ -78,13 +78,12 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         expected_out.append(f"{fmt_int(want)} trainable")
         actual_out.append(f"{fmt_int(trainable)} trainable")
 
-    plain_paths = {u.path for u in plain}
     for key, what, names in (("parameter_names", "parameters", lambda: [n for n, _ in model.named_parameters()]),
                              ("buffer_names", "buffers", lambda: [n for n, _ in model.named_buffers()])):
         if check.get(key) is None:
             continue
         actual_names = names()
-        found = _name_set_problems(name, what, actual_names, list(check[key]), model, plain_paths)
+        found = _name_set_problems(name, what, actual_names, list(check[key]), model)
         problems.extend(found)
         if not found:
             passed.append(f"the expected {what}")
