@@ -43,7 +43,8 @@ def run_show(args) -> int:
 
 
 def build_report(store, catalog, now: datetime) -> dict:
-    """Per-lesson completion for loaded packs, plus records of packs not loaded now."""
+    """Per-lesson completion for loaded packs, plus records of items no loaded pack has
+    (a pack not given this time, or an item since removed)."""
     from tutor.progress.store import ts
 
     ex_stats = store.exercise_stats()
@@ -92,7 +93,7 @@ def build_report(store, catalog, now: datetime) -> dict:
     return {
         "data_file": str(store.path),
         "packs": packs,
-        "not_loaded": sorted(other.values(), key=lambda o: o["pack"]),
+        "not_in_packs": sorted(other.values(), key=lambda o: o["pack"]),
         "totals": {
             "attempts": sum(s.attempts for s in ex_stats.values()),
             "exercises_passed": sum(1 for s in ex_stats.values() if s.passed),
@@ -129,11 +130,11 @@ def format_report(r: dict) -> str:
                     card_part += f", {cd['leeches']} keep slipping"
                 parts.append(card_part)
             lines.append(f"  {les['id']:<24} {les['title']:<36} {'; '.join(parts) or '-'}")
-    for o in r["not_loaded"]:
+    for o in r["not_in_packs"]:
         lines.append("")
         lines.append(
-            f"[{o['pack']}] (not loaded now): {o['exercises_passed']}/{o['exercises_attempted']} exercises passed, "
-            f"{o['cards_seen']} cards seen"
+            f"[{o['pack']}] items not in the loaded packs: {o['exercises_passed']}/{o['exercises_attempted']} "
+            f"exercises passed, {o['cards_seen']} cards seen"
         )
     t = r["totals"]
     lines.append("")

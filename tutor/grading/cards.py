@@ -231,7 +231,7 @@ def _grade_predict(card: PredictCard, answer: str, key: str | None) -> Grade:
     for k in keys:
         if is_exception_key(k):
             if _exception_matches(answer, k):
-                return Grade(True, f"Correct: it raises {k.strip()}.", shown_key)
+                return Grade(True, f"It raises {k.strip()}.", shown_key)
         elif normalise(answer) == normalise(k):
             return Grade(True, "Correct.", shown_key)
     if any(normalise(answer) == normalise(a) for a in card.accept):
