@@ -1,0 +1,89 @@
+"""Predict cards: the key derived from a kernel run, with fakes and with a real kernel."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+
+import pytest
+
+from tutor.engine.events import ErrorEvent, RunResult
+from tutor.grading.predict import outcome_from_result, predict_key, run_predict
+
+
+def test_key_is_stdout_plus_last_value_stripped():
+    o = outcome_from_result(RunResult(status="ok", output="torch.Size([2, 3])\n", result_text="tensor([1., 2.])"))
+    assert o.ok and o.exception is None
+    assert o.key == o.shown == "torch.Size([2, 3])\ntensor([1., 2.])"
+    assert outcome_from_result(RunResult(status="ok", output="  hi  \n\n")).key == "hi"
+    assert outcome_from_result(RunResult(status="ok", result_text="3")).key == "3"
+    assert outcome_from_result(RunResult(status="ok")).key == ""
+
+
+def test_key_of_an_exception_is_its_class_name():
+    err = ErrorEvent(ename="RuntimeError", evalue="view size is not compatible", traceback=())
+    o = outcome_from_result(RunResult(status="error", output="before\n", error=err))
+    assert o.ok and o.key == "RuntimeError" and o.exception == "RuntimeError"
+    assert o.shown == "before\nRuntimeError: view size is not compatible"
+
+
+@pytest.mark.parametrize("status", ["timeout", "crashed", "interrupted"])
+def test_unfinished_runs_give_no_key(status):
+    o = outcome_from_result(RunResult(status=status, message="The kernel was restarted." if status == "crashed" else None))
+    assert not o.ok and o.key == "" and o.problem
+
+
+async def test_run_predict_uses_the_session():
+    class Session:
+        async def execute(self, code, timeout=None):
+            self.code, self.timeout = code, timeout
+            return RunResult(status="ok", output="1\n", result_text="2")
+
+    s = Session()
+    o = await run_predict(s, "print(1)\n2", timeout=5)
+    assert o.key == "1\n2" and s.code == "print(1)\n2" and s.timeout == 5
+
+
+# ---------------------------------------------------------------- with a real kernel
+
+
+def _engine_available() -> bool:
+    try:
+        from tutor.engine import KernelSession  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+real_kernel = pytest.mark.skipif(not _engine_available(), reason="tutor.engine.KernelSession not available")
+
+
+@real_kernel
+@pytest.mark.slow
+def test_predict_key_with_real_torch():
+    assert predict_key("import torch\nx = torch.zeros(2, 3)\nx.t().view(-1)") == "RuntimeError"
+    assert predict_key("print(1)\n2 + 2") == "1\n4"
+
+
+@real_kernel
+@pytest.mark.slow
+def test_quiz_runs_a_predict_card_in_a_real_kernel(tmp_path):
+    from progress_pack import write_pack
+
+    from tutor.commands.quiz import Quiz
+    from tutor.packs.catalog import Catalog
+    from tutor.progress import ProgressStore
+
+    cat = Catalog.load([str(write_pack(tmp_path / "pack"))], builtin=False)
+    refs = [r for r in cat.cards() if r.card.type == "predict"]
+    out = io.StringIO()
+    with ProgressStore(tmp_path / "p.sqlite3") as store:
+        q = Quiz(store, refs, stdin=io.StringIO("RuntimeError: view size\n"), stdout=out, trusted=lambda p: True,
+                 now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc))
+        try:
+            q.run()
+        finally:
+            q.close()
+    text = out.getvalue()
+    assert "It prints:\n    RuntimeError: view size is not compatible" in text, text
+    assert "Correct. It raises RuntimeError." in text
