@@ -60,6 +60,7 @@ def check_db(db: Path, attempts: set[int], reviews: set[str]) -> None:
     assert reviews <= have_reviews, f"lost reviews {sorted(reviews - have_reviews)[:5]}"
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_loses_nothing_committed(tmp_path):
     db = tmp_path / "progress.sqlite3"
     rng = random.Random(20240501)

@@ -386,3 +386,73 @@ def test_every_method_is_safe_from_worker_threads(store):
     assert not errors
     assert sum(len(store.attempts_for("p", f"l/e{n}")) for n in range(8)) == 200
     assert store.review_count() == 200
+
+
+def test_a_write_that_cannot_get_the_lock_is_one_sentence(tmp_path):
+    path = tmp_path / FILENAME
+    with ProgressStore(path, busy_timeout=0.05) as s:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process mid-write, for longer than the busy timeout
+        try:
+            with pytest.raises(TutorError, match="could not save progress"):
+                s.record_attempt("p", "l/e", passed=True, code="", content_hash="h")
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        s.record_attempt("p", "l/e", passed=True, code="", content_hash="h")  # and it recovers
+        assert len(s.attempts_for("p", "l/e")) == 1
+
+
+# ---------------------------------------------------------------- export/import property
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+_items = hs.sampled_from(["l/a", "l/b", "m/c"])
+_times = hs.integers(min_value=0, max_value=60 * 24 * 30).map(lambda m: T0 + timedelta(minutes=m))
+_ops = hs.lists(
+    hs.one_of(
+        hs.tuples(hs.just("attempt"), _items, hs.booleans(), _times),
+        hs.tuples(hs.just("review"), _items, hs.booleans(), _times),
+        hs.tuples(hs.just("draft"), _items, hs.text(max_size=20), _times),
+        hs.tuples(hs.just("hint"), _items, hs.integers(0, 3), _times),
+    ),
+    max_size=25,
+)
+
+
+def _apply(s: ProgressStore, ops) -> None:
+    for kind, item, value, at in ops:
+        if kind == "attempt":
+            s.record_attempt("p", item, passed=value, code=str(at), content_hash="h", at=at)
+        elif kind == "review":
+            s.review("p", item, value, at, content_hash="h")
+        elif kind == "draft":
+            s.save_draft("p", item, value, at=at)
+        else:
+            s.record_hint("p", item, value, at=at)
+
+
+def _strip(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k != "exported_at"}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops_a=_ops, ops_b=_ops)
+def test_import_is_idempotent_and_order_free_for_any_history(tmp_path_factory, ops_a, ops_b):
+    d = tmp_path_factory.mktemp("prop")
+    with ProgressStore(d / "a.db", fuzz=False) as a, ProgressStore(d / "b.db", fuzz=False) as b, \
+            ProgressStore(d / "c.db", fuzz=False) as c:
+        _apply(a, ops_a)
+        _apply(b, ops_b)
+        # a copy of a's history imports exactly
+        c.import_(a.export())
+        assert _strip(c.export()) == _strip(a.export())
+        # merging b in twice equals merging it once; nothing of either side is lost
+        c.import_(b.export())
+        once = _strip(c.export())
+        c.import_(b.export())
+        c.import_(a.export())
+        assert _strip(c.export()) == once
+        assert {r["uid"] for r in once["reviews"]} == {r["uid"] for r in a.export()["reviews"] + b.export()["reviews"]}
+        assert {x["uid"] for x in once["attempts"]} == {x["uid"] for x in a.export()["attempts"] + b.export()["attempts"]}

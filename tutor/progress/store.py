@@ -281,14 +281,19 @@ class ProgressStore:
         transaction that later needs it can fail with SQLITE_BUSY without waiting."""
         with self._lock:
             conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                # Disk full, read-only file, another process holding the lock past the
+                # busy timeout: the learner's problem to fix, so one sentence, no traceback.
+                raise TutorError(f"could not save progress to {self.path}: {exc}") from None
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
