@@ -206,9 +206,8 @@ class ProgressStore:
             return conn
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if getattr(exc, "sqlite_errorcode", None) in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or (
-                type(exc) is sqlite3.DatabaseError
-            ):
+            # Only damage moves the file aside; busy, locked, I/O errors never do.
+            if ((getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
                 raise CorruptDatabase(str(exc)) from None
             raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
         except BaseException:
