@@ -1,0 +1,71 @@
+"""``ptfund-tutor doctor``: versions, device, data dir and how long a kernel takes to start.
+
+torch's version and the device come from a kernel, like everything torch: this process
+never imports torch (it must stay light enough for the TUI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import sys
+from importlib import metadata
+
+from tutor import __version__
+from tutor.paths import data_dir
+
+PACKAGES = ("textual", "jupyter_client", "ipykernel")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+async def _probe(device: str | None, connection_file: str | None):
+    from tutor.engine import KernelSession
+
+    session = KernelSession(device=device, connection_file=connection_file)
+    try:
+        await session.start()
+        return session.device_info, session.startup_time, session.checks_error
+    finally:
+        await session.shutdown()
+
+
+def run(args) -> int:
+    rows: list[tuple[str, str]] = [
+        ("ptfund-tutor", __version__),
+        ("python", f"{platform.python_version()} ({sys.executable})"),
+    ]
+    rows += [(name, _version(name)) for name in PACKAGES]
+    rows.append(("data dir", str(data_dir(getattr(args, "data_dir", None)))))
+    connection_file = getattr(args, "kernel", None)
+    if connection_file:
+        rows.append(("kernel", f"attached: {connection_file}"))
+    _print(rows)
+    sys.stdout.flush()
+
+    from tutor.engine.errors import EngineError
+
+    try:
+        info, seconds, checks_error = asyncio.run(_probe(getattr(args, "device", None), connection_file))
+    except EngineError as exc:
+        _print([("torch", "unknown"), ("device", "unknown"), ("kernel ready", f"failed: {exc}")])
+        return 1
+    late = [
+        ("torch", info.torch_version or "unknown"),
+        ("device", info.label()),
+        ("kernel ready", f"{seconds:.2f} s (torch imported, checks loaded)"),
+    ]
+    if checks_error:
+        late.append(("checks", f"failed to load in the kernel: {checks_error}"))
+    _print(late)
+    return 1 if checks_error else 0
+
+
+def _print(rows: list[tuple[str, str]]) -> None:
+    for name, value in rows:
+        print(f"{name + ':':<15} {value}")

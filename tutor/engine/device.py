@@ -1,0 +1,150 @@
+"""Device detection, done by the kernel itself: the UI process never imports torch.
+
+``boot_source`` is the code every kernel runs once at start: import torch, install the
+check library, pick the device (detected, or the ``--device`` override), put ``DEVICE`` in
+the learner's namespace, and leave a JSON report that the engine reads back through
+``user_expressions``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from tutor.engine.events import DeviceInfo
+from tutor.engine.inject import checks_bootstrap_source
+
+DEVICES = ("cpu", "cuda", "mps")
+
+# Read back after the boot code ran; a module the boot code registers, not a user name.
+REPORT_EXPRESSION = "__import__('sys').modules['_ptfund_kernel'].report"
+PID_EXPRESSION = "__import__('os').getpid()"
+
+_BOOT = r'''
+def __ptfund_plain_deep_tracebacks(shell, max_frames=100):
+    """IPython's rich traceback costs ~10 ms a frame, so an unbounded recursion (1000
+    frames) took 10+ s to report, twice (display and history). Past ``max_frames`` use the
+    standard library's, which folds repeats into "[Previous line repeated N more times]"."""
+    import traceback
+
+    itb = shell.InteractiveTB
+    rich = itb.structured_traceback
+
+    def structured_traceback(etype, evalue, etb=None, tb_offset=None, *args, **kwargs):
+        depth, tb = 0, etb
+        while tb is not None and depth <= max_frames:
+            depth, tb = depth + 1, tb.tb_next
+        if depth <= max_frames:
+            return rich(etype, evalue, etb, tb_offset, *args, **kwargs)
+        skip = tb_offset if tb_offset is not None else (getattr(itb, "tb_offset", 0) or 0)
+        tb = etb
+        for _ in range(skip):
+            if tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+        text = "".join(traceback.format_exception(etype, evalue, tb))
+        return text.rstrip("\n").split("\n")
+
+    itb.structured_traceback = structured_traceback
+
+
+def __ptfund_boot(requested):
+    import json, os, platform, socket, sys, types
+    report = {"pid": os.getpid(), "host": socket.gethostname(),
+              "python_version": platform.python_version(), "executable": sys.executable}
+    state = sys.modules.get("_ptfund_kernel") or types.ModuleType("_ptfund_kernel")
+    sys.modules["_ptfund_kernel"] = state
+    state.report = json.dumps(report)
+    try:
+        import torch
+    except BaseException as exc:
+        report["error"] = ("torch cannot be imported in the kernel (%s: %s)."
+                           % (type(exc).__name__, exc))
+        state.report = json.dumps(report)
+        return
+    report["torch_version"] = torch.__version__
+    cuda = torch.cuda.is_available()
+    mps_backend = getattr(torch.backends, "mps", None)
+    mps = bool(mps_backend is not None and mps_backend.is_available())
+    if requested == "cuda" and not cuda:
+        if torch.version.cuda is None:
+            why = "this torch %s is a CPU-only build" % torch.__version__
+        else:
+            why = "no GPU is visible to torch (check the driver and CUDA_VISIBLE_DEVICES)"
+        report["error"] = "--device cuda was requested, but CUDA is not available: %s." % why
+    elif requested == "mps" and not mps:
+        report["error"] = ("--device mps was requested, but MPS is not available "
+                           "(it needs Apple silicon, macOS 12.3+ and a torch built with MPS).")
+    kind = requested or ("cuda" if cuda else "mps" if mps else "cpu")
+    if "error" not in report:
+        if kind == "cuda":
+            name = torch.cuda.get_device_name(0)
+        elif kind == "mps":
+            name = "Apple MPS"
+        else:
+            name = "CPU"
+        report.update(kind=kind, name=name)
+        globals()["DEVICE"] = state.DEVICE = torch.device(kind)
+    try:
+        shell = get_ipython()
+        # Jedi's first completion takes seconds; IPython's own completer answers at once.
+        shell.Completer.use_jedi = False
+        # exit() would otherwise stop the kernel's event loop: the process ends quietly.
+        shell.keepkernel_on_exit = True
+
+        __ptfund_plain_deep_tracebacks(shell)
+    except Exception:
+        pass
+    try:
+        __ptfund_checks_source__ = __CHECKS__
+        exec(compile(__ptfund_checks_source__, "<ptfund_checks bootstrap>", "exec"), {})
+        # Loaded now, so a check's first use costs nothing on the critical path.
+        import ptfund_checks  # noqa: F401
+    except BaseException as exc:
+        report["checks_error"] = "%s: %s" % (type(exc).__name__, exc)
+    state.report = json.dumps(report)
+
+
+__ptfund_boot(__REQUESTED__)
+del __ptfund_boot, __ptfund_plain_deep_tracebacks
+'''
+
+
+def boot_source(requested: str | None) -> str:
+    if requested is not None and requested not in DEVICES:
+        raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
+    return (_BOOT.replace("__REQUESTED__", repr(requested), 1)
+                 .replace("__CHECKS__", repr(checks_bootstrap_source()), 1))
+
+
+def parse_expression(reply_content: dict, key: str):
+    """The Python value of a user_expression from an execute_reply, or None."""
+    entry = (reply_content.get("user_expressions") or {}).get(key) or {}
+    if entry.get("status") != "ok":
+        return None
+    text = (entry.get("data") or {}).get("text/plain")
+    if text is None:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def parse_report(reply_content: dict) -> dict:
+    raw = parse_expression(reply_content, "report")
+    if not isinstance(raw, str):
+        return {}
+    try:
+        report = json.loads(raw)
+    except ValueError:
+        return {}
+    return report if isinstance(report, dict) else {}
+
+
+def device_info(report: dict) -> DeviceInfo:
+    return DeviceInfo(
+        kind=report.get("kind", "cpu"),
+        name=report.get("name", "CPU"),
+        torch_version=report.get("torch_version", ""),
+        python_version=report.get("python_version", ""),
+    )

@@ -1,0 +1,233 @@
+"""A capped output buffer: the learner's prints, bounded in memory however much is printed.
+
+Keeps the first ``head_lines`` lines (streamed live as they arrive) and a rolling window of
+the last ``tail_lines`` lines; everything between is only counted. When the run ends, the
+count is reported once (an OmittedEvent and the "… N lines omitted …" marker in the text)
+followed by the kept tail. Single lines are cut at ``max_line_chars`` so one enormous line
+(a huge list printed without newlines) cannot blow the cap either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from tutor.engine.events import DisplayEvent, OmittedEvent, OutputEvent, StreamEvent
+
+HEAD_LINES = 2000
+TAIL_LINES = 200
+MAX_LINE_CHARS = 10_000
+MAX_LIVE_LINE_CHARS = 100_000  # raw text streamed per line, "\r" rewrites included
+HEAD_CHARS = 1_000_000
+MAX_TEXT_PLAIN = 200_000  # a text/plain value (e.g. Out[n] of a huge list) is cut here
+DISPLAYS_KEPT = 100  # first and last N display bundles of a run
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def omitted_marker(lines: int) -> str:
+    return f"… {lines} lines omitted …\n"
+
+
+def cut_text(text: str, limit: int = MAX_TEXT_PLAIN) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… {len(text) - limit} characters omitted …"
+
+
+def cap_bundle(data: dict) -> dict:
+    """A display bundle with an oversized text/plain cut; other mime types stay intact
+    (grading publishes its verdict as a custom mime type)."""
+    text = data.get("text/plain")
+    if isinstance(text, str) and len(text) > MAX_TEXT_PLAIN:
+        data = dict(data)
+        data["text/plain"] = cut_text(text)
+    return data
+
+
+class _Line:
+    """The line being written. Streams the raw text live (cut at a cap) and stores what a
+    terminal would show: a carriage return restarts the line, as progress bars expect."""
+
+    __slots__ = ("name", "text", "dropped", "streamed")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.text = ""
+        self.dropped = 0
+        self.streamed = 0
+
+    def add(self, piece: str) -> str:
+        """Append a piece; returns the part to stream live."""
+        newline = piece.endswith("\n")
+        body = piece[:-1] if newline else piece
+        live_room = MAX_LIVE_LINE_CHARS - self.streamed
+        live = body[: max(live_room, 0)]
+        self.streamed += len(live)
+        if "\r" in body.rstrip("\r"):
+            self.text = ""
+            self.dropped = 0
+            body = body.rsplit("\r", 1)[-1]
+        room = MAX_LINE_CHARS - len(self.text)
+        if len(body) > room:
+            self.dropped += len(body) - max(room, 0)
+            body = body[: max(room, 0)]
+        self.text += body
+        return live + ("\n" if newline else "")
+
+    def finish(self, complete: bool) -> str:
+        note = f" … ({self.dropped} characters omitted)" if self.dropped else ""
+        return self.text.rstrip("\r") + note + ("\n" if complete else "")
+
+
+class OutputBuffer:
+    """Collects one run's stdout/stderr and display bundles with bounded memory."""
+
+    def __init__(self, head_lines: int = HEAD_LINES, tail_lines: int = TAIL_LINES,
+                 head_chars: int = HEAD_CHARS):
+        self.head_lines = head_lines
+        self.tail_lines = tail_lines
+        self.head_chars = head_chars
+        self._head: list[str] = []  # finished lines, "\n" included
+        self._head_count = 0
+        self._head_size = 0
+        self._tail: deque[tuple[str, str]] = deque()  # (stream name, finished line)
+        self._line: _Line | None = None  # the unfinished line, head or tail
+        self._in_tail = False
+        self.omitted = 0
+        self.displays: list[DisplayEvent] = []
+        self._late_displays: deque[DisplayEvent] = deque(maxlen=DISPLAYS_KEPT)
+        self.omitted_displays = 0
+        self._finished = False
+
+    # ---- streams
+
+    def add_stream(self, name: str, text: str) -> list[OutputEvent]:
+        """Take a chunk of a stream; returns the events to deliver now."""
+        if not text:
+            return []
+        parts = text.split("\n")  # all but the last end a line
+        last = len(parts) - 1
+        live: list[str] = []
+        i = 0
+        while i <= last and not self._in_tail:
+            newline = i < last
+            if parts[i] or newline:
+                line = self._line
+                if line is not None and line.name != name:
+                    # Another stream interleaves mid-line: close the open line as it is.
+                    self._close_line(complete=False)
+                    line = None
+                if line is None:
+                    line = self._line = _Line(name)
+                live.append(line.add(parts[i] + ("\n" if newline else "")))
+                if newline:
+                    self._close_line(complete=True)
+            i += 1
+        if i <= last:
+            self._add_tail(name, parts[i:])
+        shown = "".join(live)
+        return [StreamEvent(name, shown)] if shown else []  # type: ignore[arg-type]
+
+    def _add_tail(self, name: str, parts: list[str]) -> None:
+        """Past the head: keep only the last lines, in bulk (a flood is mostly this path)."""
+        if len(parts) == 1:
+            if parts[0]:
+                self._open(name).add(parts[0])
+            return
+        self._open(name).add(parts[0] + "\n")
+        self._close_line(complete=True)
+        middle = parts[1:-1]
+        if len(middle) >= self.tail_lines:
+            self.omitted += len(self._tail) + len(middle) - self.tail_lines
+            self._tail.clear()
+            middle = middle[len(middle) - self.tail_lines:]
+        for part in middle:
+            line = _Line(name)
+            line.add(part + "\n")
+            self._line = line
+            self._close_line(complete=True)
+        if parts[-1]:
+            self._open(name).add(parts[-1])
+
+    def _close_line(self, complete: bool) -> None:
+        line = self._line
+        self._line = None
+        if line is None:
+            return
+        text = line.finish(complete)
+        if not self._in_tail:
+            self._head.append(text)
+            self._head_count += 1
+            self._head_size += len(text)
+            if self._head_count >= self.head_lines or self._head_size >= self.head_chars:
+                self._in_tail = True
+            return
+        self._tail.append((line.name, text))
+        if len(self._tail) > self.tail_lines:
+            self._tail.popleft()
+            self.omitted += 1
+
+    def _open(self, name: str) -> _Line:
+        if self._line is None:
+            self._line = _Line(name)
+        return self._line
+
+    # ---- displays
+
+    def add_display(self, event: DisplayEvent) -> bool:
+        """Keep a display bundle; False when it is dropped (past the first N, kept among the last N)."""
+        if len(self.displays) < DISPLAYS_KEPT:
+            self.displays.append(event)
+            return True
+        if len(self._late_displays) == self._late_displays.maxlen:
+            self.omitted_displays += 1
+        self._late_displays.append(event)
+        return False
+
+    # ---- end of run
+
+    def finish(self) -> list[OutputEvent]:
+        """Close the run: the omitted-lines notice and the kept tail, as events."""
+        if self._finished:
+            return []
+        self._finished = True
+        events: list[OutputEvent] = []
+        if self._line is not None:
+            self._close_line(complete=False)
+        if self.omitted:
+            events.append(OmittedEvent(self.omitted))
+        name, chunk = None, []
+        for stream, text in self._tail:
+            if name is not None and stream != name and chunk:
+                events.append(StreamEvent(name, "".join(chunk)))  # type: ignore[arg-type]
+                chunk = []
+            name = stream
+            chunk.append(text)
+        if chunk:
+            events.append(StreamEvent(name, "".join(chunk)))  # type: ignore[arg-type]
+        self.displays.extend(self._late_displays)
+        self._late_displays.clear()
+        return events
+
+    def text(self) -> str:
+        """stdout+stderr as the learner sees it, with the marker where lines were dropped."""
+        parts = list(self._head)
+        if self._line is not None and not self._in_tail:
+            parts.append(self._line.finish(complete=False))
+        if self.omitted:
+            if parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
+            parts.append(omitted_marker(self.omitted))
+        parts.extend(text for _, text in self._tail)
+        if self._line is not None and self._in_tail:
+            parts.append(self._line.finish(complete=False))
+        return "".join(parts)
+
+    @property
+    def total_lines(self) -> int:
+        return self._head_count + self.omitted + len(self._tail)

@@ -1,0 +1,81 @@
+"""A warm spare kernel, so verifying an exercise in a fresh process costs no kernel start.
+
+``take()`` hands out a spare that is fully started (torch imported, checks injected) and at
+once starts the next spare in the background. The caller owns the taken kernel and shuts it
+down when done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from tutor.engine.errors import EngineError
+from tutor.engine.session import KernelSession
+
+log = logging.getLogger("tutor.engine")
+
+TAKE_ATTEMPTS = 3  # a spare that died while waiting is replaced; this many tries at most
+
+
+class KernelPool:
+    def __init__(self, device: str | None = None, size: int = 1,
+                 cwd: str | os.PathLike | None = None, extra_env: dict[str, str] | None = None,
+                 **session_options):
+        if size < 1:
+            raise ValueError("a kernel pool needs size >= 1")
+        self.device = device
+        self.size = size
+        self.cwd = cwd
+        self.extra_env = extra_env
+        self.session_options = session_options
+        self._spares: list[KernelSession] = []
+        self._closed = False
+
+    def _spawn(self) -> KernelSession:
+        session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env,
+                                **self.session_options)
+        session.start_soon()
+        self._spares.append(session)
+        return session
+
+    async def start(self) -> None:
+        """Begin warming spares; returns at once (``ready()`` waits for one)."""
+        self._closed = False
+        while len(self._spares) < self.size:
+            self._spawn()
+
+    async def ready(self) -> None:
+        """Wait until the next spare is started (raises if it cannot start)."""
+        if not self._spares:
+            await self.start()
+        await self._spares[0].start()
+
+    async def take(self) -> KernelSession:
+        """A started kernel of one's own; the next spare starts warming now."""
+        if self._closed:
+            raise EngineError("The kernel pool is shut down.")
+        last_error: Exception | None = None
+        for _ in range(TAKE_ATTEMPTS):
+            if not self._spares:
+                self._spawn()
+            session = self._spares.pop(0)
+            while len(self._spares) < self.size:
+                self._spawn()
+            try:
+                await session.start()
+                if await session.is_alive():
+                    return session
+            except EngineError as exc:
+                last_error = exc
+                if exc.__class__.__name__ == "DeviceUnavailable":
+                    raise
+            await session.shutdown()
+        raise last_error or EngineError("No kernel could be started.")
+
+    async def shutdown(self) -> None:
+        """Stop the spares (kernels already taken belong to their takers)."""
+        self._closed = True
+        spares, self._spares = self._spares, []
+        await asyncio.gather(*(s.shutdown() for s in spares), return_exceptions=True)
