@@ -207,7 +207,7 @@ class ProgressStore:
         except sqlite3.DatabaseError as exc:
             conn.close()
             # Only damage moves the file aside; busy, locked, I/O errors never do.
-            if ((getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            if _is_damage(exc):
                 raise CorruptDatabase(str(exc)) from None
             raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
         except BaseException:
@@ -293,6 +293,13 @@ class ProgressStore:
                 # Disk full, read-only file, another process holding the lock past the
                 # busy timeout: the learner's problem to fix, so one sentence, no traceback.
                 raise TutorError(f"could not save progress to {self.path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                if _is_damage(exc):
+                    raise TutorError(
+                        f"the progress database {self.path} is damaged ({exc}); the next start moves it aside "
+                        "and starts a fresh one"
+                    ) from None
+                raise
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -665,6 +672,11 @@ _REVIEW_SELECT = "SELECT uid, pack, item, rating, correct, at, duration_ms, cont
 
 def _uid() -> str:
     return uuid.uuid4().hex
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """The file itself is broken (primary code CORRUPT or NOTADB), not merely busy."""
+    return ((getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
