@@ -1,0 +1,69 @@
+import torch
+from torch import nn
+
+X = torch.randn(32, 4, device=DEVICE)
+w_true = torch.tensor([[1.0], [-2.0], [0.5], [3.0]], device=DEVICE)
+Y = X @ w_true + 0.1 * torch.randn(32, 1, device=DEVICE)
+loss_fn = nn.MSELoss()
+micro_batches = list(zip(X.split(8), Y.split(8)))  # 4 micro-batches of 8
+
+
+def make_model():
+    torch.manual_seed(3)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(DEVICE)
+
+
+model = make_model()
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+
+def _flat(tensors):
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+def _grads(m):
+    return _flat([p.grad if p.grad is not None else torch.zeros_like(p) for p in m.parameters()]).detach().clone()
+
+
+def grads_after(update, max_norm=1e9):
+    # lr = 0 and a huge max_norm: .grad after one call, unclipped and unused
+    m = make_model()
+    update(m, torch.optim.SGD(m.parameters(), lr=0.0), micro_batches, max_norm)
+    return _grads(m)
+
+
+def params_after(update, max_norm):
+    m = make_model()
+    update(m, torch.optim.SGD(m.parameters(), lr=0.1), micro_batches, max_norm)
+    return _flat([p.detach() for p in m.parameters()]).clone()
+
+
+def _grad_of(xb, yb):
+    m = make_model()
+    loss_fn(m(xb), yb).backward()
+    return _grads(m)
+
+
+def _accumulation(update):
+    g = grads_after(update)
+    close = lambda a, b: torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+    if close(g, 4 * _grad_of(X, Y)):
+        return "not divided"
+    last = _grad_of(*micro_batches[-1])
+    if close(g, last) or close(g, last / 4):
+        return "last only"
+    return None
+
+
+def _clipping(update):
+    m = make_model()
+    update(m, torch.optim.SGD(m.parameters(), lr=0.1), micro_batches, 0.01)
+    moved = _flat([p.detach() for p in m.parameters()])
+    if torch.equal(moved, _flat([p.detach() for p in make_model().parameters()])):
+        return None  # no step at all
+    left = float(_grads(m).norm())
+    if left > 0.0101:
+        return "not clipped"
+    if torch.allclose(moved, params_after(update, 1e9), rtol=1e-5, atol=1e-7):
+        return "after step"
+    return None

@@ -1,0 +1,14 @@
+import torch
+
+
+def accumulated_update(model, opt, micro_batches, max_norm):
+    opt.zero_grad()
+    for xb, yb in micro_batches:
+        loss = loss_fn(model(xb), yb) / len(micro_batches)
+        loss.backward()
+    total_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    opt.step()
+    return float(total_norm)
+
+
+norm = accumulated_update(model, opt, micro_batches, max_norm=1.0)

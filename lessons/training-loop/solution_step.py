@@ -1,0 +1,10 @@
+def train_step(model, opt, loss_fn, xb, yb):
+    opt.zero_grad()
+    logits = model(xb)
+    loss = loss_fn(logits, yb)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+losses = [train_step(model, opt, loss_fn, X, y) for _ in range(30)]
