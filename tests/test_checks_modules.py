@@ -73,6 +73,10 @@ def test_plain_list_of_layers_earns_the_modulelist_message():
     msg = only(r)["message"]
     assert msg.startswith("model has 0 parameters, expected 109,386: ") and expected in msg
     assert r["mistakes"] == [expected]
+    names = [f"layers.{i}.{p}" for i in range(3) for p in ("weight", "bias")]
+    r = verify(PLAIN_LIST, MLP, [check(kind="module", expr="model", parameters=109386, parameter_names=names)])
+    msg = only(r)["message"]
+    assert msg.count("is a plain list") == 1 and "layers.0.weight" not in msg  # explained once, not per name
 
 
 def test_plain_tensor_attribute_earns_the_register_buffer_message():

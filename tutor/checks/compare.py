@@ -122,7 +122,7 @@ def mismatch_sentence(name: str, stats: dict) -> str:
     pair = f"is {fmt_number(stats['actual'])}, expected {fmt_number(stats['expected'])}"
     if stats["total"] == 1:
         return f"{name if first == () else _index(name, first)} {pair}"
-    where = ", ".join(str(i) if len(i) != 1 else f"({i[0]})" for i in stats["first"])
+    where = ", ".join(str(i) if len(i) != 1 else str(i[0]) for i in stats["first"])
     sentence = (f"{name} differs from the expected values at {stats['mismatched']:,} of "
                 f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}")
     if stats["max_abs_error"] is not None:

@@ -22,14 +22,21 @@ def _module_or_outcome(value, name: str):
     return None, Outcome(False, message, "an nn.Module", short_repr(value))
 
 
-def _name_set_problems(name: str, what: str, actual: list, expected: list, model) -> list:
+def _name_set_problems(name: str, what: str, actual: list, expected: list, model, plain) -> list:
     missing = [n for n in expected if n not in actual]
     extra = sorted(n for n in set(actual) - set(expected))
     out = []
-    explained = [n for n in missing if plain_tensor_at(model, n)]
-    for n in explained:
-        out.append(signatures.plain_tensor(f"{name}.{n}"))
-    missing = [n for n in missing if n not in explained]
+    for n in missing:
+        if plain_tensor_at(model, n):
+            out.append(signatures.plain_tensor(f"{name}.{n}"))
+    # names under a plain list of layers are explained by that list's own message
+    containers = [u for u in plain if u.kind == "modules"]
+    for u in containers:
+        prefix = u.path[len(name) + 1:] + "."
+        if any(n.startswith(prefix) for n in missing) and u.message not in out:
+            out.append(u.message)
+    missing = [n for n in missing if not plain_tensor_at(model, n)
+               and not any(n.startswith(u.path[len(name) + 1:] + ".") for u in containers)]
     if missing:
         out.append(f"{name} is missing the {what} {join_names(missing)}")
     if extra:
@@ -70,7 +77,7 @@ def check_module(check: dict, ctx: Context) -> Outcome:
             sentence = f"{name} has {fmt_int(trainable)} trainable parameters (requires_grad=True), expected {fmt_int(want)}"
             if trainable < want <= total:
                 sentence += ": some parameters are frozen (requires_grad is False)"
-            elif trainable > want:
+            elif trainable > want and check.get("parameters") == total:
                 sentence += ": freeze the others with .requires_grad_(False)"
             problems.append(sentence)
         else:
@@ -83,7 +90,7 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         if check.get(key) is None:
             continue
         actual_names = names()
-        found = _name_set_problems(name, what, actual_names, list(check[key]), model)
+        found = _name_set_problems(name, what, actual_names, list(check[key]), model, plain)
         problems.extend(found)
         if not found:
             passed.append(f"the expected {what}")
@@ -102,11 +109,16 @@ def check_module(check: dict, ctx: Context) -> Outcome:
 
     if check.get("no_plain_tensors", True):
         for u in plain:
-            if u.message not in " ".join(problems):
+            if not any(u.message in p for p in problems):
                 problems.append(u.message)
         if not plain:
             passed.append("every tensor registered")
 
+    unique = []  # a plain-list message can explain several facts: say it once
+    for p in problems:
+        if not any(p in q for q in unique):
+            unique.append(p)
+    problems = unique
     details = {"parameters": total, "unregistered": [u.path for u in plain]}
     if problems:
         return Outcome(False, "; ".join(problems), "; ".join(expected_out) or None,
