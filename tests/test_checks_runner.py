@@ -73,6 +73,13 @@ def test_syntax_error_and_sys_exit_are_reported_not_raised():
     assert r["checks"][0]["passed"] and not r["passed"]
 
 
+def test_deep_recursion_traceback_is_capped():
+    code = "def f(n):\n    if n > 300:\n        raise ValueError(n)\n    return g(n + 1)\ndef g(n):\n    return f(n)\nf(0)\n"
+    tb = verify(code, "", [])["error"]["traceback"]
+    assert sum(line.startswith("  File ") for line in tb) == 40
+    assert any("more frames" in line for line in tb) and tb[-1] == "ValueError: 301"
+
+
 def test_setup_and_solution_errors_are_authoring_errors():
     c = check(kind="value", expr="t")
     r = verify("t = 1", "t = 1", [c], setup="import torch\nraise KeyError('data')\n")

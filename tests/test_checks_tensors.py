@@ -242,3 +242,28 @@ def test_same_as_solution_tolerance_and_modules():
     other = "torch.manual_seed(2)\nlin = torch.nn.Linear(3, 2)\nv = torch.tensor([1.0, 2.0])"
     r = verify(other, solution, [c])
     assert "lin.weight differs from the expected values" in only(r)["message"]
+
+
+# ---------------------------------------------------------------- properties of the diff
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tutor.checks.compare import value_problems  # noqa: E402
+
+floats = st.floats(allow_nan=True, allow_infinity=True, width=32)
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(floats, min_size=1, max_size=12), where=st.integers(0, 11), delta=st.floats(1.0, 1e6))
+def test_a_tensor_equals_its_copy_and_one_change_is_one_mismatch(values, where, delta):
+    t = torch.tensor(values, dtype=torch.float32)
+    assert value_problems(t, t.clone(), "t") == []  # NaN where NaN is expected counts as equal
+    i = where % len(values)
+    changed = t.clone()
+    changed[i] = 0.0 if not torch.isfinite(t[i]) else t[i] + delta * max(1.0, abs(float(t[i])))
+    if torch.equal(changed, t):
+        return  # float32 rounding swallowed the change
+    (problem,) = value_problems(changed, t, "t")
+    stats = problem.data["mismatch"]
+    assert stats["mismatched"] == 1 and stats["first"] == [(i,)] and stats["total"] == len(values)

@@ -22,6 +22,7 @@ YOUR_CODE = "<your code>"
 SETUP = "<setup>"
 SOLUTION = "<solution>"
 CHECK = "<check>"
+MAX_FRAMES = 40  # frames kept in a learner's traceback
 
 # Names a check expression may use even when the learner's code never imported them.
 FALLBACKS = {"torch": torch, "np": np, "nn": torch.nn, "F": torch.nn.functional}
@@ -90,7 +91,13 @@ def filtered_traceback(exc: BaseException, filename: str = YOUR_CODE) -> list:
     lines = []
     if frames:
         lines.append("Traceback (most recent call last):")
-        lines.extend(_lines(traceback.format_list(traceback.StackSummary.from_list(frames))))
+        if len(frames) > MAX_FRAMES:  # deep (non-repeating) recursion: the ends tell the story
+            head, tail = frames[:10], frames[-(MAX_FRAMES - 10):]
+            lines.extend(_lines(traceback.format_list(head)))
+            lines.append(f"  ... {len(frames) - len(head) - len(tail)} more frames ...")
+            lines.extend(_lines(traceback.format_list(tail)))
+        else:
+            lines.extend(_lines(traceback.format_list(frames)))
     lines.extend(_lines(traceback.format_exception_only(type(exc), exc)))
     return lines
 

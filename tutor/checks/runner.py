@@ -1,7 +1,21 @@
 """run_verification: the whole grading run inside the kernel.
 
-Reference first (setup + solution), then the learner (setup + code), both seeded alike;
-then every check, then the mistakes. The result is plain JSON types.
+Payload (JSON types; checks and mistakes are the pack models' ``model_dump()``)::
+
+    {"setup": str, "code": str (the learner's), "solution": str (reference), "seed": int,
+     "checks": [check dict, ...], "mistakes": [mistake dict, ...], "device": "cpu"|"cuda"|"mps"}
+
+Steps: the reference namespace (seed random/numpy/torch, setup, solution), then the
+learner's (same seed, setup, code); both hold ``DEVICE`` and ``__name__ == "__main__"``.
+Then every check, then the mistakes. Result (plain JSON types)::
+
+    {"passed": bool,   # no error at any stage and every check passed
+     "error": None | {"stage": "setup"|"solution"|"code", "ename", "evalue", "line", "traceback": [line, ...]},
+     "checks": [{"id", "kind", "passed", "expected", "actual", "message", "details"}, ...],
+     "mistakes": [message, ...]}   # authored matches first, then built-in signatures
+
+``KeyboardInterrupt`` (the kernel interrupted for the time limit) is the only exception
+that leaves; everything else becomes an error or a failed check.
 """
 
 import torch
