@@ -89,7 +89,15 @@ def __ptfund_boot(requested):
         # Jedi's first completion takes seconds; IPython's own completer answers at once.
         shell.Completer.use_jedi = False
         # exit() would otherwise stop the kernel's event loop: the process ends quietly.
-        shell.keepkernel_on_exit = True
+        from IPython.core.autocall import ZMQExitAutocall
+
+        class KeepKernelExit(ZMQExitAutocall):
+            def __call__(self, keep_kernel=True):
+                super().__call__(keep_kernel=True)
+
+        shell.exiter = KeepKernelExit(shell)
+        for name in ("exit", "quit"):
+            shell.user_ns[name] = shell.exiter
 
         __ptfund_plain_deep_tracebacks(shell)
     except Exception:

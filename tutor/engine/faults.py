@@ -47,8 +47,8 @@ def crashed(returncode: int | None) -> str:
     if returncode is None:
         return f"The Python kernel stopped responding while your code ran; {GONE}."
     if returncode >= 0:
-        return (f"Your code made the Python kernel exit (exit status {returncode}, e.g. os._exit); "
-                f"{GONE}.")
+        return (f"Your code made the Python kernel exit with status {returncode} (as os._exit "
+                f"does); {GONE}.")
     cause = death_cause(returncode)
     if cause.startswith("killed by SIGKILL"):
         return f"The Python kernel was {cause}; {GONE}."
