@@ -139,13 +139,13 @@ class TutorApp(App):
 
     # ------------------------------------------------------------ size
 
-    def on_resize(self) -> None:
-        self._check_size()
+    def on_resize(self, event) -> None:
+        self._check_size(event.size)  # self.size lags: textual applies it on a timer
 
-    def _check_size(self) -> None:
+    def _check_size(self, size=None) -> None:
         from tutor.app.screens.too_small import TooSmallScreen
 
-        width, height = self.size
+        width, height = size or self.size
         small = width < MIN_WIDTH or height < MIN_HEIGHT
         if small and not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())

@@ -41,7 +41,9 @@ def binding_rows(app, bindings) -> list[tuple[str, str]]:
     """(keys, description) per action, keys of one action joined with ' / '."""
     rows: dict[str, tuple[list[str], str]] = {}
     for binding in Binding.make_bindings(bindings):
-        keys, _ = rows.setdefault(binding.action, ([], binding.description or binding.tooltip or binding.action))
+        if not (binding.tooltip or binding.description):
+            continue  # a hidden twin of a listed binding
+        keys, _ = rows.setdefault(binding.action, ([], binding.tooltip or binding.description))
         shown = app.get_key_display(binding)
         if shown not in keys:
             keys.append(shown)

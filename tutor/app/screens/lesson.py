@@ -277,8 +277,10 @@ class LessonScreen(Screen):
     @work(group="run", exclusive=False, exit_on_error=False)
     async def action_run(self) -> None:
         ref = self.ref
+        if ref is None or not await self._may_run():
+            return
         kernels = self._kernels()
-        if ref is None or kernels is None or not await self._may_run():
+        if kernels is None:
             return
         await self.save_draft()
         out = self.query_one("#output", OutputLog)
@@ -291,17 +293,23 @@ class LessonScreen(Screen):
             return
         code = self.query_one("#editor", CodeEditor).text
         result = await kernels.run(code, on_event=self._show_event)
+        self._after_run(result)
+
+    def _after_run(self, result, quiet: bool = False) -> None:
+        out = self.query_one("#output", OutputLog)
         out.flush()
-        if result.status not in ("ok", "error") and result.message:
+        if result.message:  # one sentence: interrupted, restarted, output capped, a known error
             out.note(result.message)
-        elif result.ok and not result.output and result.result_text is None and not result.displays:
+        elif not quiet and result.ok and not result.output and result.result_text is None and not result.displays:
             out.note("(ran; nothing printed)")
 
     @work(group="check", exclusive=True, exit_on_error=False)
     async def action_check(self) -> None:
         ref = self.ref
+        if ref is None or not await self._may_run():
+            return
         kernels = self._kernels()
-        if ref is None or kernels is None or not await self._may_run():
+        if kernels is None:
             return
         await self.save_draft()
         code = self.query_one("#editor", CodeEditor).text
@@ -312,7 +320,7 @@ class LessonScreen(Screen):
         if ref != self.ref:
             return
         checks.show_verdict(verdict)
-        if verdict.status in ("pass", "fail", "error", "timeout", "crashed"):
+        if self.app.store is not None and verdict.status in ("pass", "fail", "error", "timeout", "crashed"):
             await asyncio.to_thread(
                 self.app.store.record_attempt, ref.pack.id, ref.key,
                 passed=verdict.passed, code=code, content_hash=ref.content_hash,
@@ -480,10 +488,10 @@ class LessonScreen(Screen):
     @work(group="run", exit_on_error=False)
     async def run_repl(self, line: str) -> None:
         ref = self.ref
+        if ref is not None and not await self._may_run():
+            return
         kernels = self._kernels()
         if kernels is None:
-            return
-        if ref is not None and not await self._may_run():
             return
         out = self.query_one("#output", OutputLog)
         self.query_one("#results", TabbedContent).active = "tab-output"
@@ -494,9 +502,7 @@ class LessonScreen(Screen):
             return
         out.note(f">>> {line}")
         result = await kernels.run(line, on_event=self._show_event)
-        out.flush()
-        if result.status not in ("ok", "error") and result.message:
-            out.note(result.message)
+        self._after_run(result, quiet=True)
 
     @on(Repl.CompletionRequested)
     def _repl_complete(self, event: Repl.CompletionRequested) -> None:

@@ -61,6 +61,7 @@ class QuizScreen(Screen):
         self.queue: list = []
         self.n = 0
         self.answered = False
+        self.grading = False  # an answer is being graded: enter waits for it
         self.right = 0
         self.wrong = 0
         self.leeches: list[str] = []
@@ -130,7 +131,7 @@ class QuizScreen(Screen):
 
     @on(Input.Submitted, "#answer")
     def _submitted(self, event: Input.Submitted) -> None:
-        if not self.queue or self.n >= len(self.queue):
+        if not self.queue or self.n >= len(self.queue) or self.grading:
             return
         if self.answered:
             self.n += 1
@@ -139,10 +140,17 @@ class QuizScreen(Screen):
             else:
                 self._finish("That was the last card due. Well done.")
             return
+        self.grading = True
         self.answer(event.value)
 
-    @work(group="answer", exclusive=True, exit_on_error=False)
+    @work(group="answer", exit_on_error=False)
     async def answer(self, text: str) -> None:
+        try:
+            await self._grade(text)
+        finally:
+            self.grading = False
+
+    async def _grade(self, text: str) -> None:
         from tutor.grading.cards import Grade, grade, revisit_advice
 
         app = self.app
@@ -165,7 +173,6 @@ class QuizScreen(Screen):
             return
         if not text.strip():
             g = Grade(False, "No answer given.", g.expected)
-        self.answered = True
         duration = int((time.monotonic() - self._started) * 1000)
         state = await asyncio.to_thread(
             app.store.review, ref.pack.id, ref.key, g.correct, content_hash=ref.content_hash, duration_ms=duration
@@ -192,6 +199,7 @@ class QuizScreen(Screen):
 
         parts += ["\n", (f"Next review {when(state.due, datetime.now(timezone.utc))}. Enter for the next card.", "$text-muted")]
         feedback.update(Content.assemble(*parts))
+        self.answered = True
         box.value = ""
         box.placeholder = "enter: next card"
         box.focus()

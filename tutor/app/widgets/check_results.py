@@ -22,6 +22,11 @@ _STATUS_STYLE = {
 }
 
 
+def _without_mark(message: str) -> str:
+    """Some checks start their message with a mark already; we draw our own."""
+    return message[2:] if message[:2] in ("✓ ", "✗ ") else message
+
+
 def verdict_content(verdict: Verdict) -> Content:
     parts: list = [(verdict.headline, _STATUS_STYLE.get(verdict.status, "bold")), "\n"]
     for message in verdict.mistakes:
@@ -30,7 +35,7 @@ def verdict_content(verdict: Verdict) -> Content:
         parts.append("\n")
     for check in verdict.checks:
         mark = ("✓ ", "$text-success") if check.passed else ("✗ ", "bold $text-error")
-        parts += [mark, check.message or check.id or check.kind, "\n"]
+        parts += [mark, _without_mark(check.message) or check.id or check.kind, "\n"]
         if not check.passed:
             if check.expected is not None:
                 parts += [("    expected: ", "$text-muted"), check.expected, "\n"]
@@ -49,12 +54,16 @@ class CheckResults(VerticalScroll):
     CheckResults > #verdict { width: 1fr; }
     """
 
+    verdict: Verdict | None = None  # the verdict shown, if any
+
     def compose(self):
         yield Static("Press ctrl+t to check your code against the exercise.", id="verdict")
 
     def show_message(self, text: str, style: str = "$text-muted") -> None:
+        self.verdict = None
         self.query_one("#verdict", Static).update(Content.assemble((text, style)))
 
     def show_verdict(self, verdict: Verdict) -> None:
+        self.verdict = verdict
         self.query_one("#verdict", Static).update(verdict_content(verdict))
         self.scroll_home(animate=False)

@@ -8,6 +8,8 @@ run as well; this guards the view).
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.widgets import Log
 
 FLUSH_SECONDS = 1 / 20
@@ -27,6 +29,7 @@ class OutputLog(Log):
         self._pending: list[str] = []
         self._pending_chars = 0
         self._dropped_lines = 0
+        self._last_note: str | None = None  # the engine may report one event twice (live, then in the result)
         self.can_focus = True
 
     def on_mount(self) -> None:
@@ -42,13 +45,20 @@ class OutputLog(Log):
             return
         self._pending.append(text)
         self._pending_chars += len(text)
+        self._last_note = None
 
     def note(self, line: str) -> None:
         """A line from the tutor itself (not the learner's output), on its own line."""
+        if line == self._last_note:
+            return
+        self._last_note = line
         self.flush()
         if self.lines and self.lines[-1] != "":
             self.write("\n")
-        self.write(line.rstrip("\n") + "\n")
+        # Log does not wrap; our own sentences should be readable without scrolling sideways.
+        width = max(30, self.scrollable_content_region.width - 1)
+        text = "\n".join(textwrap.fill(part, width) if part else "" for part in line.rstrip("\n").split("\n"))
+        self.write(text + "\n")
 
     def flush(self) -> None:
         if self._pending:
@@ -66,4 +76,5 @@ class OutputLog(Log):
         self._pending.clear()
         self._pending_chars = 0
         self._dropped_lines = 0
+        self._last_note = None
         self.clear()

@@ -1,0 +1,448 @@
+"""The Textual app driven with Pilot: each learner flow, with real kernels and real SQLite.
+
+Every wait polls a condition with a deadline (tests/test_app_support.wait_for); nothing
+sleeps a fixed time to make it work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textual")
+
+from test_app_support import make_app, make_pack, wait_for, wait_ready  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    return make_pack(tmp_path / "pack")
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+async def type_text(pilot, text: str) -> None:
+    for ch in text:
+        await pilot.press("enter" if ch == "\n" else ch)
+
+
+async def open_first_lesson(pilot):
+    from tutor.app.screens.lesson import LessonScreen
+
+    app = pilot.app
+    await wait_ready(pilot)
+    await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3, what="the lesson list")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), what="the lesson screen")
+    screen = app.screen
+    await wait_for(pilot, lambda: screen.query_one("#editor").text.strip() != "", what="the starter code")
+    return screen
+
+
+def output_text(screen) -> str:
+    log = screen.query_one("#output")
+    log.flush()
+    return "\n".join(log.lines)
+
+
+# ---------------------------------------------------------------- the lesson flow
+
+
+@pytest.mark.slow
+async def test_lesson_flow_type_run_check_fail_fix_pass_hint_reset(pack, data):
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        editor = screen.query_one("#editor")
+        assert "t = ...  # your code here" in editor.text  # the starter
+
+        # type a first attempt (float32: a classic mistake)
+        await pilot.press("f7")  # select all: typing replaces the starter
+        await type_text(pilot, "import torch\nt = torch.zeros(2, 3, device=DEVICE)\nprint(t.dtype)\n")
+        assert editor.text.startswith("import torch\nt = torch.zeros(2, 3")
+
+        # run in the live kernel: output streams into the output pane
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120, "the kernel")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: "torch.float32" in output_text(screen), 60, "the run's output")
+
+        # the live namespace persists: the REPL sees t
+        await pilot.click("#repl")
+        await type_text(pilot, "t.shape\n")
+        await wait_for(pilot, lambda: "torch.Size([2, 3])" in output_text(screen), 60, "the REPL's output")
+
+        # check: fails, with the targeted mistake first and expected vs actual
+        checks = screen.query_one("#checks")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: checks.verdict is not None, 120, "the verdict")
+        verdict = checks.verdict
+        assert verdict.status == "fail"
+        assert any("pass dtype=torch.float64" in m for m in verdict.mistakes)
+        failed = [c for c in verdict.checks if not c.passed]
+        assert failed and failed[0].expected and failed[0].actual
+
+        # a hint: "hint 1 of 3", recorded in the store
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: app.store.hints_used("apptest", "basics/zeros") == 1, 10, "the hint record")
+        assert "Hint 1 of 3" in screen.query_one("#exercise-text").source
+
+        # fix it and check again: pass, recorded as a passed attempt
+        editor.focus()
+        await pilot.press("f7")
+        await type_text(pilot, "import torch\nt = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)\n")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: checks.verdict is not None and checks.verdict.passed, 120, "a pass")
+        await wait_for(pilot, lambda: app.store.exercise_stats()[("apptest", "basics/zeros")].passed, 10, "the attempt")
+        stats = app.store.exercise_stats()[("apptest", "basics/zeros")]
+        assert stats.attempts == 2
+
+        # the solution shows without asking once passed
+        from tutor.app.screens.solution import SolutionScreen
+
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, SolutionScreen), 10, "the solution")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, 10, "the lesson again")
+
+        # reset to starter (an edit: ctrl+z would bring the code back)
+        editor.focus()
+        await pilot.press("f9")
+        assert editor.text == app.catalog.pack("apptest").lesson("basics").exercises[0].starter
+        await pilot.press("ctrl+z")
+        assert "float64" in editor.text
+
+
+@pytest.mark.slow
+async def test_loop_forever_is_interrupted_and_a_crash_restarts(pack, data):
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        editor = screen.query_one("#editor")
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120, "the kernel")
+        editor.load_text("x = 41\nwhile True:\n    pass\n")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.kernel_status.state == "busy", 30, "the run to start")
+        await pilot.press("ctrl+b")
+        await wait_for(pilot, lambda: "interrupted" in output_text(screen), 30, "the interrupt")
+        assert app.kernel_status.state == "ready"
+
+        # the namespace survived the interrupt
+        editor.load_text("print(x + 1)\n")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: "42" in output_text(screen), 30, "the next run")
+
+        # a segfault: the kernel is restarted, the learner is told, the app stays up
+        editor.load_text("import ctypes\nctypes.string_at(0)\n")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: "crashed" in output_text(screen), 60, "the crash sentence")
+        await wait_for(pilot, lambda: app.kernel_status.state == "restarted", 120, "the restart")
+        # the draft is still there
+        await wait_for(pilot, lambda: app.store.load_draft("apptest", "basics/zeros") is not None, 10, "the draft")
+        assert "ctypes" in app.store.load_draft("apptest", "basics/zeros").code
+
+
+@pytest.mark.slow
+async def test_a_flood_of_output_stays_bounded_and_keys_still_work(pack, data):
+    from tutor.app.widgets.output_log import MAX_LINES
+
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120, "the kernel")
+        screen.query_one("#editor").load_text("for i in range(1_000_000):\n    print(i)\n")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.kernel_status.state == "busy", 30, "the run to start")
+        # keys are handled while the flood runs
+        await pilot.press("ctrl+g")
+        assert "Hint 1 of 3" in screen.query_one("#exercise-text").source
+        await wait_for(pilot, lambda: "999999" in output_text(screen), 120, "the end of the flood")
+        text = output_text(screen)
+        assert "lines omitted" in text
+        assert len(screen.query_one("#output").lines) <= MAX_LINES + 1
+
+
+# ---------------------------------------------------------------- drafts and position
+
+
+async def test_draft_and_position_survive_quit_and_reopen(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await pilot.press("f4")  # next exercise
+        await wait_for(pilot, lambda: "def double" in screen.query_one("#editor").text, 10, "exercise 2")
+        await pilot.press("f7")
+        await type_text(pilot, "def double(x):\n    return x + x\n")
+        await pilot.press("ctrl+q")  # quitting saves at once, debounce or not
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await wait_for(pilot, lambda: "Double it" in str(app.screen.query_one("#continue").render()), 10, "continue")
+        await pilot.press("c")
+        from tutor.app.screens.lesson import LessonScreen
+
+        await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), 10, "the lesson")
+        editor = app.screen.query_one("#editor")
+        await wait_for(pilot, lambda: editor.text == "def double(x):\n    return x + x\n", 10, "the restored draft")
+        assert app.screen.index == 1
+
+
+async def test_draft_is_saved_while_typing(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_first_lesson(pilot)
+        await pilot.press("f7")
+        await type_text(pilot, "t = 1\n")
+        # debounced autosave, without leaving the exercise
+        await wait_for(pilot, lambda: (d := app.store.load_draft("apptest", "basics/zeros")) is not None and d.code == "t = 1\n",
+                       10, "the autosave")
+
+
+def test_draft_survives_kill_9(pack, data, tmp_path):
+    """A killed UI process loses at most the debounce window: the draft is in SQLite."""
+    script = tmp_path / "typer.py"
+    script.write_text(textwrap.dedent(f"""
+        import asyncio, os, signal, sys
+        sys.path.insert(0, {str(REPO / 'tests')!r})
+        from test_app_support import make_app, wait_for, wait_ready
+        from pathlib import Path
+
+        async def main():
+            app = make_app(Path({str(pack)!r}), Path({str(data)!r}), kernels=False)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await wait_ready(pilot)
+                await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: app.screen.query_one("#editor").text.strip() != "")
+                await pilot.press("f7")
+                for ch in "t = 7":
+                    await pilot.press(ch)
+                await wait_for(pilot, lambda: (d := app.store.load_draft("apptest", "basics/zeros")) is not None)
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        asyncio.run(main())
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    from tutor.progress import ProgressStore
+
+    with ProgressStore.open(data) as store:
+        assert store.load_draft("apptest", "basics/zeros").code == "t = 7"
+
+
+# ---------------------------------------------------------------- trust
+
+
+async def test_untrusted_pack_asks_before_running_and_remembers(pack, data):
+    from tutor.app.screens.trust import TrustScreen
+
+    app = make_app(pack, data, kernels=False, trusted=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), 10, "the trust question")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen, 10, "the lesson")
+        assert not app.trust.is_trusted(app.catalog.pack("apptest"))
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), 10, "the trust question again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.trust.is_trusted(app.catalog.pack("apptest")), 10, "trust saved")
+    # remembered in the data dir, keyed by the pack's content
+    stored = json.loads((data / "trusted-packs.json").read_text())
+    assert "apptest" in stored
+    (pack / "basics" / "intuition.md").write_text("# Changed\n")
+    from tutor.app.trust import TrustStore
+    from tutor.packs.catalog import Catalog
+
+    assert not TrustStore(data).is_trusted(Catalog.load([str(pack)], builtin=False).packs[0])
+
+
+# ---------------------------------------------------------------- quiz and progress
+
+
+@pytest.mark.slow
+async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
+    from tutor.app.screens.quiz import QuizScreen
+
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        quiz = app.screen
+        assert [r.card.type for r in quiz.queue] == ["choice", "short", "numeric", "predict", "cloze"]
+        answers = ["1", "shape", "7", "2", "float32"]
+        for n, answer in enumerate(answers):
+            await wait_for(pilot, lambda: quiz.n == n and not quiz.answered, 30, f"card {n + 1}")
+            await type_text(pilot, answer + "\n")
+            await wait_for(pilot, lambda: quiz.answered, 120, f"the grade of card {n + 1}")
+            feedback = str(quiz.query_one("#feedback").render())
+            if quiz.queue[n].card.type == "predict":
+                assert "It printed" in feedback  # the code ran after the answer was committed
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: "Session: 5 cards, 4 right, 1 wrong" in str(quiz.query_one("#feedback").render()), 10, "the summary")
+    from tutor.progress import ProgressStore
+
+    with ProgressStore.open(data) as store:
+        assert store.review_count() == 5
+        assert store.card_state("apptest", "basics/numel").lapses == 1
+
+
+async def test_choice_card_out_of_range_asks_again(pack, data):
+    from tutor.app.screens.quiz import QuizScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        quiz = app.screen
+        await type_text(pilot, "9\n")
+        await wait_for(pilot, lambda: "Answer with the number" in str(quiz.query_one("#feedback").render()), 10, "the retry")
+        assert not quiz.answered
+
+
+async def test_progress_screen_shows_lessons_reviews_and_forecast(pack, data):
+    from tutor.app.screens.progress import ProgressScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        app.store.record_attempt("apptest", "basics/zeros", passed=True, code="", content_hash="x")
+        app.store.review("apptest", "basics/numel", True)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen), 10, "progress")
+        table = app.screen.query_one("#lesson-table")
+        await wait_for(pilot, lambda: table.row_count == 2, 10, "the table")
+        assert table.get_row_at(0)[1] == "1/2"
+        assert "1 reviews, 100% right" in str(app.screen.query_one("#reviews-summary").render())
+        assert app.screen.query_one("#reviews-spark").data[-1] == 1
+
+
+# ---------------------------------------------------------------- the rest
+
+
+async def test_help_lists_every_binding(pack, data):
+    from tutor.app.screens.help import HelpScreen, _sections, binding_rows
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 10, "help")
+        text = app.screen.query_one("Markdown").source
+        for _, bindings in _sections():
+            for keys, desc in binding_rows(app, bindings):
+                assert desc in text and keys in text
+        for needle in ("Run", "Check", "Interrupt", "Restart", "hint", "starter", "solution", "exercise", "$EDITOR"):
+            assert needle in text, needle
+
+
+async def test_small_terminal_gets_a_clear_message(pack, data):
+    from tutor.app.screens.too_small import TooSmallScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TooSmallScreen), 10, "the message")
+        assert "needs at least 80x24" in str(app.screen.query_one("#too-small").render())
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: not isinstance(app.screen, TooSmallScreen), 10, "the app back")
+
+
+async def test_broken_pack_is_reported_and_the_rest_works(pack, data, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "pack.yaml").write_text("id: Broken Pack\n")
+    from tutor.app.app import TutorApp, TutorOptions
+    from test_app_support import trust
+
+    trust(pack, data)
+    app = TutorApp(TutorOptions(packs=[str(pack), str(broken)], data_dir=str(data), builtin=False, start_kernels=False))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        problems = app.screen.query_one("#problems")
+        await wait_for(pilot, lambda: problems.display and "pack.yaml" in str(problems.render()), 10, "the problems")
+        assert app.screen.query_one("#lessons").option_count >= 3
+
+
+async def test_theme_toggle_is_remembered(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        assert app.current_theme.dark
+        await pilot.press("f12")
+        assert not app.current_theme.dark
+        await wait_for(pilot, lambda: (data / "ui.json").exists(), 10, "the prefs file")
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        assert not app.current_theme.dark
+
+
+async def test_external_editor_round_trip(pack, data, tmp_path, monkeypatch):
+    import contextlib
+
+    editor_script = tmp_path / "fake-editor.sh"
+    editor_script.write_text("#!/bin/sh\nprintf 't = 123\\n' > \"$1\"\n")
+    editor_script.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(editor_script))
+    app = make_app(pack, data, kernels=False)
+    # A headless test driver cannot hand the terminal over; the round trip is what we test.
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: screen.query_one("#editor").text == "t = 123\n", 10, "the edited code")
+        await wait_for(pilot, lambda: app.store.load_draft("apptest", "basics/zeros").code == "t = 123\n", 10, "the draft")
+
+
+async def test_command_palette_offers_the_main_actions(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        titles = [c.title for c in app.get_system_commands(screen)]
+        for wanted in ("Run code", "Check code", "Next hint", "Interrupt", "Restart kernel", "Reset to starter",
+                       "Show solution", "Next exercise", "Previous exercise", "Open in $EDITOR", "Recall quiz", "Progress"):
+            assert wanted in titles
+
+
+def test_ui_process_never_imports_torch(pack, data, tmp_path):
+    """Run the app through a lesson, a run and a check in a fresh interpreter: no torch in it."""
+    script = tmp_path / "no_torch.py"
+    script.write_text(textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(REPO / 'tests')!r})
+        from pathlib import Path
+        from test_app_support import make_app, wait_for, wait_ready
+
+        async def main():
+            app = make_app(Path({str(pack)!r}), Path({str(data)!r}))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await wait_ready(pilot)
+                await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: app.screen.query_one("#editor").text.strip() != "")
+                await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120)
+                app.screen.query_one("#editor").load_text("print('ran')\\n")
+                await pilot.press("ctrl+r")
+                await wait_for(pilot, lambda: "ran" in "\\n".join(app.screen.query_one("#output").lines), 60)
+                await pilot.press("ctrl+t")
+                await wait_for(pilot, lambda: app.screen.query_one("#checks").verdict is not None, 120)
+            print("TORCH_LOADED" if "torch" in sys.modules else "NO_TORCH")
+
+        asyncio.run(main())
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "NO_TORCH" in proc.stdout, proc.stdout + proc.stderr
