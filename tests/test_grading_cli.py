@@ -86,7 +86,7 @@ def test_check_usage_errors(pack, home, tmp_path):
     assert r.returncode == 2 and "has no exercise 'nope'" in r.stderr
     r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(tmp_path / "missing.py"), home=home)
     assert r.returncode == 2 and "no such file" in r.stderr
-    r = cli("check", "noslash", "--file", "x.py", home=home)
+    r = cli("check", "noslash", "--file", str(write(tmp_path, GOOD)), home=home)
     assert r.returncode == 2 and "LESSON/EXERCISE" in r.stderr
     assert "Traceback" not in r.stderr
 
