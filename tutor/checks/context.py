@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import signatures
-from .describe import exception_phrase, type_phrase
+from .describe import exception_phrase
 from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
 
 
@@ -98,9 +98,6 @@ class Context:
         seed_all(self.seed)
         return eval(code, self.scope(self.learner, extra))
 
-    def learner_has(self, name: str) -> bool:
-        return name in self.learner
-
     # ------------------------------------------------------------ wording
 
     def undefined(self, name: str) -> str:
@@ -130,9 +127,6 @@ class Context:
         if isinstance(exc, RecursionError):
             return f"{what} recursed without end{where} (RecursionError)"
         return f"{what} raised {exception_phrase(exc)}{where}"
-
-    def not_a(self, value, name: str, wanted: str) -> str:
-        return f"{name} is {type_phrase(value)}, expected {wanted}"
 
     # ------------------------------------------------------------ signatures
 
