@@ -69,7 +69,24 @@ def _first_problem(v: Verdict) -> str:
     return v.headline
 
 
-async def _test_exercise(verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
+async def _test_exercise(pool, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
+    """All cases of one exercise in one fresh kernel, in fresh namespaces each.
+
+    The reference solution runs first, in a kernel that has run nothing else, so its pass is
+    as strict as a learner's verification. The cases after it must fail, and leftover
+    state could at worst make one pass (reported) or fail for another reason (caught by
+    ``expect``). One kernel per exercise rather than per case keeps CI minutes down.
+    """
+    from tutor.grading.verify import Verifier
+
+    kernel = await pool.take()
+    try:
+        await _run_cases(Verifier(attached=kernel), lesson, ex, report, echo)
+    finally:
+        await kernel.shutdown()
+
+
+async def _run_cases(verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
     item = f"{lesson.id}/{ex.id}"
     cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
     cases.append(("starter", ex.starter, None, False))
@@ -106,7 +123,6 @@ async def _test_predict_cards(session, lesson: m.Lesson, report: Report, echo) -
 
 async def test_pack(pack: Pack, *, lesson: str | None = None, device: str | None = None, echo=lambda row: None) -> Report:
     from tutor.engine import KernelPool, KernelSession
-    from tutor.grading.verify import Verifier
 
     report = Report()
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
@@ -114,10 +130,9 @@ async def test_pack(pack: Pack, *, lesson: str | None = None, device: str | None
     predict_session = KernelSession(device=device)
     try:
         await asyncio.gather(pool.start(), predict_session.start())
-        verifier = Verifier(pool)
         for les in lessons:
             for ex in les.exercises:
-                await _test_exercise(verifier, les, ex, report, echo)
+                await _test_exercise(pool, les, ex, report, echo)
             await _test_predict_cards(predict_session, les, report, echo)
     finally:
         await asyncio.gather(pool.shutdown(), predict_session.shutdown(), return_exceptions=True)
