@@ -6,7 +6,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown, Static
+from textual.content import Content
+from textual.widgets import Static
 
 # The editor's own keys worth knowing (TextArea's bindings are many; these matter here).
 EDITOR_KEYS = [
@@ -50,20 +51,26 @@ def binding_rows(app, bindings) -> list[tuple[str, str]]:
     return [(" / ".join(keys), desc) for keys, desc in rows.values()]
 
 
-def help_markdown(app) -> str:
-    lines = ["# Keys", ""]
-    for title, bindings in _sections():
-        lines += [f"## {title}", "", "| key | does |", "|---|---|"]
-        lines += [f"| `{keys}` | {desc} |" for keys, desc in binding_rows(app, bindings)]
-        lines.append("")
-    lines += ["## Code editor", "", "| key | does |", "|---|---|"]
-    lines += [f"| `{k}` | {d} |" for k, d in EDITOR_KEYS]
-    lines += [
-        "",
-        "The mouse works too, but nothing needs it. ctrl+p lists the main actions by name.",
-        "Your code is saved as you type; quitting and coming back restores it.",
-    ]
-    return "\n".join(lines)
+def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
+    sections = [(title, binding_rows(app, bindings)) for title, bindings in _sections()]
+    sections.append(("Code editor", EDITOR_KEYS))
+    return sections
+
+
+def help_content(app) -> Content:
+    sections = help_sections(app)
+    width = min(16, max(len(keys) for _, rows in sections for keys, _ in rows)) + 2
+    parts: list = []
+    for title, rows in sections:
+        parts += [(title, "bold $text-primary"), "\n"]
+        for keys, desc in rows:
+            parts += [(f"  {keys:<{width}}", "bold $text-accent"), desc, "\n"]
+        parts.append("\n")
+    parts.append(
+        "The mouse works too, but nothing needs it; ctrl+p finds the main actions by name.\n"
+        "Your code is saved as you type: quitting and coming back restores it."
+    )
+    return Content.assemble(*parts)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -71,5 +78,5 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide tall", id="help"):
-            yield Static("Help (esc closes)", classes="dialog-title")
-            yield Markdown(help_markdown(self.app))
+            yield Static("Keys (esc closes)", classes="dialog-title")
+            yield Static(help_content(self.app), id="help-keys")

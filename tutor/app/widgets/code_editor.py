@@ -61,6 +61,13 @@ class CodeEditor(TextArea):
         )
         self.indent_width = 4
 
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._match_app_theme)
+
+    def _match_app_theme(self) -> None:
+        # "css" takes the app's colours but dark-theme syntax colours; light needs its own.
+        self.theme = "css" if self.app.current_theme.dark else "github_light"
+
     def _build_highlight_map(self) -> None:
         if not self._pygments:
             return super()._build_highlight_map()

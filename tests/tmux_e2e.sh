@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# End to end in a real terminal: start ptfund-tutor in tmux, finish the tensors lesson from
+# the keyboard (type each solution, check it, read the pass off the screen), quit, reopen,
+# and see the position and the typed code restored.
+#
+# Usage: tests/tmux_e2e.sh        (run from anywhere; uses the ptfund-tutor on PATH)
+# Every wait polls the screen with a deadline; nothing sleeps a fixed time to make it work.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+PYTHON=${PYTHON:-python3}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ptfund-e2e.XXXXXX")
+DATA="$WORK/data"
+SOCKET="ptfund-e2e-$$"   # a private tmux server: never touches the user's sessions
+SESSION=tutor
+T() { tmux -L "$SOCKET" "$@"; }
+
+cleanup() {
+    T kill-server 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    echo "----- screen -----" >&2
+    T capture-pane -p -t "$SESSION" >&2 2>/dev/null || true
+    exit 1
+}
+
+screen() { T capture-pane -p -t "$SESSION" 2>/dev/null || true; }
+
+# wait_for TEXT [SECONDS]: poll the screen until TEXT (a fixed string) is on it.
+wait_for() {
+    local text=$1 limit=${2:-60}
+    local deadline=$((SECONDS + limit))
+    until screen | grep -qF -- "$text"; do
+        [ $SECONDS -lt $deadline ] || fail "waited ${limit}s for: $text"
+        sleep 0.2
+    done
+}
+
+# wait_for_any SECONDS TEXT...: the first of several texts that appears; prints it.
+wait_for_any() {
+    local limit=$1; shift
+    local deadline=$((SECONDS + limit)) shot t
+    while :; do
+        shot=$(screen)
+        for t in "$@"; do
+            if grep -qF -- "$t" <<<"$shot"; then echo "$t"; return 0; fi
+        done
+        [ $SECONDS -lt $deadline ] || fail "waited ${limit}s for any of: $*"
+        sleep 0.2
+    done
+}
+
+keys() { T send-keys -t "$SESSION" "$@"; }
+
+# type_file FILE: type a file into the focused editor, line by line (the editor does not
+# auto-indent, so leading spaces are typed as they are).
+type_file() {
+    local line
+    while IFS= read -r line || [ -n "$line" ]; do
+        [ -n "$line" ] && keys -l -- "$line"
+        keys Enter
+    done <"$1"
+}
+
+start_app() {
+    T new-session -d -s "$SESSION" -x 120 -y 40 \
+        "ptfund-tutor --data-dir '$DATA' ${PACK_ARGS:-}; echo \"APP EXITED \$?\"; sleep 600"
+}
+
+# ---------------------------------------------------------------- the lesson under test
+
+# The built-in pack is offered only once all its lessons load; until then the same
+# tensors lesson is served as an instructor pack (which must be trusted first).
+"$PYTHON" - "$REPO" "$WORK" <<'EOF' >"$WORK/plan"
+import shlex, shutil, sys
+from pathlib import Path
+from tutor.packs.catalog import Catalog
+repo, work = Path(sys.argv[1]), Path(sys.argv[2])
+cat = Catalog.load()
+lesson = next((les for _, les in cat.lessons() if les.id == "tensors"), None)
+pack_args = ""
+if lesson is None:
+    from tutor.packs.loader import check_pack
+    src = repo / "lessons"
+    dst = work / "tensors-pack"
+    shutil.copytree(src / "tensors", dst / "tensors")
+    (dst / "pack.yaml").write_text(
+        'id: tensors-e2e\ntitle: Tensors (e2e)\nversion: "1.0.0"\nlessons: [tensors]\n')
+    pack, problems = check_pack(dst)
+    assert pack is not None and not problems, problems
+    lesson = pack.lesson("tensors")
+    pack_args = f"--pack {dst}"
+q = shlex.quote
+print(f"PACK_ARGS={q(pack_args)}")
+print(f"LESSON_TITLE={q(lesson.title[:24])}")
+print(f"N={len(lesson.exercises)}")
+for i, ex in enumerate(lesson.exercises, 1):
+    (work / f"solution{i}.py").write_text(ex.solution)
+    print(f"TITLE{i}={q(ex.title[:24])}")
+EOF
+# shellcheck disable=SC1091
+. "$WORK/plan"
+echo "tensors lesson: $N exercises; ${PACK_ARGS:-built-in pack}"
+
+# ---------------------------------------------------------------- first session
+
+start_app
+wait_for "Lessons" 30
+wait_for "$LESSON_TITLE" 30
+keys Enter                                   # the first lesson is highlighted: tensors
+wait_for "1/$N $TITLE1" 30
+wait_for "kernel ready" 180
+
+for i in $(seq 1 "$N"); do
+    title_var="TITLE$i"
+    wait_for "$i/$N ${!title_var}" 30
+    keys F7                                  # select all: typing replaces the starter
+    type_file "$WORK/solution$i.py"
+    keys C-t                                 # check in a fresh kernel
+    got=$(wait_for_any 180 "check passes" "checks pass" "Trust and run" "check fails" "checks fail" "raised")
+    if [ "$got" = "Trust and run" ]; then
+        keys y
+        got=$(wait_for_any 180 "check passes" "checks pass" "check fails" "checks fail" "raised")
+    fi
+    case "$got" in
+        "check passes"|"checks pass") echo "exercise $i: pass" ;;
+        *) fail "exercise $i did not pass ($got)" ;;
+    esac
+    if [ "$i" -lt "$N" ]; then
+        keys F4                              # next exercise
+    fi
+done
+
+# Something typed after the last check must survive too.
+keys -l -- "# e2e was here"
+keys Enter
+keys C-q
+wait_for "APP EXITED 0" 60
+
+# ---------------------------------------------------------------- reopen: restored?
+
+T kill-session -t "$SESSION"
+start_app
+wait_for "press c to continue" 30
+last_var="TITLE$N"
+keys c
+wait_for "$N/$N ${!last_var}" 30              # the position
+wait_for "# e2e was here" 30                 # the draft, with what was typed last
+keys C-q
+wait_for "APP EXITED 0" 60
+echo "PASS: finished the tensors lesson from the keyboard; position and draft restored"
