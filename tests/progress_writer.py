@@ -10,6 +10,7 @@ Imports only tutor.progress, so it starts fast.
 import os
 import random
 import sys
+import time
 
 from tutor.progress import ProgressStore
 
@@ -33,6 +34,9 @@ def main() -> None:
             print(f"r {item}", flush=True)
         if n % 5 == 0:
             store.save_draft("dur", f"l/e{n % 7}", f"draft {tag}-{n}")
+        # A short random pause, as between a learner's actions, so concurrent writers
+        # interleave instead of one starving the others of the write lock.
+        time.sleep(rng.uniform(0, 0.002))
     store.close()
 
 
