@@ -87,3 +87,35 @@ def test_quiz_runs_a_predict_card_in_a_real_kernel(tmp_path):
     text = out.getvalue()
     assert "It prints:\n    RuntimeError: view size is not compatible" in text, text
     assert "Correct. It raises RuntimeError." in text
+
+
+@real_kernel
+@pytest.mark.slow
+def test_quiz_predict_cards_do_not_see_each_others_names(tmp_path):
+    """One kernel serves the session, but each card starts from what a fresh kernel has."""
+    from tutor.commands.quiz import Quiz
+    from tutor.packs.catalog import Catalog
+    from tutor.progress import ProgressStore
+
+    root = tmp_path / "pack"
+    (root / "l").mkdir(parents=True)
+    (root / "pack.yaml").write_text('id: leak\ntitle: Leak\nversion: "0.1"\nlessons: [l]\n')
+    (root / "l" / "lesson.yaml").write_text(
+        "id: l\ntitle: L\nintuition: x\ncards:\n"
+        "  - {id: a, type: predict, prompt: p, code: 'leaked = 41\n\nleaked + 1', expected: '42'}\n"
+        "  - {id: b, type: predict, prompt: p, code: 'leaked', expected: NameError}\n"
+        "  - {id: c, type: predict, prompt: p, code: 'torch.tensor([1, 2]).sum()', expected: 'tensor(3)'}\n"
+    )
+    cat = Catalog.load([str(root)], builtin=False)
+    assert not cat.problems, cat.problems
+    out = io.StringIO()
+    with ProgressStore(tmp_path / "p.sqlite3") as store:
+        q = Quiz(store, list(cat.cards()), stdin=io.StringIO("42\nNameError\ntensor(3)\n"), stdout=out,
+                 trusted=lambda p: True, now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc))
+        try:
+            q.run()
+        finally:
+            q.close()
+    text = out.getvalue()
+    assert "It prints:\n    NameError: name 'leaked' is not defined" in text, text
+    assert q.tally.right == 3, text

@@ -158,6 +158,12 @@ class FakeSession:
         self.codes = []
         self.stopped = False
 
+    async def execute(self, code, timeout=None):  # the namespace clean-up before each card
+        from tutor.engine.events import RunResult
+
+        self.cleanups = getattr(self, "cleanups", 0) + 1
+        return RunResult(status="ok")
+
     async def shutdown(self):
         self.stopped = True
 

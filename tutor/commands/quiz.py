@@ -261,6 +261,7 @@ class Quiz:
 
         try:
             session = self._kernel()
+            self._forget_earlier_cards(session)
             outcome = self._loop.run_until_complete(run_predict(session, ref.card.code))
         except Exception as exc:  # any failure to get a kernel: degrade, never crash the quiz
             self._kernel_problem = str(exc) or type(exc).__name__
@@ -272,6 +273,14 @@ class Quiz:
             self.say("(Grading against the stored answer.)")
             return None
         return outcome.key
+
+    def _forget_earlier_cards(self, session) -> None:
+        """Keys come from fresh kernels: drop what earlier cards defined. Best effort: a
+        failure here only means a card might see an earlier card's names."""
+        try:
+            self._loop.run_until_complete(session.execute(_FORGET_EARLIER_CARDS, timeout=10))
+        except Exception:
+            pass
 
     def _kernel(self):
         if self._session is None:
@@ -303,6 +312,18 @@ class Quiz:
             self._loop = None
             self._session = None
 
+
+# Run before each predict card in the shared kernel. The first run records the names the
+# kernel started with (torch, DEVICE, IPython's own); later runs delete the others.
+# Underscore names stay: IPython's output history lives there.
+_FORGET_EARLIER_CARDS = """\
+try:
+    _ptfund_quiz_keep
+except NameError:
+    _ptfund_quiz_keep = set(get_ipython().user_ns) | {"_ptfund_quiz_keep"}
+for _ptfund_name in [n for n in list(get_ipython().user_ns) if n not in _ptfund_quiz_keep and not n.startswith("_")]:
+    del get_ipython().user_ns[_ptfund_name]
+"""
 
 # Feedback that only repeats the verdict.
 _PLAIN_FEEDBACK = {"Correct.", "Not quite.", ""}
