@@ -76,6 +76,10 @@ class TutorApp(App):
         self.push_screen(HomeScreen())
         self._check_size()
         self._install_signal_handlers()
+        # After the first frame: the loader's imports (pydantic, yaml) hold the GIL a while.
+        self.call_after_refresh(self._start_loading)
+
+    def _start_loading(self) -> None:
         self.run_worker(self._load(), name="load", group="startup", exit_on_error=False)
 
     async def _load(self) -> None:
