@@ -1,0 +1,44 @@
+import torch
+from torch import nn
+
+X = torch.randn(200, 4, device=DEVICE)
+y = (X[:, 0] + X[:, 1] > 0).long()
+model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2)).to(DEVICE)
+
+# a short training run, so that accuracy means something
+_opt = torch.optim.Adam(model.parameters(), lr=0.05)
+for _ in range(40):
+    _opt.zero_grad()
+    nn.functional.cross_entropy(model(X), y).backward()
+    _opt.step()
+model.train()
+
+
+def what_evaluate_does(evaluate, start_in_train=True):
+    """Runs evaluate on the model and records, at every forward pass, the mode and autograd state."""
+    model.train(start_in_train)
+    seen = []
+
+    def record(module, inputs, output):
+        seen.append((any(m.training for m in module.modules()), output.requires_grad))
+
+    handle = model.register_forward_hook(record)
+    try:
+        evaluate(model, X, y)
+    finally:
+        handle.remove()
+    # None when evaluate never ran the model
+    report = {
+        "dropout active during a forward": any(t for t, _ in seen) if seen else None,
+        "graph built during a forward": any(g for _, g in seen) if seen else None,
+        "training flag afterwards": model.training,
+    }
+    model.train()
+    return report
+
+
+def _report(evaluate):
+    try:
+        return what_evaluate_does(evaluate)
+    except Exception:
+        return {}

@@ -1,0 +1,24 @@
+import torch
+from torch import nn
+
+X = torch.randn(300, 4, device=DEVICE)
+y = (X[:, 0] - X[:, 2] > 0).long()
+model = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Dropout(0.3), nn.Linear(64, 2)).to(DEVICE)
+_opt = torch.optim.Adam(model.parameters(), lr=0.03)
+for _ in range(40):
+    _opt.zero_grad()
+    nn.functional.cross_entropy(model(X), y).backward()
+    _opt.step()
+model.eval()
+
+x = torch.tensor([[0.1, 0.0, 0.0, 0.3], [2.0, 0.0, -2.0, 0.0], [0.0, 1.0, 0.1, 0.0], [-1.5, 0.5, 1.5, 0.0]], device=DEVICE)
+with torch.no_grad():
+    _eval_probs = model(x).softmax(dim=1)
+
+
+def mode_after(fn, start_in_train):
+    model.train(start_in_train)
+    fn(model, x, 10)
+    after = model.training
+    model.eval()
+    return after
