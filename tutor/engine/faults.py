@@ -28,9 +28,12 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def death_cause(returncode: int | None) -> str:
-    """Words for how the kernel process ended, from its exit status."""
-    if returncode is None:
+def death_cause(returncode: int | str | None) -> str:
+    """Words for how the kernel process ended, from its exit status ("replaced": an attached
+    kernel that its manager restarted; "gone" or None: unknown)."""
+    if returncode == "replaced":
+        return "it was restarted by whatever runs it"
+    if not isinstance(returncode, int):
         return "it stopped responding"
     if returncode < 0:
         name = _signal_name(-returncode)
@@ -42,9 +45,12 @@ def death_cause(returncode: int | None) -> str:
     return f"it exited with status {returncode}"
 
 
-def crashed(returncode: int | None) -> str:
+def crashed(returncode: int | str | None) -> str:
     """The kernel died while the learner's code ran."""
-    if returncode is None:
+    if returncode == "replaced":
+        return ("The Python kernel stopped while your code ran and was started again; "
+                "earlier variables are gone.")
+    if not isinstance(returncode, int):
         return f"The Python kernel stopped responding while your code ran; {GONE}."
     if returncode >= 0:
         return (f"Your code made the Python kernel exit with status {returncode} (as os._exit "
@@ -57,7 +63,7 @@ def crashed(returncode: int | None) -> str:
     return f"Your code crashed the Python kernel ({cause}); {GONE}."
 
 
-def died_between_runs(returncode: int | None) -> str:
+def died_between_runs(returncode: int | str | None) -> str:
     return (f"The Python kernel had stopped since the last run ({death_cause(returncode)}), "
             "so a new one was started; earlier variables are gone.")
 

@@ -51,7 +51,8 @@ POLL_INTERVAL = 0.05  # how often a waiting run checks that the kernel process s
 HEARTBEAT_INTERVAL = 1.0  # the same for an attached kernel, through its heartbeat
 INTERRUPT_GRACE = 2.0  # an interrupt not obeyed within this long becomes a restart
 STARTUP_TIMEOUT = 120.0  # a cold start imports torch; a slow disk can take a while
-ATTACH_TIMEOUT = 30.0  # how long an attached kernel may take to answer or come back
+ATTACH_TIMEOUT = 30.0
+IDENTITY_TIMEOUT = 10.0  # an attached kernel's control channel may be slow while it starts  # how long an attached kernel may take to answer or come back
 IOPUB_SETTLE = 0.5  # after the boot reply, how long to wait for its IOPub idle
 REQUEST_TIMEOUT = 2.0  # completion / inspection: the editor must not hang on them
 
@@ -60,9 +61,9 @@ StdinCallback = Callable[[str], Awaitable[str | None] | str | None]
 
 
 class _KernelGone(Exception):
-    """The kernel process ended (returncode None: unknown, e.g. an attached kernel)."""
+    """The kernel process ended: its exit status, or "gone" / "replaced" (see _exit_status)."""
 
-    def __init__(self, returncode: int | None):
+    def __init__(self, returncode: int | str | None):
         super().__init__(returncode)
         self.returncode = returncode
 
@@ -88,6 +89,7 @@ class _Run:
         self.timed_out = False
         self.ask_exit = False
         self.input_tasks: set[asyncio.Task] = set()
+        self.kernel_session: str | None = None  # the replying kernel's session id
 
     def emit(self, event: OutputEvent) -> None:
         if self.on_output is None:
@@ -110,6 +112,7 @@ class _Run:
         content = msg.get("content") or {}
         if channel == "shell" and kind == "execute_reply":
             self.reply = content
+            self.kernel_session = msg["header"].get("session")
             if content.get("execution_count") is not None:
                 self.execution_count = content["execution_count"]
             for payload in content.get("payload") or ():
@@ -186,6 +189,9 @@ class KernelSession:
         self._run_lock = asyncio.Lock()  # one execute at a time
         self._run: _Run | None = None
         self._last_ping = 0.0
+        # Every kernel process signs its messages with its own session id: an attached kernel
+        # that answers with another id was restarted behind our back (a crash and a nanny).
+        self._kernel_session: str | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -403,6 +409,7 @@ class KernelSession:
                 raise DeviceUnavailable(report["error"])
             raise EngineError(report["error"])
         self.report = report
+        self._kernel_session = run.kernel_session
         self.device_info = device_info(report)
         self.checks_error = report.get("checks_error")
         if self.checks_error:
@@ -459,13 +466,13 @@ class KernelSession:
         return None if process is None else process.returncode
 
     async def _exit_status(self, force: bool = False) -> int | None | str:
-        """None while the kernel lives; else its exit status (or "gone" when unknown)."""
+        """None while the kernel lives; else its exit status, "gone" when unknown, or
+        "replaced" when an attached kernel is a new process."""
         if self._km is not None:
             provisioner = self._km.provisioner
             if provisioner is None or not provisioner.has_process:
                 return "gone"
-            rc = await provisioner.poll()
-            return rc
+            return await provisioner.poll()
         conn = self._conn
         if conn is None:
             return "gone"
@@ -473,10 +480,37 @@ class KernelSession:
         if not force and now - self._last_ping < HEARTBEAT_INTERVAL:
             return None
         self._last_ping = now
-        if await conn.ping(timeout=HEARTBEAT_INTERVAL):
-            return None
-        # One missed beat can be a busy machine; two in a row is a dead kernel.
-        return None if await conn.ping(timeout=HEARTBEAT_INTERVAL) else "gone"
+        # The control channel answers even while the shell runs code, and says who answers.
+        # While it is silent, the heartbeat tells a slow kernel from a dead one.
+        loop = asyncio.get_running_loop()
+        got: asyncio.Future = loop.create_future()
+
+        def on_reply(channel: str, msg: dict) -> None:
+            if channel == "control" and not got.done():
+                got.set_result(msg["header"].get("session"))
+
+        # A request sent while the kernel was down can be lost with its connection: ask anew
+        # each round, any answer will do.
+        msg_ids: list[str] = []
+        deadline = loop.time() + IDENTITY_TIMEOUT
+        try:
+            while True:
+                msg_ids.append(conn.send("control", "kernel_info_request", {}, on_reply))
+                try:
+                    session = await asyncio.wait_for(asyncio.shield(got), HEARTBEAT_INTERVAL)
+                    break
+                except asyncio.TimeoutError:
+                    pass
+                # One missed beat can be a busy machine; two in a row is a dead kernel.
+                if not await conn.ping(HEARTBEAT_INTERVAL) and not await conn.ping(HEARTBEAT_INTERVAL):
+                    return "gone"
+                if loop.time() > deadline:
+                    return None  # beating but its control thread is stuck: treat as alive
+        finally:
+            for msg_id in msg_ids:
+                conn.unregister(msg_id)
+        known = self._kernel_session
+        return None if known is None or session == known else "replaced"
 
     async def _wait_step(self, fut: asyncio.Future, deadline: float | None) -> None:
         """Wait for ``fut`` at most one poll interval (or until ``deadline``)."""
@@ -496,8 +530,7 @@ class KernelSession:
             status = await self._exit_status(force=True)
             if status is None:
                 return None
-            rc = status if isinstance(status, int) else None
-            notice = faults.died_between_runs(rc)
+            notice = faults.died_between_runs(status)
             self._set_state("dead", notice)
             await self._restart_locked(notice, already_dead=True)
         return notice
@@ -562,7 +595,7 @@ class KernelSession:
                 if not run.done.done():
                     status = await self._exit_status()
                     if status is not None:
-                        raise _KernelGone(status if isinstance(status, int) else None)
+                        raise _KernelGone(status)
         except _KernelGone as gone:
             message = faults.crashed(gone.returncode)
             run.abort("crashed", message)
@@ -707,6 +740,7 @@ class KernelSession:
         brings it back; if it is local and ignores the request, it is killed."""
         conn = self._require_conn()
         old_pid = self.report.get("pid")
+        self._kernel_session = None  # whoever answers next is the kernel we wait for
         local = self.report.get("host") == socket.gethostname()
         loop = asyncio.get_running_loop()
         if not already_dead:
@@ -733,7 +767,7 @@ class KernelSession:
 
             def on_reply(channel: str, msg: dict, got=got) -> None:
                 if channel == "shell" and not got.done():
-                    got.set_result(msg.get("content") or {})
+                    got.set_result(msg)
 
             msg_id = conn.send("shell", "execute_request", {
                 "code": "", "silent": True, "store_history": False, "allow_stdin": False,
@@ -744,8 +778,9 @@ class KernelSession:
                 continue
             finally:
                 conn.unregister(msg_id)
-            pid = parse_expression(reply, "pid")
+            pid = parse_expression(reply.get("content") or {}, "pid")
             if pid is not None and pid != old_pid:
+                self._kernel_session = reply["header"].get("session")
                 return
 
     async def _teardown(self) -> None:

@@ -1,0 +1,90 @@
+"""The warm spare pool, device selection, run_once and doctor: each starts its own kernels."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tutor.engine import KernelPool, KernelSession, run_once
+from tutor.engine.errors import DeviceUnavailable, EngineError
+
+
+async def test_pool_hands_out_started_kernels_and_warms_the_next():
+    pool = KernelPool(size=1)
+    taken = []
+    try:
+        await pool.start()
+        await pool.ready()
+        began = time.monotonic()
+        first = await pool.take()
+        taken.append(first)
+        assert time.monotonic() - began < 1.0  # no kernel start on the critical path
+        assert first.state == "ready"
+        r = await first.execute("import sys\n'ptfund_checks' in sys.modules, 'torch' in sys.modules, str(DEVICE)")
+        assert r.result_text == repr((True, True, first.device_info.kind))
+        # The replacement is already warming; the next take gets a different process.
+        assert len(pool._spares) == 1 and pool._spares[0].state in ("starting", "ready")
+        second = await pool.take()
+        taken.append(second)
+        assert second.report["pid"] != first.report["pid"]
+        assert (await second.execute("'r' in dir()")).result_text == "False"
+    finally:
+        await asyncio.gather(*(k.shutdown() for k in taken))
+        await pool.shutdown()
+    assert all(k.state == "stopped" for k in taken)
+
+
+async def test_pool_replaces_a_spare_that_died():
+    pool = KernelPool()
+    taken = None
+    try:
+        await pool.start()
+        await pool.ready()
+        spare = pool._spares[0]
+        await spare._km.shutdown_kernel(now=True)  # dies while waiting in the pool
+        taken = await pool.take()
+        assert taken is not spare and (await taken.execute("1")).ok
+    finally:
+        if taken is not None:
+            await taken.shutdown()
+        await pool.shutdown()
+
+
+async def test_unavailable_device_is_one_sentence():
+    session = KernelSession(device="mps" if sys.platform != "darwin" else "cuda")
+    with pytest.raises(DeviceUnavailable) as err:
+        await session.start()
+    text = str(err.value)
+    assert text.startswith("--device") and "not available" in text and text.endswith(".")
+    assert "\n" not in text
+    assert session.state == "stopped"
+
+
+def test_unknown_device_is_refused():
+    with pytest.raises(EngineError):
+        KernelSession(device="tpu")
+
+
+def test_run_once_in_a_fresh_kernel_on_the_requested_device():
+    r = run_once("print('hi')\nimport torch\nx = torch.zeros(2, device=DEVICE)\nx.device.type, 2 * 21",
+                 device="cpu", timeout=60)
+    assert r.ok and r.output == "hi\n" and r.result_text == "('cpu', 42)"
+
+
+def test_doctor_reports_versions_device_and_start_time(tmp_path):
+    code = ("import sys\nfrom tutor.cli import main\nrc = main(['--data-dir', sys.argv[1], 'doctor'])\n"
+            "print('torch imported:', 'torch' in sys.modules)\nsys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0 or "checks:" in out, proc.stderr
+    for label in ("python:", "torch:", "textual:", "jupyter_client:", "ipykernel:", "device:", "data dir:",
+                  "kernel ready:"):
+        assert label in out, out
+    assert str(tmp_path) in out
+    assert "torch imported: False" in out
+    ready = next(line for line in out.splitlines() if line.startswith("kernel ready:"))
+    assert float(ready.split()[2]) > 0
