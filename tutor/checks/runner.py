@@ -12,7 +12,7 @@ Then every check, then the mistakes. Result (plain JSON types)::
     {"passed": bool,   # no error at any stage and every check passed
      "error": None | {"stage": "setup"|"solution"|"code", "ename", "evalue", "line", "traceback": [line, ...]},
      "checks": [{"id", "kind", "passed", "expected", "actual", "message", "details"}, ...],
-     "mistakes": [message, ...]}   # authored matches first, then built-in signatures
+     "mistakes": [message, ...]}   # authored matches; else built-in signatures not said by a check
 
 ``KeyboardInterrupt`` (the kernel interrupted for the time limit) is the only exception
 that leaves; everything else becomes an error or a failed check.
@@ -112,9 +112,13 @@ def run_verification(payload: dict) -> dict:
         failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
         with captured(quiet):
             messages = matched_messages(mistakes, ctx, code, failed_ids)
-    for found in ctx.findings:  # built-in signatures after the authored ones
-        if found not in messages:
-            messages.append(found)
+    # Built-in signatures speak only when no authored mistake did, and only if no failing
+    # check already says the same: one cause, said once.
+    if not messages:
+        said = " ".join(r["message"] for r in results if not r["passed"])
+        for found in ctx.findings:
+            if found not in messages and found not in said:
+                messages.append(found)
 
     error = setup_error or solution_error or code_error
     return jsonable({

@@ -35,14 +35,26 @@ class Verdict:
     def passed(self) -> bool:
         return self.status == "pass"
 
-    def feedback(self) -> str:
-        """Plain text for a terminal: mistakes first, then each check, then the error."""
-        lines = [self.headline]
-        for message in self.mistakes:
-            lines.append(f"→ {message}")
+    def lines(self) -> list[tuple[str, str]]:
+        """(mark, text) rows as a learner reads them: targeted mistakes (→) lead, then each
+        check (✓/✗). A cause already said is not said again: several checks often trip
+        over the same root problem (a plain tensor attribute fails both the module and the
+        state_dict check)."""
+        rows = [("→", message) for message in self.mistakes]
+        said = set(self.mistakes)
         for check in self.checks:
-            mark = "✓" if check.passed else "✗"
-            lines.append(f"{mark} {check.message}")
+            if check.passed:
+                rows.append(("✓", check.message))
+                continue
+            parts = [p for p in check.message.split("; ") if p not in said and not any(p in s for s in said)]
+            said.update(parts)
+            name = check.id or f"{check.kind} check"
+            rows.append(("✗", "; ".join(parts) if parts else f"{name}: fails for the same reason as above"))
+        return rows
+
+    def feedback(self) -> str:
+        """Plain text for a terminal: headline, mistakes, checks, then the error."""
+        lines = [self.headline] + [f"{mark} {text}" for mark, text in self.lines()]
         if self.error:
             lines.append("")
             lines.append(self.error.rstrip())

@@ -70,15 +70,21 @@ def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
     return verdict
 
 
+def _plain(message: str) -> str:
+    """Messages are stored without a leading mark: the verdict adds ✓/✗ when it shows them."""
+    return message[2:] if message[:2] in ("✓ ", "✗ ") else message
+
+
 def verdict_from_result(result: dict) -> Verdict:
     checks = [
         CheckLine(
-            id=c.get("id"), kind=c.get("kind", "?"), passed=bool(c.get("passed")), message=c.get("message", ""),
+            id=c.get("id"), kind=c.get("kind", "?"), passed=bool(c.get("passed")), message=_plain(c.get("message", "")),
             expected=c.get("expected"), actual=c.get("actual"),
         )
         for c in result.get("checks", [])
     ]
-    mistakes = list(result.get("mistakes") or [])
+    # A mistake is advice for a failing attempt; on a pass a broad condition must not nag.
+    mistakes = list(dict.fromkeys(result.get("mistakes") or [])) if not result.get("passed") else []
     error = result.get("error")
     failed = sum(not c.passed for c in checks)
     total = len(checks)

@@ -1,0 +1,46 @@
+"""Verdicts from the check library's results: what the learner reads, each cause said once."""
+
+from __future__ import annotations
+
+from tutor.grading.verify import verdict_from_result
+
+
+def result(passed, checks, mistakes=(), error=None):
+    return {"passed": passed, "checks": list(checks), "mistakes": list(mistakes), "error": error}
+
+
+def chk(passed, message, id=None, kind="tensor"):
+    return {"id": id, "kind": kind, "passed": passed, "message": message, "expected": None, "actual": None}
+
+
+def test_pass_has_no_nagging_mistakes_and_one_mark():
+    v = verdict_from_result(result(True, [chk(True, "✓ t has shape (2, 3)")], mistakes=["broad condition fired"]))
+    assert v.passed and v.mistakes == []
+    assert v.feedback() == "The check passes.\n✓ t has shape (2, 3)"
+
+
+def test_mistakes_lead_and_a_cause_is_said_once():
+    plain = "model.mean is a plain tensor attribute: use register_buffer"
+    v = verdict_from_result(result(False, [
+        chk(False, f"✗ {plain}", kind="module"),
+        chk(False, plain, id="round-trip", kind="state_dict"),
+        chk(True, "output has the expected values"),
+    ], mistakes=["Register mean with self.register_buffer.", "Register mean with self.register_buffer."]))
+    assert v.status == "fail" and v.headline == "2 of 3 checks fail."
+    assert v.lines() == [
+        ("→", "Register mean with self.register_buffer."),
+        ("✗", plain),
+        ("✗", "round-trip: fails for the same reason as above"),
+        ("✓", "output has the expected values"),
+    ]
+
+
+def test_learner_error_and_authoring_error():
+    err = {"stage": "code", "ename": "RuntimeError", "evalue": "view size is not compatible", "line": 3,
+           "traceback": ['  File "<your code>", line 3, in <module>', "RuntimeError: view size is not compatible"]}
+    v = verdict_from_result(result(False, [chk(False, "t is not defined: your code stopped at line 3")], error=err))
+    assert v.status == "error" and v.headline == "Your code raised RuntimeError at line 3: view size is not compatible"
+    assert "<your code>" in v.feedback()
+    bad = dict(err, stage="setup", ename="NameError", evalue="name 'x' is not defined")
+    v = verdict_from_result(result(False, [], error=bad))
+    assert v.status == "authoring-error" and "its setup code raised NameError" in v.headline
