@@ -82,6 +82,13 @@ async def test_lesson_flow_type_run_check_fail_fix_pass_hint_reset(pack, data):
         await type_text(pilot, "t.shape\n")
         await wait_for(pilot, lambda: "torch.Size([2, 3])" in output_text(screen), 60, "the REPL's output")
 
+        # completion by the kernel: tab in the REPL
+        repl = screen.query_one("#repl")
+        await type_text(pilot, "torch.zeros_lik")
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: repl.value == "torch.zeros_like", 30, "the completion")
+        repl.value = ""
+
         # check: fails, with the targeted mistake first and expected vs actual
         checks = screen.query_one("#checks")
         await pilot.press("ctrl+t")
@@ -170,6 +177,49 @@ async def test_a_flood_of_output_stays_bounded_and_keys_still_work(pack, data):
         text = output_text(screen)
         assert "lines omitted" in text
         assert len(screen.query_one("#output").lines) <= MAX_LINES + 1
+
+
+async def test_moving_between_exercises_and_lessons(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        editor = screen.query_one("#editor")
+        # a lesson not started opens on its intuition
+        assert screen.query_one("#reading").active == "tab-lesson"
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: "def double" in editor.text, 10, "exercise 2")
+        await pilot.press("f4")  # past the last exercise: the next lesson, which has none
+        await wait_for(pilot, lambda: screen.lesson.id == "reading" and editor.read_only, 10, "the next lesson")
+        assert "no exercises" in editor.text
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: screen.lesson.id == "basics" and "def double" in editor.text, 10, "back")
+        # f5 moves focus to the text so it scrolls from the keyboard, and back
+        await pilot.press("f5")
+        assert screen.query_one("#exercise-scroll").has_focus
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.query_one("#lesson-scroll").has_focus, 5, "the lesson text")
+        await pilot.press("f5")
+        assert editor.has_focus
+
+
+async def test_solution_asks_first_until_passed(pack, data):
+    from tutor.app.screens.confirm import ConfirmScreen
+    from tutor.app.screens.solution import SolutionScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10, "the question")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen, 10, "no solution")
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10, "the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, SolutionScreen), 10, "the solution")
+        await pilot.press("enter")  # put it in the editor
+        solution = app.catalog.pack("apptest").lesson("basics").exercises[0].solution
+        await wait_for(pilot, lambda: screen.query_one("#editor").text == solution, 10, "the solution in the editor")
 
 
 # ---------------------------------------------------------------- drafts and position

@@ -110,3 +110,11 @@ def test_light_theme_lesson(app, snap_compare):
 
 def test_too_small(app, snap_compare):
     assert snap_compare(app, terminal_size=(70, 20), run_before=lambda pilot: pilot.pause())
+
+
+def test_no_color(tmp_path, monkeypatch, snap_compare):
+    """NO_COLOR: textual renders in monochrome; the app must stay readable without colour."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(make_pack(tmp_path / "pack"), tmp_path / "data", kernels=False)
+    assert app.no_color
+    assert snap_compare(app, terminal_size=(80, 24), run_before=lesson_open)

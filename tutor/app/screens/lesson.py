@@ -58,6 +58,7 @@ class LessonScreen(Screen):
         Binding("f3", "previous", "Prev", tooltip="Previous exercise", id="lesson.previous"),
         Binding("f4,ctrl+n", "next", "Next", tooltip="Next exercise", id="lesson.next"),
         Binding("ctrl+o", "external_editor", "$EDITOR", tooltip="Edit the code in $EDITOR", id="lesson.editor"),
+        Binding("f5", "focus_reading", "Read", tooltip="Cycle editor, exercise text, lesson text (arrows and page keys scroll the text)", id="lesson.read"),
         Binding("ctrl+l", "focus_repl", "REPL", show=False, tooltip="Move between the editor and the scratch REPL", id="lesson.repl"),
         Binding("ctrl+@,ctrl+space", "complete", "Complete", show=False, tooltip="Complete the name at the cursor (kernel)", id="lesson.complete"),
         Binding("escape", "home", "Home", tooltip="Back to the home screen", id="lesson.home"),
@@ -66,9 +67,10 @@ class LessonScreen(Screen):
         Binding("ctrl+o", "narrow('external_editor')", show=False),
         Binding("f9", "narrow('reset')", show=False),
         Binding("f8", "narrow('restart')", show=False),
+        Binding("f5", "narrow('focus_reading')", show=False),
     ]
     # Shown in the footer only when the terminal is wide enough; help (f1) lists them all.
-    WIDE_ONLY = {"previous", "external_editor", "reset", "restart"}
+    WIDE_ONLY = {"previous", "external_editor", "reset", "restart", "focus_reading"}
     WIDE = 110
 
     def __init__(self, pack, lesson, exercise_id: str | None = None) -> None:
@@ -91,10 +93,10 @@ class LessonScreen(Screen):
         with Horizontal(id="lesson"):
             with TabbedContent(id="reading", initial="tab-exercise"):
                 with TabPane("Exercise", id="tab-exercise"):
-                    with VerticalScroll():
+                    with VerticalScroll(id="exercise-scroll"):
                         yield Markdown("", id="exercise-text")
                 with TabPane("Lesson", id="tab-lesson"):
-                    with VerticalScroll():
+                    with VerticalScroll(id="lesson-scroll"):
                         yield Markdown(self.lesson.intuition, id="lesson-text")
             with Vertical(id="work"):
                 yield CodeEditor(id="editor")
@@ -162,6 +164,9 @@ class LessonScreen(Screen):
             return
         self._hints_shown = hints
         self._passed = bool(stats and stats.passed)
+        if self.index == 0 and draft is None and stats is None:
+            # A lesson not yet started opens on its intuition (SPEC: intuition first).
+            self.query_one("#reading", TabbedContent).active = "tab-lesson"
         text = draft.code if draft is not None else ref.exercise.starter
         self._loading = True
         editor.read_only = False
@@ -440,6 +445,19 @@ class LessonScreen(Screen):
     async def action_home(self) -> None:
         await self.save_draft()
         self.app.pop_screen()
+
+    def action_focus_reading(self) -> None:
+        """editor -> exercise text -> lesson text -> editor: the text scrolls from the keyboard."""
+        reading = self.query_one("#reading", TabbedContent)
+        exercise, lesson = self.query_one("#exercise-scroll"), self.query_one("#lesson-scroll")
+        if exercise.has_focus:
+            reading.active = "tab-lesson"
+            self.call_after_refresh(lesson.focus)
+        elif lesson.has_focus:
+            self.query_one("#editor", CodeEditor).focus()
+        else:
+            reading.active = "tab-exercise"
+            self.call_after_refresh(exercise.focus)
 
     def action_focus_repl(self) -> None:
         repl = self.query_one("#repl", Repl)
