@@ -19,6 +19,10 @@ from tutor.grading.verdict import Verdict
 SETUP_TIMEOUT = 60.0
 
 
+class KernelUnavailable(Exception):
+    """No kernel could be had for a check: not the learner's attempt, so nothing is recorded."""
+
+
 class Kernels:
     def __init__(self, device: str | None, connection_file: str | None,
                  on_status: Callable[[KernelStatus], None]):
@@ -159,13 +163,14 @@ class Kernels:
     # ------------------------------------------------------------ fresh kernels
 
     async def verify(self, exercise, code: str) -> Verdict:
+        """The verdict of a fresh kernel; KernelUnavailable when none could be started."""
         await self._started.wait()
         if self._verifier is None:
-            return Verdict("crashed", self.error or "The kernel is not available.")
+            raise KernelUnavailable(self.error or "The kernel is not available.")
         try:
             return await self._verifier.verify(exercise, code)
         except Exception as exc:
-            return Verdict("crashed", f"The code could not be checked: {exc}")
+            raise KernelUnavailable(f"The code could not be checked: {exc}") from None
 
     async def predict(self, code: str):
         """A predict card's code, run where it cannot touch the learner's variables."""

@@ -79,8 +79,8 @@ class LessonScreen(Screen):
         self.lesson = lesson
         ids = [e.id for e in lesson.exercises]
         self.index = ids.index(exercise_id) if exercise_id in ids else 0
-        self._saved_text: str | None = None  # what the store holds for this exercise
-        self._loading = False
+        self._saved_text: str | None = None  # what the store holds for the code in the editor
+        self._editing: ExerciseRef | None = None  # whose code is in the editor (None while loading)
         self._save_timer: Timer | None = None
         self._hints_shown = 0
         self._passed = False
@@ -149,11 +149,11 @@ class LessonScreen(Screen):
         self.query_one("#output", OutputLog).reset()
         self.query_one("#checks", CheckResults).show_message("Press ctrl+t to check your code against the exercise.")
         self._setup_done = None
+        # Until the new code is in, edits would land on the wrong exercise: none are taken.
+        self._editing = None
+        editor.read_only = True
         if ref is None:
-            self._loading = True
             editor.load_text("# This lesson has no exercises: read it in the Lesson tab.\n")
-            editor.read_only = True
-            self._loading = False
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
             self.query_one("#exercise-text", Markdown).update("This lesson has no exercises.")
             await asyncio.to_thread(app.store.set_position, self.pack.id, self.lesson.id, None)
@@ -168,11 +168,10 @@ class LessonScreen(Screen):
             # A lesson not yet started opens on its intuition (SPEC: intuition first).
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
         text = draft.code if draft is not None else ref.exercise.starter
-        self._loading = True
-        editor.read_only = False
         editor.load_text(text)
-        self._loading = False
         self._saved_text = text
+        self._editing = ref
+        editor.read_only = False
         editor.focus()
         self.query_one("#exercise-text", Markdown).update(
             exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown)
@@ -194,7 +193,7 @@ class LessonScreen(Screen):
 
     @on(CodeEditor.Changed, "#editor")
     def _editor_changed(self) -> None:
-        if self._loading or self.ref is None:
+        if self._editing is None:
             return
         if self._save_timer is not None:
             self._save_timer.stop()
@@ -208,7 +207,7 @@ class LessonScreen(Screen):
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
-        ref = self.ref
+        ref = self._editing
         if ref is None or self.app.store is None:
             return
         text = self.query_one("#editor", CodeEditor).text
@@ -321,15 +320,21 @@ class LessonScreen(Screen):
         checks = self.query_one("#checks", CheckResults)
         self.query_one("#results", TabbedContent).active = "tab-checks"
         checks.show_message("Checking your code in a fresh kernel…", "$text-accent")
-        verdict = await kernels.verify(ref.exercise, code)
-        if ref != self.ref:
+        from tutor.app.kernels import KernelUnavailable
+
+        try:
+            verdict = await kernels.verify(ref.exercise, code)
+        except KernelUnavailable as exc:
+            checks.show_message(str(exc), "$text-error")
             return
-        checks.show_verdict(verdict)
-        if self.app.store is not None and verdict.status in ("pass", "fail", "error", "timeout", "crashed"):
+        if self.app.store is not None and verdict.status != "authoring-error":  # an attempt, even if the learner moved on
             await asyncio.to_thread(
                 self.app.store.record_attempt, ref.pack.id, ref.key,
                 passed=verdict.passed, code=code, content_hash=ref.content_hash,
             )
+        if ref != self.ref:
+            return
+        checks.show_verdict(verdict)
         if verdict.passed:
             self._passed = True
             last = self.index + 1 >= len(self.lesson.exercises)
