@@ -1,0 +1,88 @@
+import io
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+X = torch.randn(64, 3, device=DEVICE)
+Y = X @ torch.tensor([[1.5], [-2.0], [0.7]], device=DEVICE) + 0.1 * torch.randn(64, 1, device=DEVICE)
+
+
+def make():
+    """A fresh model, optimizer and scheduler, built the same way every time."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1).to(DEVICE)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    return model, opt, sched
+
+
+def run_epoch(model, opt, sched):
+    idx = torch.randint(0, 64, (16,)).to(DEVICE)   # a random mini-batch: the CPU torch RNG
+    opt.zero_grad()
+    F.mse_loss(model(X[idx]), Y[idx]).backward()
+    opt.step()
+    sched.step()
+
+
+def _flat(model):
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def _straight_run():
+    model, opt, sched = make()
+    torch.manual_seed(123)
+    for _ in range(6):
+        run_epoch(model, opt, sched)
+    return _flat(model)
+
+
+def _interrupted_run(make_checkpoint, restore):
+    model, opt, sched = make()
+    torch.manual_seed(123)
+    for epoch in range(3):                      # epochs 0, 1, 2, then the job stops
+        run_epoch(model, opt, sched)
+    buffer = io.BytesIO()
+    torch.save(make_checkpoint(model, opt, sched, 2), buffer)
+    buffer.seek(0)
+    torch.manual_seed(999)                      # a new process: the RNG is elsewhere
+    model, opt, sched = make()
+    start = restore(torch.load(buffer, weights_only=True), model, opt, sched)
+    for epoch in range(start, 6):
+        run_epoch(model, opt, sched)
+    return model
+
+
+def resume_gap(make_checkpoint, restore):
+    """Largest difference between the resumed run's weights and an uninterrupted run's."""
+    return (_flat(_interrupted_run(make_checkpoint, restore)) - _straight_run()).abs().max().item()
+
+
+def checkpoint_keys(make_checkpoint):
+    model, opt, sched = make()
+    run_epoch(model, opt, sched)
+    return sorted(make_checkpoint(model, opt, sched, 0))
+
+
+def start_epoch(make_checkpoint, restore):
+    model, opt, sched = make()
+    run_epoch(model, opt, sched)
+    ckpt = make_checkpoint(model, opt, sched, 4)
+    return restore(ckpt, *make())
+
+
+def _restores_rng(make_checkpoint, restore):
+    model, opt, sched = make()
+    torch.manual_seed(5)
+    ckpt = make_checkpoint(model, opt, sched, 0)
+    saved = torch.get_rng_state()
+    torch.manual_seed(6)
+    restore(ckpt, *make())
+    return torch.equal(torch.get_rng_state(), saved)
+
+
+def _keys(make_checkpoint):
+    try:
+        return checkpoint_keys(make_checkpoint)
+    except Exception:
+        return None

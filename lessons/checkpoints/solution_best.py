@@ -1,0 +1,13 @@
+import copy
+
+best_loss = float("inf")
+best_state = None
+best_epoch = None
+for epoch in range(1, 9):
+    train_one_epoch(model)
+    loss = val_loss(model)
+    if loss < best_loss:
+        best_loss, best_epoch = loss, epoch
+        best_state = copy.deepcopy(model.state_dict())
+
+model.load_state_dict(best_state)
