@@ -14,10 +14,10 @@ from pathlib import Path
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 
-# ipykernel_launcher, plus torch imported in a background thread from the first instant:
-# most of torch's import (loading shared libraries, reading files) overlaps ipykernel's own
-# start-up, so "kernel ready with torch" costs about what `import torch` alone does.
-# The boot code's `import torch` then just waits on the import lock for this thread.
+# An alternative launcher (preload_torch=True): ipykernel_launcher plus torch imported in a
+# background thread from the first instant, to overlap ipykernel's own start-up. Measured
+# (benchmarks/engine.py) it gains nothing: both halves hold the GIL nearly all the time, so
+# it is off by default and kept for machines where that may differ.
 LAUNCHER = r"""
 import sys, threading
 if sys.path and sys.path[0] in ("", "."):
@@ -35,13 +35,13 @@ kernelapp.launch_new_instance()
 KERNEL_NAME = "ptfund-python"
 
 
-def kernel_argv(preload_torch: bool = True) -> list[str]:
+def kernel_argv(preload_torch: bool = False) -> list[str]:
     if preload_torch:
         return [sys.executable, "-c", LAUNCHER, "-f", "{connection_file}"]
     return [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
 
 
-def make_kernel_spec(preload_torch: bool = True) -> KernelSpec:
+def make_kernel_spec(preload_torch: bool = False) -> KernelSpec:
     return KernelSpec(
         argv=kernel_argv(preload_torch),
         name=KERNEL_NAME,
@@ -69,7 +69,7 @@ def kernel_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
 class TutorKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk."""
 
-    def __init__(self, *args, preload_torch: bool = True, **kwargs):
+    def __init__(self, *args, preload_torch: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self._tutor_spec = make_kernel_spec(preload_torch)
         self.kernel_name = KERNEL_NAME

@@ -161,7 +161,7 @@ class KernelSession:
         *,
         interrupt_grace: float = INTERRUPT_GRACE,
         startup_timeout: float = STARTUP_TIMEOUT,
-        preload_torch: bool = True,
+        preload_torch: bool = False,
     ):
         if device is not None and device not in DEVICES:
             raise EngineError(f"Unknown device {device!r}; use one of: {', '.join(DEVICES)}.")
