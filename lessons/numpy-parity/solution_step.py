@@ -1,0 +1,20 @@
+import numpy as np
+import torch
+from torch import nn
+
+# NumPy: the gradient by hand, then one SGD step
+R = X @ W + b - Y
+G = 2 * R / R.size
+W_next = W - lr * (X.T @ G)
+b_next = b - lr * G.sum(axis=0)
+
+# torch: the same model as an nn.Linear, in float64
+layer = nn.Linear(3, 2).double()
+with torch.no_grad():
+    layer.weight.copy_(torch.from_numpy(W.T))   # nn.Linear stores (out, in)
+    layer.bias.copy_(torch.from_numpy(b))
+opt = torch.optim.SGD(layer.parameters(), lr=lr)
+opt.zero_grad()
+loss = nn.MSELoss()(layer(torch.from_numpy(X)), torch.from_numpy(Y))
+loss.backward()
+opt.step()
