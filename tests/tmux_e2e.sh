@@ -102,6 +102,11 @@ print(f"N={len(lesson.exercises)}")
 for i, ex in enumerate(lesson.exercises, 1):
     (work / f"solution{i}.py").write_text(ex.solution)
     print(f"TITLE{i}={q(ex.title[:24])}")
+    # the starter's last line as the editor shows it (with its line number), to know the
+    # editor holds the starter before typing over it; the lesson text has no line numbers
+    numbered = [(n, ln.rstrip()) for n, ln in enumerate(ex.starter.splitlines(), 1) if ln.strip()]
+    n, last = numbered[-1]
+    print(f"STARTER{i}={q(f' {n}  {last[:20]}')}")
 EOF
 # shellcheck disable=SC1091
 . "$WORK/plan"
@@ -118,7 +123,9 @@ wait_for "kernel ready" 180
 
 for i in $(seq 1 "$N"); do
     title_var="TITLE$i"
+    starter_var="STARTER$i"
     wait_for "$i/$N ${!title_var}" 30
+    wait_for "${!starter_var}" 30            # the starter is loaded into the editor
     keys F7                                  # select all: typing replaces the starter
     type_file "$WORK/solution$i.py"
     keys C-t                                 # check in a fresh kernel

@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Markdown, TabbedContent, TabPane
 
 from tutor.app.completion import insertion, summary
+from tutor.app.kernels import KernelUnavailable
 from tutor.app.widgets.check_results import CheckResults
 from tutor.app.widgets.code_editor import CodeEditor
 from tutor.app.widgets.output_log import OutputLog
@@ -293,6 +294,8 @@ class LessonScreen(Screen):
             self.notify("The kernel is still running your last code (ctrl+b interrupts).", severity="warning")
             return
         out.reset()
+        if self.app.kernel_status.state in ("starting", "restarting"):
+            out.note("Waiting for the kernel to start (it imports torch)…")
         if not await self._ensure_setup(kernels, ref):
             return
         code = self.query_one("#editor", CodeEditor).text
@@ -320,21 +323,21 @@ class LessonScreen(Screen):
         checks = self.query_one("#checks", CheckResults)
         self.query_one("#results", TabbedContent).active = "tab-checks"
         checks.show_message("Checking your code in a fresh kernel…", "$text-accent")
-        from tutor.app.kernels import KernelUnavailable
-
         try:
             verdict = await kernels.verify(ref.exercise, code)
         except KernelUnavailable as exc:
             checks.show_message(str(exc), "$text-error")
             return
+        here = ref == self.ref
+        if here:
+            checks.show_verdict(verdict)  # before recording: the learner waits for this, not for the disk
         if self.app.store is not None and verdict.status != "authoring-error":  # an attempt, even if the learner moved on
             await asyncio.to_thread(
                 self.app.store.record_attempt, ref.pack.id, ref.key,
                 passed=verdict.passed, code=code, content_hash=ref.content_hash,
             )
-        if ref != self.ref:
+        if not here:
             return
-        checks.show_verdict(verdict)
         if verdict.passed:
             self._passed = True
             last = self.index + 1 >= len(self.lesson.exercises)
