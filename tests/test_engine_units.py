@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -151,3 +152,43 @@ def test_engine_import_stays_light():
             "bad = [m for m in ('torch', 'textual', 'numpy') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+# ---------------------------------------------------------------- delivery
+
+
+async def test_stream_events_of_one_burst_are_coalesced():
+    from tutor.engine.session import _Run
+
+    got = []
+    run = _Run(got.append, None)
+    for i in range(1000):
+        run.emit(StreamEvent("stdout", f"{i}\n"))
+    run.emit(StreamEvent("stderr", "warn\n"))
+    assert got == []  # delivered on the next loop turn, as one event per stream
+    await asyncio.sleep(0)
+    assert [e.name for e in got] == ["stdout", "stderr"]
+    assert got[0].text == "".join(f"{i}\n" for i in range(1000))
+    run.emit(StreamEvent("stdout", "x\n"))
+    run.emit(OmittedEvent(3))  # any other event first flushes the pending text, in order
+    assert got[2:] == [StreamEvent("stdout", "x\n"), OmittedEvent(3)]
+
+
+def test_messages_are_verified_before_use():
+    from jupyter_client.session import Session
+
+    from tutor.engine.connection import Connection
+
+    class Client:
+        session = Session(key=b"secret")
+
+    conn = Connection(Client())
+    frames = Client.session.serialize(Client.session.msg("stream", {"name": "stdout", "text": "hi"}))
+    msg = conn._deserialize(list(frames))
+    assert msg["content"] == {"name": "stdout", "text": "hi"} and msg["msg_type"] == "stream"
+    with pytest.raises(ValueError, match="duplicate"):
+        conn._deserialize(list(frames))  # a replayed message
+    forged = Client.session.serialize(Client.session.msg("stream", {"name": "stdout", "text": "a"}))
+    forged[-1] = b'{"name": "stdout", "text": "forged"}'
+    with pytest.raises(ValueError, match="signature"):
+        conn._deserialize(list(forged))

@@ -42,6 +42,7 @@ from tutor.engine.events import (
     OutputEvent,
     RunResult,
     StateEvent,
+    StreamEvent,
 )
 from tutor.engine.output import HEAD_LINES, TAIL_LINES, OutputBuffer, cap_bundle, strip_ansi
 
@@ -54,7 +55,8 @@ STARTUP_TIMEOUT = 120.0  # a cold start imports torch; a slow disk can take a wh
 ATTACH_TIMEOUT = 30.0
 IDENTITY_TIMEOUT = 10.0  # an attached kernel's control channel may be slow while it starts  # how long an attached kernel may take to answer or come back
 IOPUB_SETTLE = 0.5  # after the boot reply, how long to wait for its IOPub idle
-REQUEST_TIMEOUT = 2.0  # completion / inspection: the editor must not hang on them
+REQUEST_TIMEOUT = 2.0
+IDLE_GRACE = 3.0  # after the reply, how long IOPub may stay silent before we stop waiting  # completion / inspection: the editor must not hang on them
 
 OutputCallback = Callable[[OutputEvent], Any]
 StdinCallback = Callable[[str], Awaitable[str | None] | str | None]
@@ -90,10 +92,36 @@ class _Run:
         self.ask_exit = False
         self.input_tasks: set[asyncio.Task] = set()
         self.kernel_session: str | None = None  # the replying kernel's session id
+        self._pending: list[StreamEvent] = []
+        self.reply_time = 0.0
+        self.last_iopub = 0.0
+        self._flush_scheduled = False
 
     def emit(self, event: OutputEvent) -> None:
+        """Deliver an event; stream text is coalesced (one event per burst and stream) so a
+        flood of tiny messages does not become a flood of UI updates."""
         if self.on_output is None:
             return
+        if isinstance(event, StreamEvent):
+            pending = self._pending
+            if pending and pending[-1].name == event.name:
+                pending[-1] = StreamEvent(event.name, pending[-1].text + event.text)
+            else:
+                pending.append(event)
+            if not self._flush_scheduled:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self.flush)
+            return
+        self.flush()
+        self._deliver(event)
+
+    def flush(self) -> None:
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, []
+        for event in pending:
+            self._deliver(event)
+
+    def _deliver(self, event: OutputEvent) -> None:
         try:
             ret = self.on_output(event)
             if inspect.isawaitable(ret):
@@ -112,6 +140,7 @@ class _Run:
         content = msg.get("content") or {}
         if channel == "shell" and kind == "execute_reply":
             self.reply = content
+            self.reply_time = time.monotonic()
             self.kernel_session = msg["header"].get("session")
             if content.get("execution_count") is not None:
                 self.execution_count = content["execution_count"]
@@ -120,7 +149,9 @@ class _Run:
                     self.ask_exit = True
         elif channel != "iopub":
             return
-        elif kind == "stream":
+        else:
+            self.last_iopub = time.monotonic()
+        if kind == "stream":
             for event in self.buffer.add_stream(content.get("name", "stdout"), content.get("text", "")):
                 self.emit(event)
         elif kind in ("display_data", "execute_result", "update_display_data"):
@@ -567,6 +598,7 @@ class KernelSession:
             self._run = None
         for event in run.buffer.finish():
             run.emit(event)
+        run.flush()
         if self.state == "busy":
             self._set_state("ready")
 
@@ -590,6 +622,13 @@ class KernelSession:
                     run.interrupt_at = now
                     await self._send_interrupt()
                     continue
+                if run.reply is not None and not run.idle and \
+                        time.monotonic() - max(run.reply_time, run.last_iopub) > IDLE_GRACE:
+                    # The reply came but IOPub's idle never did (a publisher over its
+                    # high-water mark drops messages): the run is over all the same.
+                    log.warning("no IOPub idle for %s; ending the run on its reply", run.msg_id)
+                    run.done.set_result(None)
+                    break
                 limit = deadline if run.interrupt_at is None else run.interrupt_at + self.interrupt_grace
                 await self._wait_step(run.done, limit)
                 if not run.done.done():
