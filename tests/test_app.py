@@ -88,6 +88,12 @@ async def test_lesson_flow_type_run_check_fail_fix_pass_hint_reset(pack, data):
         await pilot.press("tab")
         await wait_for(pilot, lambda: repl.value == "torch.zeros_like", 30, "the completion")
         repl.value = ""
+        # and ctrl+space in the editor
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        await type_text(pilot, "torch.zeros_lik")
+        await pilot.press("ctrl+space")
+        await wait_for(pilot, lambda: editor.text.endswith("torch.zeros_like"), 30, "the editor completion")
 
         # check: fails, with the targeted mistake first and expected vs actual
         checks = screen.query_one("#checks")

@@ -65,7 +65,6 @@ class TutorApp(App):
         self.kernels: Kernels | None = None
         self.load_error: str | None = None
         self.ready = asyncio.Event()  # catalog and store are loaded (or failed: load_error)
-        self._too_small = False
 
     # ------------------------------------------------------------ start and stop
 

@@ -8,11 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-import shlex
-import subprocess
-import tempfile
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
@@ -22,14 +17,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Markdown, TabbedContent, TabPane
 
-from tutor.app.completion import insertion, summary
+from tutor.app.external_editor import edit_externally
 from tutor.app.kernels import KernelUnavailable
 from tutor.app.widgets.check_results import CheckResults
 from tutor.app.widgets.code_editor import CodeEditor
 from tutor.app.widgets.output_log import OutputLog
 from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
-from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StateEvent, StreamEvent
 from tutor.packs.catalog import ExerciseRef
 
 DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
@@ -246,19 +240,7 @@ class LessonScreen(Screen):
         return kernels
 
     def _show_event(self, event) -> None:
-        out = self.query_one("#output", OutputLog)
-        if isinstance(event, StreamEvent):
-            out.feed(event.text)
-        elif isinstance(event, DisplayEvent):
-            text = event.data.get("text/plain")
-            if text:
-                out.feed(("Out: " if event.is_result else "") + text.rstrip("\n") + "\n")
-        elif isinstance(event, ErrorEvent):
-            out.feed("\n".join(event.traceback).rstrip("\n") + "\n")
-        elif isinstance(event, OmittedEvent):
-            out.note(f"… {event.lines} lines omitted …" if event.lines else "… output omitted …")
-        elif isinstance(event, StateEvent) and event.message:
-            out.note(event.message)
+        self.query_one("#output", OutputLog).show_event(event)
 
     async def _ensure_setup(self, kernels, ref: ExerciseRef) -> bool:
         """Run the exercise's setup in the live kernel once per kernel and exercise."""
@@ -482,20 +464,8 @@ class LessonScreen(Screen):
             return
         await self.save_draft()
         editor = self.query_one("#editor", CodeEditor)
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.TemporaryDirectory(prefix="ptfund-") as tmp:
-            path = Path(tmp) / f"{ref.exercise.id}.py"
-            path.write_text(editor.text, encoding="utf-8")
-            try:
-                with self.app.suspend():
-                    code = subprocess.call([*shlex.split(command), str(path)])
-            except Exception as exc:  # no terminal to hand over (e.g. headless), or no such editor
-                self.notify(f"Could not open {command}: {exc}", severity="error")
-                return
-            text = path.read_text(encoding="utf-8")
-        if code != 0:
-            self.notify(f"{command} exited with status {code}; your code was still read back.", severity="warning")
-        if text != editor.text:
+        text = edit_externally(self.app, editor.text, f"{ref.exercise.id}.py")
+        if text is not None and text != editor.text:
             editor.replace(text, editor.document.start, editor.document.end)
             await self.save_draft()
 
@@ -549,10 +519,7 @@ class LessonScreen(Screen):
         matches, start, end = await kernels.complete(code, cursor)
         if not matches:
             return
-        if isinstance(widget, Repl):
-            shown = widget.apply_completion(matches, start, end)
-        else:
-            shown = _complete_editor(widget, matches, start, end)
+        shown = widget.apply_completion(matches, start, end)
         if shown:
             self.notify(shown, title="Completions", timeout=4)
 
@@ -572,12 +539,3 @@ class LessonScreen(Screen):
             ("Open in $EDITOR", "Edit the code in your own editor (ctrl+o)", self.action_external_editor),
         ):
             yield SystemCommand(title, help, action)
-
-
-def _complete_editor(editor: CodeEditor, matches: list[str], start: int, end: int) -> str | None:
-    """Replace the text between offsets start..end with the only match or the common prefix."""
-    replacement = insertion(matches, end - start)
-    if replacement is not None:
-        doc = editor.document
-        editor.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
-    return summary(matches)

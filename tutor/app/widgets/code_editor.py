@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
+from tutor.app.completion import insertion, summary
+
 try:
     from textual._tree_sitter import TREE_SITTER
 except ImportError:  # pragma: no cover - textual moved it
@@ -60,6 +62,15 @@ class CodeEditor(TextArea):
             classes=classes,
         )
         self.indent_width = 4
+
+    def apply_completion(self, matches: list[str], start: int, end: int) -> str | None:
+        """Replace offsets start..end with the only match or the common prefix; return the
+        choices to show when there are several."""
+        replacement = insertion(matches, end - start)
+        if replacement is not None:
+            doc = self.document
+            self.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
+        return summary(matches)
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._match_app_theme)

@@ -12,6 +12,8 @@ import textwrap
 
 from textual.widgets import Log
 
+from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StateEvent, StreamEvent
+
 FLUSH_SECONDS = 1 / 20
 MAX_LINES = 5_000  # lines kept in the view; older ones scroll away
 MAX_PENDING_CHARS = 200_000  # text waiting for the next flush; the rest is counted, not kept
@@ -59,6 +61,21 @@ class OutputLog(Log):
         width = max(30, self.scrollable_content_region.width - 1)
         text = "\n".join(textwrap.fill(part, width) if part else "" for part in line.rstrip("\n").split("\n"))
         self.write(text + "\n")
+
+    def show_event(self, event) -> None:
+        """One engine event (tutor.engine.events) as the learner reads it."""
+        if isinstance(event, StreamEvent):
+            self.feed(event.text)
+        elif isinstance(event, DisplayEvent):
+            text = event.data.get("text/plain")
+            if text:
+                self.feed(("Out: " if event.is_result else "") + text.rstrip("\n") + "\n")
+        elif isinstance(event, ErrorEvent):
+            self.feed("\n".join(event.traceback).rstrip("\n") + "\n")
+        elif isinstance(event, OmittedEvent):
+            self.note(f"… {event.lines} lines omitted …" if event.lines else "… output omitted …")
+        elif isinstance(event, StateEvent) and event.message:
+            self.note(event.message)
 
     def flush(self) -> None:
         if self._pending:
