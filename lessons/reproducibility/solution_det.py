@@ -1,0 +1,16 @@
+import contextlib
+
+import torch
+
+
+@contextlib.contextmanager
+def deterministic():
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    was_benchmark = torch.backends.cudnn.benchmark
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was_deterministic)
+        torch.backends.cudnn.benchmark = was_benchmark
