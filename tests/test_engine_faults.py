@@ -166,5 +166,13 @@ async def test_restart_during_a_run(kernel):
 async def test_shutdown_then_start_again(kernel):
     await kernel.shutdown()
     assert kernel.state == "stopped" and not await kernel.is_alive()
-    r = await kernel.execute("3")  # starts again on demand
-    assert r.result_text == "3" and kernel.state == "ready"
+    # A run asked for now starts the kernel on demand; interrupted before it is sent, it
+    # never runs.
+    task = asyncio.ensure_future(kernel.execute("never_set = 1"))
+    await until(lambda: kernel.state == "starting", 10, "the kernel to start")
+    await kernel.interrupt()
+    r = await asyncio.wait_for(task, 120)
+    assert r.status == "interrupted"
+    assert r.message == "Your code was stopped before it started running; nothing changed in the kernel."
+    r = await kernel.execute("'never_set' in dir(), 3")
+    assert r.result_text == "(False, 3)" and kernel.state == "ready"

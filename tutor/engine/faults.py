@@ -86,6 +86,10 @@ def timed_out_restarted(limit: float) -> str:
             "so the kernel was restarted; earlier variables are gone.")
 
 
+def stopped_before_start() -> str:
+    return "Your code was stopped before it started running; nothing changed in the kernel."
+
+
 def restarted_during_run() -> str:
     return "The kernel was restarted while your code ran; earlier variables are gone."
 

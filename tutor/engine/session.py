@@ -262,13 +262,17 @@ class KernelSession:
         async with self._run_lock:
             started = time.perf_counter()
             run = _Run(on_output, stdin)
+            self._run = run  # interrupt() may come while the kernel is still starting
             notice = None
             try:
                 notice = await self._ensure_ready()
                 if notice:
                     run.emit(StateEvent("ready", notice))
-                await self._execute(run, code, timeout, silent)
+                if run.outcome is None:
+                    await self._execute(run, code, timeout, silent)
             finally:
+                if self._run is run:
+                    self._run = None
                 if not run.closed.done():
                     run.closed.set_result(None)
                 for task in run.input_tasks:
@@ -281,9 +285,13 @@ class KernelSession:
         run = self._run
         if run is None or run.done.done():
             return
-        if run.interrupt_at is None:
-            run.interrupt_at = asyncio.get_running_loop().time()
-        await self._send_interrupt()
+        if run.msg_id is None:
+            # Not sent yet (the kernel is starting): it will not be.
+            run.abort("interrupted", faults.stopped_before_start())
+        else:
+            if run.interrupt_at is None:
+                run.interrupt_at = asyncio.get_running_loop().time()
+            await self._send_interrupt()
         await asyncio.shield(run.closed)
 
     async def restart(self) -> None:
@@ -588,14 +596,12 @@ class KernelSession:
             else:
                 run.handle(channel, msg)
 
-        self._run = run
         self._set_state("busy")
         run.msg_id = conn.send("shell", "execute_request", content, handle)
         try:
             await self._wait_run(run, timeout)
         finally:
             conn.unregister(run.msg_id)
-            self._run = None
         for event in run.buffer.finish():
             run.emit(event)
         run.flush()
