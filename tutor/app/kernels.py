@@ -195,5 +195,8 @@ _background: set[asyncio.Future] = set()
 
 
 def _import_engine() -> None:
-    importlib.import_module("tutor.engine")
-    importlib.import_module("tutor.grading.verify")
+    # Everything the sessions will import on first use (jupyter_client, zmq, traitlets):
+    # an import on the event loop would freeze the UI for its duration.
+    for name in ("tutor.engine.session", "tutor.engine.pool", "tutor.engine.launch",
+                 "tutor.grading.verify", "tutor.grading.predict"):
+        importlib.import_module(name)
