@@ -1,0 +1,19 @@
+import torch
+from torch import nn
+
+model = make_model()
+opt = torch.optim.Adam(model.parameters(), lr=0.05)
+loss_fn = nn.CrossEntropyLoss()
+
+losses = []
+for step in range(150):
+    opt.zero_grad()
+    probs = model(X).softmax(dim=1)
+    loss = loss_fn(probs, y)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+
+with torch.no_grad():
+    accuracy = (model(X).argmax(dim=1) == y).float().mean().item()
+print(f"lowest loss {min(losses):.4f}, accuracy {accuracy:.3f}")

@@ -1,0 +1,29 @@
+import torch
+from torch import nn
+
+forward_log = []   # (rows, model.training, grad enabled) for every forward pass
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2))
+
+    def forward(self, x):
+        forward_log.append((len(x), self.training, torch.is_grad_enabled()))
+        return self.body(x)
+
+
+X_train = torch.randn(96, 4, device=DEVICE)
+y_train = (X_train[:, 0] + 0.5 * X_train[:, 1] > 0).long()
+X_val = torch.randn(50, 4, device=DEVICE)
+y_val = (X_val[:, 0] + 0.5 * X_val[:, 1] > 0).long()
+batches = list(zip(X_train.split(32), y_train.split(32)))
+
+
+def validation_passes_in_train_mode():
+    return sum(1 for rows, training, grad in forward_log if rows == len(X_val) and training)
+
+
+def training_passes_in_eval_mode():
+    return sum(1 for rows, training, grad in forward_log if rows != len(X_val) and grad and not training)
