@@ -52,7 +52,7 @@ async def open_first_lesson(pilot):
 
 def output_text(screen) -> str:
     log = screen.query_one("#output")
-    log.flush()
+    log.flush(final=True)
     return "\n".join(log.lines)
 
 

@@ -286,7 +286,7 @@ class LessonScreen(Screen):
 
     def _after_run(self, result, quiet: bool = False) -> None:
         out = self.query_one("#output", OutputLog)
-        out.flush()
+        out.flush(final=True)
         if result.message:  # one sentence: interrupted, restarted, output capped, a known error
             out.note(result.message)
         elif not quiet and result.ok and not result.output and result.result_text is None and not result.displays:

@@ -1,14 +1,15 @@
 """The output pane: what the learner's code prints, streamed as it arrives.
 
 Built on textual's Log, which renders only the visible lines. Text is batched and written
-a few times a second, so a run that prints a million lines costs the UI a handful of
-writes, and both the pending text and the kept lines are capped (the engine caps each
-run as well; this guards the view).
+a few times a second, whole lines at a time (Log.write refreshes once per line, which
+freezes the UI on a flood; write_lines refreshes once per batch). Both the pending text
+and the kept lines are capped (the engine caps each run as well; this guards the view).
 """
 
 from __future__ import annotations
 
 import textwrap
+import time
 
 from textual.widgets import Log
 
@@ -17,6 +18,7 @@ from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StateEve
 FLUSH_SECONDS = 1 / 20
 MAX_LINES = 5_000  # lines kept in the view; older ones scroll away
 MAX_PENDING_CHARS = 200_000  # text waiting for the next flush; the rest is counted, not kept
+PARTIAL_SHOWN_AFTER = 1.0  # an unfinished line ("Loading..." then a long wait) shows after this
 
 
 class OutputLog(Log):
@@ -30,6 +32,8 @@ class OutputLog(Log):
         super().__init__(max_lines=MAX_LINES, auto_scroll=True, id=id, classes=classes)
         self._pending: list[str] = []
         self._pending_chars = 0
+        self._partial = ""  # the unfinished last line, not yet in the Log
+        self._partial_since = 0.0
         self._dropped_lines = 0
         self._last_note: str | None = None  # the engine may report one event twice (live, then in the result)
         self.can_focus = True
@@ -49,19 +53,6 @@ class OutputLog(Log):
         self._pending_chars += len(text)
         self._last_note = None
 
-    def note(self, line: str) -> None:
-        """A line from the tutor itself (not the learner's output), on its own line."""
-        if line == self._last_note:
-            return
-        self._last_note = line
-        self.flush()
-        if self.lines and self.lines[-1] != "":
-            self.write("\n")
-        # Log does not wrap; our own sentences should be readable without scrolling sideways.
-        width = max(30, self.scrollable_content_region.width - 1)
-        text = "\n".join(textwrap.fill(part, width) if part else "" for part in line.rstrip("\n").split("\n"))
-        self.write(text + "\n")
-
     def show_event(self, event) -> None:
         """One engine event (tutor.engine.events) as the learner reads it."""
         if isinstance(event, StreamEvent):
@@ -77,21 +68,43 @@ class OutputLog(Log):
         elif isinstance(event, StateEvent) and event.message:
             self.note(event.message)
 
-    def flush(self) -> None:
+    def note(self, line: str) -> None:
+        """A line from the tutor itself (not the learner's output), on its own line."""
+        if line == self._last_note:
+            return
+        self.flush(final=True)
+        self._last_note = line
+        # Log does not wrap; our own sentences should be readable without scrolling sideways.
+        width = max(30, self.scrollable_content_region.width - 1)
+        lines: list[str] = []
+        for part in line.rstrip("\n").split("\n"):
+            lines += textwrap.wrap(part, width) or [""]
+        self.write_lines(lines)
+
+    def flush(self, final: bool = False) -> None:
+        """Write what is pending, whole lines only; ``final`` writes the unfinished line too."""
+        lines: list[str] = []
         if self._pending:
-            text = "".join(self._pending)
+            text = self._partial + "".join(self._pending)
             self._pending.clear()
             self._pending_chars = 0
-            self.write(text)
+            *lines, rest = text.split("\n")
+            if rest != self._partial or lines:
+                self._partial_since = time.monotonic()
+            self._partial = rest
+        if self._partial and (final or time.monotonic() - self._partial_since > PARTIAL_SHOWN_AFTER):
+            lines.append(self._partial)
+            self._partial = ""
         if self._dropped_lines:
-            dropped, self._dropped_lines = self._dropped_lines, 0
-            if self.lines and self.lines[-1] != "":
-                self.write("\n")
-            self.write(f"… {dropped} lines not shown (output too fast) …\n")
+            lines.append(f"… {self._dropped_lines} lines not shown (output too fast) …")
+            self._dropped_lines = 0
+        if lines:
+            self.write_lines(lines)
 
     def reset(self) -> None:
         self._pending.clear()
         self._pending_chars = 0
+        self._partial = ""
         self._dropped_lines = 0
         self._last_note = None
         self.clear()
