@@ -502,3 +502,62 @@ def test_ui_process_never_imports_torch(pack, data, tmp_path):
     """))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "NO_TORCH" in proc.stdout, proc.stdout + proc.stderr
+
+
+async def test_output_pane_joins_chunks_into_lines_and_caps_a_flood():
+    from textual.app import App
+
+    from tutor.app.widgets.output_log import MAX_PENDING_CHARS, OutputLog
+
+    class One(App):
+        def compose(self):
+            yield OutputLog(id="out")
+
+    app = One()
+    async with app.run_test() as pilot:
+        out = app.query_one(OutputLog)
+        out.feed("ab")
+        out.feed("c\nde")
+        out.flush()
+        assert out.lines == ["abc"]  # "de" waits for the rest of its line
+        out.feed("f\n")
+        out.flush()
+        assert out.lines == ["abc", "def"]
+        out.feed("no newline")
+        out.flush(final=True)  # the end of a run shows the unfinished line
+        assert out.lines[-1] == "no newline"
+        out.note("A sentence from the tutor.")
+        out.note("A sentence from the tutor.")  # said once
+        assert out.lines.count("A sentence from the tutor.") == 1
+        # more than the view can take between two flushes: counted, then said
+        out.reset()
+        chunk = "x" * 99 + "\n"
+        for _ in range(MAX_PENDING_CHARS // len(chunk) + 50):
+            out.feed(chunk)
+        out.flush()
+        assert "lines not shown (output too fast)" in out.lines[-1]
+        await pilot.pause()
+
+
+def test_only_outside_packs_with_python_need_trust(pack, tmp_path):
+    from tutor.app.trust import needs_trust, pack_digest
+    from tutor.packs.catalog import Catalog
+
+    outside = Catalog.load([str(pack)], builtin=False).packs[0]
+    assert needs_trust(outside)
+    # a pack of choice cards only runs no code
+    cards_only = tmp_path / "cards"
+    (cards_only / "quiz").mkdir(parents=True)
+    (cards_only / "pack.yaml").write_text('id: cards\ntitle: Cards\nversion: "1"\nlessons: [quiz]\n')
+    (cards_only / "quiz" / "lesson.yaml").write_text(
+        "id: quiz\ntitle: Quiz\nintuition: Words.\ncards:\n  - id: one\n    type: short\n    prompt: Say x.\n    answers: [x]\n"
+    )
+    loaded = Catalog.load([str(cards_only)], builtin=False)
+    assert not loaded.problems, loaded.problems
+    assert not needs_trust(loaded.packs[0])
+    # caches and hidden files do not change the pack's identity
+    before = pack_digest(pack)
+    (pack / "__pycache__").mkdir()
+    (pack / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (pack / ".DS_Store").write_bytes(b"\0")
+    assert pack_digest(pack) == before
