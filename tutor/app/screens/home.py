@@ -76,8 +76,21 @@ def gather(app) -> HomeData:
         next_due=store.next_due(card_keys) if store and card_keys else None,
         position=pos,
         position_label=label,
-        problems=[str(p) for p in catalog.problems],
+        problems=problem_lines(catalog),
     )
+
+
+def problem_lines(catalog, shown: int = 6) -> list[str]:
+    """Which packs did not load and why, most useful first: one line per pack, then the
+    first problems (``pack validate`` lists them all)."""
+    lines = []
+    for root in catalog.broken:
+        count = sum(1 for p in catalog.problems if p.file == str(root) or p.file.startswith(f"{root.name}/") or p.file.startswith(f"{root}/"))
+        lines.append(f"Not loaded: {root} ({count} problem{'s' * (count != 1)}; ptfund-tutor pack validate {root})")
+    lines += [str(p) for p in catalog.problems[:shown]]
+    if len(catalog.problems) > shown:
+        lines.append(f"… and {len(catalog.problems) - shown} more")
+    return lines
 
 
 def _bar(done: int, total: int, width: int = 8) -> str:
@@ -198,10 +211,7 @@ class HomeScreen(Screen):
 
         problems = self.query_one("#problems", Static)
         if data.problems:
-            shown = data.problems[:8]
-            more = len(data.problems) - len(shown)
-            text = "\n".join(shown) + (f"\n… and {more} more (ptfund-tutor pack validate DIR)" if more else "")
-            problems.update(Content.assemble(("Pack problems\n", "bold $text-error"), text))
+            problems.update(Content.assemble(("Pack problems\n", "bold $text-error"), "\n".join(data.problems)))
             problems.display = True
         else:
             problems.display = False
