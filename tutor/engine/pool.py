@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 
-from tutor.engine.errors import EngineError
+from tutor.engine.errors import DeviceUnavailable, EngineError
 from tutor.engine.session import KernelSession
 
 log = logging.getLogger("tutor.engine")
@@ -53,7 +53,7 @@ class KernelPool:
         await self._spares[0].start()
 
     async def take(self) -> KernelSession:
-        """A started kernel of one's own; the next spare starts warming now."""
+        """A started kernel of one's own; the next spare starts warming as it is handed out."""
         if self._closed:
             raise EngineError("The kernel pool is shut down.")
         last_error: Exception | None = None
@@ -61,17 +61,22 @@ class KernelPool:
             if not self._spares:
                 self._spawn()
             session = self._spares.pop(0)
-            while len(self._spares) < self.size:
-                self._spawn()
+            alive = False
             try:
                 await session.start()
-                if await session.is_alive():
-                    return session
+                alive = await session.is_alive()
             except EngineError as exc:
                 last_error = exc
-                if exc.__class__.__name__ == "DeviceUnavailable":
-                    raise
+            finally:
+                # Refill only now: on two cores a second start beside this one slows it.
+                if not self._closed:
+                    while len(self._spares) < self.size:
+                        self._spawn()
+            if alive:
+                return session
             await session.shutdown()
+            if isinstance(last_error, DeviceUnavailable):
+                raise last_error  # no retry can make the device appear
         raise last_error or EngineError("No kernel could be started.")
 
     async def shutdown(self) -> None:
