@@ -1,0 +1,26 @@
+import numpy as np
+import torch
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+
+
+def _splits():
+    X_all, y_all = load_digits(return_X_y=True)   # bundled with scikit-learn: no download
+    rows = np.arange(len(y_all))
+    dev_rows, test_rows = train_test_split(rows, test_size=0.2, stratify=y_all, random_state=1)
+    train_rows, val_rows = train_test_split(dev_rows, test_size=0.25, stratify=y_all[dev_rows], random_state=2)
+    return X_all, y_all, train_rows, val_rows, test_rows
+
+
+def _tensors(X_all, y_all, rows):
+    X = torch.tensor(X_all[rows], dtype=torch.float32, device=DEVICE)
+    y = torch.tensor(y_all[rows], dtype=torch.long, device=DEVICE)
+    return X, y
+
+
+_X_all, _y_all, _train_rows, _val_rows, _test_rows = _splits()
+X_train, y_train = _tensors(_X_all, _y_all, _train_rows)
+X_val, y_val = _tensors(_X_all, _y_all, _val_rows)
+import torch
+
+_ALL = torch.tensor(_X_all, dtype=torch.float32, device=DEVICE)
