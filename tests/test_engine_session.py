@@ -195,6 +195,15 @@ async def test_input_with_a_callback(kernel):
     assert r.output == "Your name? Ada\nAge? 36\nAda 37\n"
 
 
+async def test_waiting_for_input_does_not_count_against_the_time_limit(kernel):
+    async def slow_answer(prompt):
+        await asyncio.sleep(1.0)  # a learner typing; longer than the run's limit
+        return "ok"
+
+    r = await kernel.execute("x = input('? ')\nx", stdin=slow_answer, timeout=0.5)
+    assert r.ok and r.result_text == "'ok'"
+
+
 async def test_input_declined_interrupts_the_run(kernel):
     r = await kernel.execute("x = input('? ')", stdin=lambda prompt: None)
     assert r.status == "interrupted" and "interrupted" in r.message

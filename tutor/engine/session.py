@@ -91,6 +91,7 @@ class _Run:
         self.timed_out = False
         self.ask_exit = False
         self.input_tasks: set[asyncio.Task] = set()
+        self.input_wait = 0.0  # seconds spent in the stdin callback
         self.kernel_session: str | None = None  # the replying kernel's session id
         self._pending: list[StreamEvent] = []
         self.reply_time = 0.0
@@ -623,7 +624,8 @@ class KernelSession:
                         run.abort("interrupted", faults.interrupt_escalated())
                     await self._recover(run, already_dead=False)
                     return
-                if deadline is not None and now >= deadline and run.interrupt_at is None:
+                if deadline is not None and now >= deadline + run.input_wait and \
+                        run.interrupt_at is None and not run.input_tasks:
                     run.timed_out = True
                     run.interrupt_at = now
                     await self._send_interrupt()
@@ -635,7 +637,12 @@ class KernelSession:
                     log.warning("no IOPub idle for %s; ending the run on its reply", run.msg_id)
                     run.done.set_result(None)
                     break
-                limit = deadline if run.interrupt_at is None else run.interrupt_at + self.interrupt_grace
+                if run.interrupt_at is not None:
+                    limit = run.interrupt_at + self.interrupt_grace
+                elif deadline is not None and not run.input_tasks:
+                    limit = deadline + run.input_wait
+                else:
+                    limit = None
                 await self._wait_step(run.done, limit)
                 if not run.done.done():
                     status = await self._exit_status()
@@ -663,6 +670,7 @@ class KernelSession:
         content = msg.get("content") or {}
         prompt = content.get("prompt", "")
         value: str | None
+        asked = time.monotonic()
         try:
             ret = run.stdin(prompt) if run.stdin else None
             value = await ret if inspect.isawaitable(ret) else ret
@@ -671,6 +679,9 @@ class KernelSession:
         except Exception:
             log.exception("stdin callback failed")
             value = None
+        finally:
+            # Time spent waiting for the learner to type does not count against the limit.
+            run.input_wait += time.monotonic() - asked
         if run.done.done():
             return
         if value is None:
