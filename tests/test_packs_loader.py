@@ -276,3 +276,13 @@ def test_cli_errors_are_one_line(tmp_path: Path):
     assert r.returncode == 1 and "not a folder" in r.stdout
     r = run_cli("nonsense")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_lessons_readme_table_is_current():
+    sys.path.insert(0, str(REPO / "scripts"))
+    import lessons_table
+
+    readme = (REPO / "lessons" / "README.md").read_text()
+    assert lessons_table.render(readme) == readme, "run: python scripts/lessons_table.py --write"
+    # every topic of the curriculum issue has its lesson
+    assert set(lessons_table.TOPICS) == {les.id for les in load_pack(REPO / "lessons").lessons}
