@@ -6,7 +6,7 @@ opt = torch.optim.Adam(model.parameters(), lr=0.05)
 loss_fn = nn.CrossEntropyLoss()
 
 losses = []
-for step in range(150):
+for step in range(80):
     opt.zero_grad()
     probs = model(X).softmax(dim=1)
     loss = loss_fn(probs, y)
