@@ -51,7 +51,8 @@ class ErrorEvent:
 
 @dataclass(frozen=True)
 class OmittedEvent:
-    """Output past the cap was dropped; emitted once per run when the cap is first hit."""
+    """Output past the cap was dropped. Emitted once per run, when the run ends: after the
+    streamed head (the first 2,000 lines), before the kept tail (the last 200 lines)."""
 
     lines: int = 0
 
