@@ -36,10 +36,11 @@ def pack(tmp_path) -> Path:
 
 def test_piped_quiz_end_to_end(tmp_path, pack):
     home = tmp_path / "home"
-    r = cli(["quiz", "--pack", str(pack), "--limit", "3"], "2\n(1,3)\nview; memory\n", home)
+    # --lesson keeps the built-in pack's cards (loaded too) out of the session
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views", "--limit", "3"], "2\n(1,3)\nview; memory\n", home)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "0 cards due, 5 new" in out
+    assert "0 cards due, 4 new" in out
     assert "Asking 3 of them" in out
     assert "  1. t.view(-1)\n  2. t.clone()" in out  # options numbered
     assert "Correct. clone always copies." in out
@@ -53,15 +54,15 @@ def test_piped_quiz_end_to_end(tmp_path, pack):
         assert s.card_state("quiz-test", "views/copy").reps == 1
         assert s.card_state("quiz-test", "views/blanks").lapses == 1
     # Again right away: nothing is due yet, and the remaining new cards are offered.
-    r = cli(["quiz", "--pack", str(pack)], "", home)
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "", home)
     assert r.returncode == 0, r.stderr
-    assert "0 cards due, 2 new (up to 20 new a day; 3 started today)" in r.stdout
+    assert "0 cards due, 1 new (up to 20 new a day; 3 started today)" in r.stdout
     assert "Stopped early; 0 answers saved." in r.stdout
 
 
 def test_end_of_input_mid_session_saves_what_was_answered(tmp_path, pack):
     home = tmp_path / "home"
-    r = cli(["quiz", "--pack", str(pack)], "b\n", home)
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "b\n", home)
     assert r.returncode == 0, r.stderr
     assert "Stopped early; 1 answer saved." in r.stdout
     assert "Session: 1 card, 1 right, 0 wrong." in r.stdout
