@@ -297,6 +297,45 @@ def test_draft_survives_kill_9(pack, data, tmp_path):
         assert store.load_draft("apptest", "basics/zeros").code == "t = 7"
 
 
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signal_saves_the_draft_before_anything(pack, data, tmp_path, signame):
+    """Typed, then killed politely (SIGTERM) or the terminal closed (SIGHUP) before the
+    debounce fired: the draft is saved first, and the process ends."""
+    script = tmp_path / "signalled.py"
+    script.write_text(textwrap.dedent(f"""
+        import asyncio, os, signal, sys
+        sys.path.insert(0, {str(REPO / 'tests')!r})
+        from pathlib import Path
+        from test_app_support import make_app, wait_for, wait_ready
+
+        async def main():
+            app = make_app(Path({str(pack)!r}), Path({str(data)!r}), kernels=False)
+            import tutor.app.screens.lesson as lesson
+            lesson.DRAFT_DEBOUNCE = 3600  # only the signal can save it
+            async with app.run_test(size=(120, 40)) as pilot:
+                await wait_ready(pilot)
+                await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: app.screen.query_one("#editor").text.strip() != "")
+                await pilot.press("f7")
+                for ch in "t = 9":
+                    await pilot.press(ch)
+                os.kill(os.getpid(), signal.{signame})
+                await wait_for(pilot, lambda: not app.is_running, 10)
+            print("EXITED CLEANLY")
+
+        asyncio.run(main())
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    if signame == "SIGTERM":
+        assert "EXITED CLEANLY" in proc.stdout  # an orderly exit, terminal restored
+    from tutor.progress import ProgressStore
+
+    with ProgressStore.open(data) as store:
+        assert store.load_draft("apptest", "basics/zeros").code == "t = 9"
+
+
 # ---------------------------------------------------------------- trust
 
 

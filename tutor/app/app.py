@@ -9,7 +9,9 @@ kernels.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -112,13 +114,41 @@ class TutorApp(App):
         self.kernel_status = status
 
     def _install_signal_handlers(self) -> None:
-        # A closed terminal (SIGHUP) or a polite kill (SIGTERM) still saves the draft.
-        loop = asyncio.get_running_loop()
+        # Plain handlers, not the event loop's: they must run even when the loop is stuck
+        # writing to a terminal that is gone (the output queue of a closed tty never drains).
+        self._old_handlers = {}
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
-            except (NotImplementedError, RuntimeError, ValueError):
+                self._old_handlers[sig] = signal.signal(sig, self._on_signal)
+            except (ValueError, OSError):  # not the main thread
                 pass
+
+    def _restore_signal_handlers(self) -> None:
+        for sig, old in getattr(self, "_old_handlers", {}).items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError, TypeError):
+                pass
+
+    def _on_signal(self, signum, frame) -> None:
+        """Save the draft first, whatever the UI is doing; then leave."""
+        from tutor.app.screens.lesson import LessonScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, LessonScreen):
+                try:
+                    screen.save_draft_now()
+                except Exception:
+                    pass
+        if signum == signal.SIGHUP:
+            # The terminal is gone: there is nothing to restore on it, and writing to it
+            # may block forever. Kernels notice their parent is gone and exit by themselves.
+            os._exit(0)
+        # A polite kill: restore the terminal and stop the kernels, but never hang on it.
+        watchdog = threading.Timer(8.0, os._exit, args=(0,))
+        watchdog.daemon = True
+        watchdog.start()
+        self._loop.call_soon_threadsafe(self.exit)  # safe from a signal handler
 
     async def action_quit(self) -> None:
         await self.save_drafts()
@@ -132,6 +162,7 @@ class TutorApp(App):
                 await screen.save_draft()
 
     async def on_unmount(self) -> None:
+        self._restore_signal_handlers()
         if self.kernels is not None:
             try:
                 await asyncio.wait_for(self.kernels.shutdown(), timeout=4)

@@ -215,6 +215,16 @@ class LessonScreen(Screen):
             self._saved_text = None  # try again on the next change
             self.notify(f"Could not save your code: {exc}", severity="error")
 
+    def save_draft_now(self) -> None:
+        """The same, blocking, for a signal handler that cannot wait for the event loop."""
+        ref, store = self._editing, self.app.store
+        if ref is None or store is None:
+            return
+        text = self.query_one("#editor", CodeEditor).text
+        if text != self._saved_text:
+            store.save_draft(ref.pack.id, ref.key, text, content_hash=ref.content_hash)
+            self._saved_text = text
+
     async def on_screen_suspend(self) -> None:
         await self.save_draft()
 
