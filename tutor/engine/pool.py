@@ -16,7 +16,8 @@ from tutor.engine.session import KernelSession
 
 log = logging.getLogger("tutor.engine")
 
-TAKE_ATTEMPTS = 3  # a spare that died while waiting is replaced; this many tries at most
+TAKE_ATTEMPTS = 3
+WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up()\ndel _ptfund\n"  # a spare that died while waiting is replaced; this many tries at most
 
 
 class KernelPool:
@@ -31,14 +32,35 @@ class KernelPool:
         self.extra_env = extra_env
         self.session_options = session_options
         self._spares: list[KernelSession] = []
+        self._prepared: dict[KernelSession, asyncio.Task] = {}
         self._closed = False
 
     def _spawn(self) -> KernelSession:
         session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env,
                                 **self.session_options)
         session.start_soon()
+        self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session))
         self._spares.append(session)
         return session
+
+    @staticmethod
+    async def _prepare(session: KernelSession) -> None:
+        """Start, then pay the check library's one-time costs (torch's first meta-device op
+        imports torch._dynamo, ~1 s) while the spare waits, not while a learner does."""
+        await session.start()
+        await session.execute(WARM_UP, silent=True, timeout=60)
+
+    async def _ready(self, session: KernelSession) -> None:
+        task = self._prepared.pop(session, None)
+        if task is None:
+            await session.start()
+            return
+        try:
+            await task
+        except EngineError:
+            raise
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+            await session.start()
 
     async def start(self) -> None:
         """Begin warming spares; returns at once (``ready()`` waits for one)."""
@@ -50,7 +72,9 @@ class KernelPool:
         """Wait until the next spare is started (raises if it cannot start)."""
         if not self._spares:
             await self.start()
-        await self._spares[0].start()
+        session = self._spares[0]
+        task = self._prepared.get(session)
+        await (asyncio.shield(task) if task is not None else session.start())
 
     async def take(self) -> KernelSession:
         """A started kernel of one's own; the next spare starts warming as it is handed out."""
@@ -63,7 +87,7 @@ class KernelPool:
             session = self._spares.pop(0)
             alive = False
             try:
-                await session.start()
+                await self._ready(session)
                 alive = await session.is_alive()
             except EngineError as exc:
                 last_error = exc
@@ -83,4 +107,7 @@ class KernelPool:
         """Stop the spares (kernels already taken belong to their takers)."""
         self._closed = True
         spares, self._spares = self._spares, []
+        for task in self._prepared.values():
+            task.cancel()
+        self._prepared.clear()
         await asyncio.gather(*(s.shutdown() for s in spares), return_exceptions=True)
