@@ -215,11 +215,13 @@ class TutorApp(App):
         self.push_screen(ProgressScreen())
 
     def go_home(self) -> None:
+        self.run_worker(self._go_home(), group="navigate", exit_on_error=False)
+
+    async def _go_home(self) -> None:
         from tutor.app.screens.home import HomeScreen
 
-        while len(self.screen_stack) > 2 and not isinstance(self.screen, HomeScreen):
-            self.pop_screen()
-        if not isinstance(self.screen, HomeScreen) and len(self.screen_stack) > 1:
+        await self.save_drafts()  # before the lesson screens go
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
             self.pop_screen()
 
     # ------------------------------------------------------------ command palette
