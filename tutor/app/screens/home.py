@@ -113,6 +113,8 @@ def lesson_prompt(row: LessonRow) -> Content:
 
 
 class HomeScreen(Screen):
+    _data: HomeData | None = None  # what is shown, once loaded
+
     BINDINGS = [
         Binding("enter", "open", "Open lesson", id="home.open", show=False),
         Binding("c", "continue", "Continue", id="home.continue"),
@@ -157,12 +159,13 @@ class HomeScreen(Screen):
         app = self.app
         await app.ready.wait()
         lessons = self.query_one("#lessons", OptionList)
-        lessons.loading = False
         if app.catalog is None:
+            lessons.loading = False
             self.query_one("#continue", Static).update(app.load_error or "Nothing loaded.")
             return
         data = await asyncio.to_thread(gather, app)
         self._data = data
+        lessons.loading = False
         self._show(data)
 
     def _show(self, data: HomeData) -> None:
@@ -244,7 +247,7 @@ class HomeScreen(Screen):
         self.app.push_screen(LessonScreen(p, les, exercise))
 
     def action_continue(self) -> None:
-        data = getattr(self, "_data", None)
+        data = self._data
         if data is None or data.position is None:
             self.action_open()
             return

@@ -89,7 +89,6 @@ class QuizScreen(Screen):
         refs = {(r.pack.id, r.key): r for r in app.catalog.cards(lesson=self.only_lesson)}
         picked = await asyncio.to_thread(app.store.due_cards, list(refs))
         self.queue = [refs[k] for k in picked.due + picked.new]
-        self.refs = refs
         if not self.queue:
             nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
             msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
