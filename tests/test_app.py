@@ -610,3 +610,14 @@ def test_only_outside_packs_with_python_need_trust(pack, tmp_path):
     (pack / "__pycache__" / "x.pyc").write_bytes(b"\0")
     (pack / ".DS_Store").write_bytes(b"\0")
     assert pack_digest(pack) == before
+
+
+async def test_a_damaged_progress_file_is_moved_aside_and_the_learner_told(pack, data):
+    data.mkdir(parents=True)
+    (data / "progress.sqlite3").write_bytes(b"this is not a database" * 100)
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await wait_for(pilot, lambda: any("damaged" in str(n.message) for n in app._notifications), 10, "the notice")
+        assert list(data.glob("progress.sqlite3.corrupt-*"))
+        assert app.screen.query_one("#lessons").option_count >= 3  # and the app works
