@@ -265,75 +265,63 @@ async def test_draft_is_saved_while_typing(pack, data):
                        10, "the autosave")
 
 
-def test_draft_survives_kill_9(pack, data, tmp_path):
-    """A killed UI process loses at most the debounce window: the draft is in SQLite."""
-    script = tmp_path / "typer.py"
+def type_then(pack, data, tmp_path, typed: str, then: str, *, kernels: bool = False, before: str = "") -> subprocess.CompletedProcess:
+    """In a fresh interpreter: open the first exercise, type ``typed`` over the starter,
+    then run the statements ``then`` (inside the Pilot session, ``app`` and ``pilot`` in scope)."""
+    script = tmp_path / "scenario.py"
     script.write_text(textwrap.dedent(f"""
         import asyncio, os, signal, sys
         sys.path.insert(0, {str(REPO / 'tests')!r})
-        from test_app_support import make_app, wait_for, wait_ready
         from pathlib import Path
+        from test_app_support import make_app, wait_for, wait_ready
 
         async def main():
-            app = make_app(Path({str(pack)!r}), Path({str(data)!r}), kernels=False)
+            app = make_app(Path({str(pack)!r}), Path({str(data)!r}), kernels={kernels!r})
+            {before}
             async with app.run_test(size=(120, 40)) as pilot:
                 await wait_ready(pilot)
                 await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3)
                 await pilot.press("enter")
                 await wait_for(pilot, lambda: app.screen.query_one("#editor").text.strip() != "")
                 await pilot.press("f7")
-                for ch in "t = 7":
+                for ch in {typed!r}:
                     await pilot.press(ch)
-                await wait_for(pilot, lambda: (d := app.store.load_draft("apptest", "basics/zeros")) is not None)
-                os.kill(os.getpid(), signal.SIGKILL)
+                {then}
+            print("EXITED CLEANLY")
 
         asyncio.run(main())
     """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == -9, proc.stderr
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+
+
+def saved_draft(data: Path) -> str:
     from tutor.progress import ProgressStore
 
     with ProgressStore.open(data) as store:
-        assert store.load_draft("apptest", "basics/zeros").code == "t = 7"
+        return store.load_draft("apptest", "basics/zeros").code
+
+
+def test_draft_survives_kill_9(pack, data, tmp_path):
+    """A killed UI process loses at most the debounce window: the draft is in SQLite."""
+    proc = type_then(pack, data, tmp_path, "t = 7", "await wait_for(pilot, lambda: app.store.load_draft('apptest', 'basics/zeros') is not None); "
+                     "os.kill(os.getpid(), signal.SIGKILL)")
+    assert proc.returncode == -9, proc.stderr
+    assert saved_draft(data) == "t = 7"
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
 def test_a_signal_saves_the_draft_before_anything(pack, data, tmp_path, signame):
     """Typed, then killed politely (SIGTERM) or the terminal closed (SIGHUP) before the
     debounce fired: the draft is saved first, and the process ends."""
-    script = tmp_path / "signalled.py"
-    script.write_text(textwrap.dedent(f"""
-        import asyncio, os, signal, sys
-        sys.path.insert(0, {str(REPO / 'tests')!r})
-        from pathlib import Path
-        from test_app_support import make_app, wait_for, wait_ready
-
-        async def main():
-            app = make_app(Path({str(pack)!r}), Path({str(data)!r}), kernels=False)
-            import tutor.app.screens.lesson as lesson
-            lesson.DRAFT_DEBOUNCE = 3600  # only the signal can save it
-            async with app.run_test(size=(120, 40)) as pilot:
-                await wait_ready(pilot)
-                await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3)
-                await pilot.press("enter")
-                await wait_for(pilot, lambda: app.screen.query_one("#editor").text.strip() != "")
-                await pilot.press("f7")
-                for ch in "t = 9":
-                    await pilot.press(ch)
-                os.kill(os.getpid(), signal.{signame})
-                await wait_for(pilot, lambda: not app.is_running, 10)
-            print("EXITED CLEANLY")
-
-        asyncio.run(main())
-    """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    proc = type_then(
+        pack, data, tmp_path, "t = 9",
+        f"os.kill(os.getpid(), signal.{signame}); await wait_for(pilot, lambda: not app.is_running, 10)",
+        before="import tutor.app.screens.lesson as lesson; lesson.DRAFT_DEBOUNCE = 3600  # only the signal can save it",
+    )
     assert proc.returncode == 0, proc.stderr
     if signame == "SIGTERM":
         assert "EXITED CLEANLY" in proc.stdout  # an orderly exit, terminal restored
-    from tutor.progress import ProgressStore
-
-    with ProgressStore.open(data) as store:
-        assert store.load_draft("apptest", "basics/zeros").code == "t = 9"
+    assert saved_draft(data) == "t = 9"
 
 
 # ---------------------------------------------------------------- trust
