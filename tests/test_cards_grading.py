@@ -129,6 +129,7 @@ def test_numeric_feedback_and_unreadable():
 def test_parse_number():
     assert parse_number("−2.5") == -2.5  # Unicode minus
     assert parse_number("1_000") == 1000
+    assert parse_number("65,504") == 65504 and parse_number("1,5") is None  # thousands, not a decimal comma
     assert parse_number("3/4") == 0.75
     assert parse_number("1/0") is None
     assert parse_number("abc") is None and parse_number("") is None

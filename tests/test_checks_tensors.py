@@ -1,6 +1,7 @@
 """value, tensor, raises and same_as_solution checks, with the views/strides and autograd
 facts the lessons teach (each asserted against real torch)."""
 
+import numpy as np
 import torch
 
 from test_checks_support import check, mistake, only, verify
@@ -267,3 +268,14 @@ def test_a_tensor_equals_its_copy_and_one_change_is_one_mismatch(values, where, 
     (problem,) = value_problems(changed, t, "t")
     stats = problem.data["mismatch"]
     assert stats["mismatched"] == 1 and stats["first"] == [(i,)] and stats["total"] == len(values)
+
+
+def test_mismatch_shows_enough_digits_and_counts_nan():
+    from tutor.checks.compare import mismatch, mismatch_sentence
+
+    a = np.array([[-0.31356101, 1.0]], dtype=np.float64)
+    e = np.array([[-0.31356112, 1.0]], dtype=np.float64)
+    text = mismatch_sentence("g", mismatch(a, e, (0.0, 1e-12)))
+    assert "is -0.313561, expected -0.3135611" in text  # the first digit count at which they differ
+    nan = mismatch_sentence("out", mismatch(np.array([np.nan, 1.0, np.nan]), np.array([0.0, 1.0, 0.5])))
+    assert "2 values are nan where a number is expected" in nan

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .describe import (
-    fmt_int, fmt_number, fmt_shape, join_names, plural, short_repr, type_phrase,
+    fmt_int, fmt_number, fmt_pair, fmt_shape, join_names, plural, short_repr, type_phrase,
 )
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-8  # torch.isclose's defaults
@@ -98,11 +98,13 @@ def mismatch(a: np.ndarray, e: np.ndarray, tol=None):
         if not count:
             return None
         first = [tuple(int(i) for i in row) for row in np.argwhere(bad)[:3]]
-        err = None
+        err, nan = None, 0
         if a.dtype.kind != "b":
             diff = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) - e)[bad]
             known = diff[~np.isnan(diff)]
             err = float(known.max()) if known.size else float("nan")
+            # NaN has no distance; count it instead of letting it vanish from the summary
+            nan = int((np.isnan(a) & ~np.isnan(e))[bad].sum()) if a.dtype.kind in "fc" else 0
     return {
         "mismatched": count,
         "total": int(a.size),
@@ -110,6 +112,7 @@ def mismatch(a: np.ndarray, e: np.ndarray, tol=None):
         "actual": a[first[0]].item(),
         "expected": e[first[0]].item(),
         "max_abs_error": err,
+        "nan": nan,
     }
 
 
@@ -119,14 +122,17 @@ def _index(name: str, idx: tuple) -> str:
 
 def mismatch_sentence(name: str, stats: dict) -> str:
     first = stats["first"][0]
-    pair = f"is {fmt_number(stats['actual'])}, expected {fmt_number(stats['expected'])}"
+    actual, expected = fmt_pair(stats["actual"], stats["expected"])
+    pair = f"is {actual}, expected {expected}"
     if stats["total"] == 1:
         return f"{name if first == () else _index(name, first)} {pair}"
     where = ", ".join(str(i) if len(i) != 1 else str(i[0]) for i in stats["first"])
     sentence = (f"{name} differs from the expected values at {stats['mismatched']:,} of "
                 f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}")
-    if stats["max_abs_error"] is not None:
+    if stats["max_abs_error"] is not None and not math.isnan(stats["max_abs_error"]):
         sentence += f"; max abs error {stats['max_abs_error']:.3g}"
+    if stats.get("nan"):
+        sentence += f"; {plural(stats['nan'], 'value')} {'is' if stats['nan'] == 1 else 'are'} nan where a number is expected"
     return sentence
 
 

@@ -64,6 +64,19 @@ def fmt_number(x) -> str:
     return short_repr(x)
 
 
+def fmt_pair(actual, expected) -> tuple[str, str]:
+    """Two numbers with just enough digits that a learner sees they differ."""
+    a, e = fmt_number(actual), fmt_number(expected)
+    if a != e and not (isinstance(actual, numbers.Real) and isinstance(expected, numbers.Real)):
+        return a, e
+    if a == e and isinstance(actual, numbers.Real) and isinstance(expected, numbers.Real):
+        for digits in range(7, 18):
+            a, e = f"{float(actual):.{digits}g}", f"{float(expected):.{digits}g}"
+            if a != e:
+                break
+    return a, e
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{fmt_int(n)} {word if n == 1 else (many or word + 's')}"
 

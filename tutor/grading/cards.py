@@ -64,12 +64,17 @@ def _short_form(text: str, *, case_sensitive: bool = False) -> str:
 _POWER = re.compile(r"^(?:(?P<mant>[-+]?[\d.]+)\s*[x*]\s*)?10\s*(?:\^|\*\*)\s*(?P<exp>[-+]?\d+)$")
 
 
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d*)?$")
+
+
 def parse_number(text: str) -> float | None:
     """A number as learners write it: ``0.001``, ``1e-3``, ``1E-3``, ``-.5``, ``1/1000``,
-    ``1_000``, ``10^-3``, ``2x10^-3``, ``2 * 10**-3``, ``50%`` (0.5); None if unreadable."""
+    ``1_000``, ``65,504``, ``10^-3``, ``2x10^-3``, ``2 * 10**-3``, ``50%`` (0.5); None if unreadable."""
     s = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES).strip().replace("_", "").replace(" ", "")
     if not s:
         return None
+    if _THOUSANDS.match(s):  # 65,504 as printed in tables (a lone comma stays unreadable)
+        s = s.replace(",", "")
     scale = 1.0
     if s.endswith("%"):
         s, scale = s[:-1], 0.01
