@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tutor.packs.loader import check_pack  # noqa: E402
-from tutor.packs.scaffold import new_pack  # noqa: E402
 
 
 def timed(fn, repeat: int) -> float:

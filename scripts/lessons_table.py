@@ -11,7 +11,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tutor.packs import models as m  # noqa: E402
 from tutor.packs.loader import load_pack  # noqa: E402
 
 TOPICS = {

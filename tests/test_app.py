@@ -7,7 +7,6 @@ sleeps a fixed time to make it work.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -346,7 +345,7 @@ async def test_untrusted_pack_asks_before_running_and_remembers(pack, data):
     stored = json.loads((data / "trusted-packs.json").read_text())
     assert "apptest" in stored
     (pack / "basics" / "intuition.md").write_text("# Changed\n")
-    from tutor.app.trust import TrustStore
+    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
 
     assert not TrustStore(data).is_trusted(Catalog.load([str(pack)], builtin=False).packs[0])
@@ -577,7 +576,7 @@ async def test_output_pane_joins_chunks_into_lines_and_caps_a_flood():
 
 
 def test_only_outside_packs_with_python_need_trust(pack, tmp_path):
-    from tutor.app.trust import needs_trust, pack_digest
+    from tutor.packs.trust import needs_trust, pack_digest
     from tutor.packs.catalog import Catalog
 
     outside = Catalog.load([str(pack)], builtin=False).packs[0]

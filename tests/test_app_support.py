@@ -130,7 +130,7 @@ def make_app(pack: Path, data: Path, *, kernels: bool = True, trusted: bool = Tr
 
 
 def trust(pack: Path, data: Path) -> None:
-    from tutor.app.trust import TrustStore
+    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
 
     catalog = Catalog.load([str(pack)], builtin=False)

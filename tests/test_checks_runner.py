@@ -10,7 +10,6 @@ from pathlib import Path
 import torch
 
 from test_checks_support import check, mistake, only, verify
-from tutor.checks import run_verification
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ facts the lessons teach (each asserted against real torch)."""
 import numpy as np
 import torch
 
-from test_checks_support import check, mistake, only, verify
+from test_checks_support import check, only, verify
 from tutor.checks.compare import device_sentence
 
 SETUP = "import torch\na = torch.arange(6.).reshape(2, 3)\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from progress_pack import write_pack
 
-from tutor.commands.quiz import Quiz, when
+from tutor.commands.quiz import Quiz
+from tutor.progress.scheduling import when
 from tutor.grading.predict import PredictOutcome
 from tutor.packs.catalog import Catalog
 from tutor.progress import LEECH_LAPSES, ProgressStore

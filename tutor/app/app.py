@@ -27,7 +27,7 @@ from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
     from tutor.app.kernels import Kernels
-    from tutor.app.trust import TrustStore
+    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
     from tutor.progress import ProgressStore
 
@@ -102,7 +102,7 @@ class TutorApp(App):
             await self.kernels.start()
 
     def _load_blocking(self):
-        from tutor.app.trust import TrustStore
+        from tutor.packs.trust import TrustStore
         from tutor.packs.catalog import Catalog
         from tutor.progress import ProgressStore
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tutor.app.files import read_json, write_json
+from tutor.jsonfile import read_json, write_json
 
 FILENAME = "ui.json"
 

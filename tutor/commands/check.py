@@ -44,7 +44,7 @@ def run(args) -> int:
 
 def _require_trust(ref, args) -> None:
     """Pack code from outside the built-in set runs only once the learner trusts the pack."""
-    from tutor.app.trust import TrustStore, needs_trust
+    from tutor.packs.trust import TrustStore, needs_trust
     from tutor.paths import data_dir
 
     if not needs_trust(ref.pack):

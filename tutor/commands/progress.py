@@ -111,7 +111,7 @@ def build_report(store, catalog, now: datetime) -> dict:
 
 
 def format_report(r: dict) -> str:
-    from tutor.commands.quiz import when
+    from tutor.progress.scheduling import when
 
     lines = [f"Progress ({r['data_file']})"]
     for pack in r["packs"]:

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TextIO
 
 from tutor.errors import TutorError
+from tutor.progress.scheduling import when
 
 
 def run(args) -> int:
@@ -49,32 +50,13 @@ def run(args) -> int:
 def _trust_check(data_dir):
     """pack -> may its code run here? Built-in packs always; others once the learner trusted them."""
     try:
-        from tutor.app.trust import TrustStore
+        from tutor.packs.trust import TrustStore
         from tutor.paths import data_dir as resolve
 
         trust = TrustStore(resolve(data_dir))
         return lambda pack: pack.builtin or trust.is_trusted(pack)
     except ImportError:
         return lambda pack: pack.builtin
-
-
-def when(due: datetime, now: datetime) -> str:
-    """'in 10 minutes (14:05)', 'in 3 days (Mon 12 May)': relative, then local clock time."""
-    seconds = (due - now).total_seconds()
-    local = due.astimezone()
-    if seconds < 30:
-        return "now"
-    minutes = max(1, round(seconds / 60))
-    if minutes < 60:
-        rel = f"in {minutes} minute{'s' * (minutes != 1)}"
-    elif minutes < 48 * 60:
-        hours = round(minutes / 60)
-        rel = f"in {hours} hour{'s' * (hours != 1)}"
-    else:
-        days = round(minutes / 1440)
-        rel = f"in {days} days"
-    stamp = local.strftime("%H:%M") if seconds < 20 * 3600 else local.strftime("%a %d %b %H:%M")
-    return f"{rel} ({stamp})"
 
 
 _TYPE_LABEL = {

@@ -74,7 +74,7 @@ def interrupted() -> str:
 
 def interrupt_escalated() -> str:
     return ("Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
-            f"so the kernel was restarted; earlier variables are gone.")
+            "so the kernel was restarted; earlier variables are gone.")
 
 
 def timed_out(limit: float) -> str:

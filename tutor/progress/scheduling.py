@@ -68,3 +68,22 @@ class CardState:
             card_id=0, state=self.state, step=self.step, stability=self.stability,
             difficulty=self.difficulty, due=utc(self.due), last_review=self.last_review and utc(self.last_review),
         )
+
+
+def when(due: datetime, now: datetime) -> str:
+    """'in 10 minutes (14:05)', 'in 3 days (Mon 12 May)': relative, then local clock time."""
+    seconds = (due - now).total_seconds()
+    local = due.astimezone()
+    if seconds < 30:
+        return "now"
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        rel = f"in {minutes} minute{'s' * (minutes != 1)}"
+    elif minutes < 48 * 60:
+        hours = round(minutes / 60)
+        rel = f"in {hours} hour{'s' * (hours != 1)}"
+    else:
+        days = round(minutes / 1440)
+        rel = f"in {days} days"
+    stamp = local.strftime("%H:%M") if seconds < 20 * 3600 else local.strftime("%a %d %b %H:%M")
+    return f"{rel} ({stamp})"

@@ -262,6 +262,6 @@ class HomeScreen(Screen):
 
 
 def _when(due: datetime) -> str:
-    from tutor.commands.quiz import when
+    from tutor.progress.scheduling import when
 
     return when(due, datetime.now(timezone.utc))

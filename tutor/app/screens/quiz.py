@@ -93,7 +93,7 @@ class QuizScreen(Screen):
             nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
             msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
             if nxt is not None:
-                from tutor.commands.quiz import when
+                from tutor.progress.scheduling import when
 
                 msg += f" Next card {when(nxt, datetime.now(timezone.utc))}."
             self._finish(msg)
@@ -194,7 +194,7 @@ class QuizScreen(Screen):
             parts += ["\n", (f"You have missed this card {state.lapses} times. {advice}", "$text-warning")]
             if advice not in self.leeches:
                 self.leeches.append(advice)
-        from tutor.commands.quiz import when
+        from tutor.progress.scheduling import when
 
         parts += ["\n", (f"Next review {when(state.due, datetime.now(timezone.utc))}. Enter for the next card.", "$text-muted")]
         feedback.update(Content.assemble(*parts))

@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from tutor.app.files import read_json, write_json
+from tutor.jsonfile import read_json, write_json
 
 FILENAME = "trusted-packs.json"
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
