@@ -57,6 +57,20 @@ wait_for_any() {
 
 keys() { T send-keys -t "$SESSION" "$@"; }
 
+# clear_editor MARKER: select all and delete until MARKER (the starter's last line) is gone.
+# A key can arrive while the editor is still taking in the exercise; polling the screen and
+# repeating is what a person does when a keypress did not take.
+clear_editor() {
+    local marker=$1 deadline=$((SECONDS + 30)) until_gone
+    while screen | grep -qF -- "$marker"; do
+        [ $SECONDS -lt $deadline ] || fail "the editor did not clear"
+        keys F7
+        keys Delete
+        until_gone=$((SECONDS + 2))
+        while screen | grep -qF -- "$marker" && [ $SECONDS -lt $until_gone ]; do sleep 0.2; done
+    done
+}
+
 # type_file FILE: type a file into the focused editor, line by line (the editor does not
 # auto-indent, so leading spaces are typed as they are).
 type_file() {
@@ -126,7 +140,7 @@ for i in $(seq 1 "$N"); do
     starter_var="STARTER$i"
     wait_for "$i/$N ${!title_var}" 30
     wait_for "${!starter_var}" 30            # the starter is loaded into the editor
-    keys F7                                  # select all: typing replaces the starter
+    clear_editor "${!starter_var}"           # select all + delete: the starter goes
     type_file "$WORK/solution$i.py"
     keys C-t                                 # check in a fresh kernel
     got=$(wait_for_any 180 "check passes" "checks pass" "Trust and run" "check fails" "checks fail" "raised")
