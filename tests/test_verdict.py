@@ -44,3 +44,16 @@ def test_learner_error_and_authoring_error():
     bad = dict(err, stage="setup", ename="NameError", evalue="name 'x' is not defined")
     v = verdict_from_result(result(False, [], error=bad))
     assert v.status == "authoring-error" and "its setup code raised NameError" in v.headline
+
+
+def test_crash_and_input_are_told_plainly():
+    from tutor.engine.events import RunResult
+    from tutor.engine.faults import crashed
+    from tutor.grading.verify import verdict_from_run
+
+    v = verdict_from_run(RunResult(status="crashed", message=crashed(-11)), 20)
+    assert v.status == "crashed"
+    assert v.headline == "Your code crashed the Python kernel (segmentation fault) while it was being checked."
+    err = {"stage": "code", "ename": "StdinNotImplementedError", "evalue": "raw_input was called", "line": 2, "traceback": []}
+    v = verdict_from_result(result(False, [], error=err))
+    assert v.headline == "Your code called input() at line 2: checks run without a keyboard, so give the value in the code instead."

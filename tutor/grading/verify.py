@@ -14,6 +14,7 @@ import json
 import time
 
 from tutor.engine.events import RunResult
+from tutor.engine.faults import GONE
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
 
@@ -59,7 +60,10 @@ def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
             elapsed=run.elapsed,
         )
     if run.status in ("crashed", "interrupted"):
-        return Verdict("crashed", run.message or "The kernel stopped while checking your code.", output=run.output, elapsed=run.elapsed)
+        # The engine's sentence ends with what a crash means for a live session (variables
+        # gone); a verification kernel is thrown away anyway, so that part would only confuse.
+        message = (run.message or "The kernel stopped while checking your code.").replace(f"; {GONE}.", " while it was being checked.")
+        return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
     bundle = next((d.data[RESULT_MIME] for d in run.displays if RESULT_MIME in d.data), None)
     if bundle is None:
         detail = f"{run.error.ename}: {run.error.evalue}" if run.error else "no result came back"
@@ -102,7 +106,10 @@ def verdict_from_result(result: dict) -> Verdict:
     if error:
         line = error.get("line")
         at = f" at line {line}" if line else ""
-        headline = f"Your code raised {error.get('ename')}{at}: {error.get('evalue')}"
+        if error.get("ename") == "StdinNotImplementedError":
+            headline = f"Your code called input(){at}: checks run without a keyboard, so give the value in the code instead."
+        else:
+            headline = f"Your code raised {error.get('ename')}{at}: {error.get('evalue')}"
         return Verdict("error", headline, checks=checks, mistakes=mistakes, error=error_text)
     headline = f"{failed} of {total} checks fail." if total > 1 else "The check fails."
     return Verdict("fail", headline, checks=checks, mistakes=mistakes)
