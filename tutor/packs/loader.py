@@ -6,6 +6,7 @@ Loading never executes pack code: code is only parsed (see validate.py).
 from __future__ import annotations
 
 import difflib
+import gc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,9 +234,20 @@ def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):
 
 def check_pack(root: str | Path, *, builtin: bool = False) -> tuple[Pack | None, list[Problem]]:
     """Load and validate; return the pack (None if unusable) and every problem found."""
+    # Loading makes hundreds of thousands of short-lived objects and no cycles worth
+    # collecting: the cyclic collector's passes over them were a fifth of the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_pack(Path(root), builtin)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check_pack(root: Path, builtin: bool) -> tuple[Pack | None, list[Problem]]:
     from tutor.packs.validate import validate_lesson, validate_manifest
 
-    root = Path(root)
     problems: list[Problem] = []
     if not root.is_dir():
         return None, [Problem(str(root), 1, 1, "", "not a folder (a pack is a folder with pack.yaml)")]
