@@ -271,15 +271,23 @@ class LessonScreen(Screen):
 
     # ------------------------------------------------------------ run and check
 
+    async def _ready_to_run(self, ref: ExerciseRef | None):
+        """The kernels to run or check with, once the pack is trusted and the draft saved;
+        None when there is nothing to run or no way to run it."""
+        if ref is None or not await self._may_run():
+            return None
+        kernels = self._kernels()
+        if kernels is None:
+            return None
+        await self.save_draft()
+        return kernels
+
     @work(group="run", exclusive=False, exit_on_error=False)
     async def action_run(self) -> None:
         ref = self.ref
-        if ref is None or not await self._may_run():
-            return
-        kernels = self._kernels()
+        kernels = await self._ready_to_run(ref)
         if kernels is None:
             return
-        await self.save_draft()
         out = self.query_one("#output", OutputLog)
         self.query_one("#results", TabbedContent).active = "tab-output"
         if kernels.busy:
@@ -305,12 +313,9 @@ class LessonScreen(Screen):
     @work(group="check", exclusive=True, exit_on_error=False)
     async def action_check(self) -> None:
         ref = self.ref
-        if ref is None or not await self._may_run():
-            return
-        kernels = self._kernels()
+        kernels = await self._ready_to_run(ref)
         if kernels is None:
             return
-        await self.save_draft()
         code = self.query_one("#editor", CodeEditor).text
         checks = self.query_one("#checks", CheckResults)
         self.query_one("#results", TabbedContent).active = "tab-checks"
