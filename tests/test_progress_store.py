@@ -403,6 +403,24 @@ def test_a_write_that_cannot_get_the_lock_is_one_sentence(tmp_path):
         assert len(s.attempts_for("p", "l/e")) == 1
 
 
+def test_opening_waits_for_a_lock_the_busy_handler_skips(tmp_path):
+    """A new file being switched to WAL by another process: opening waits, then succeeds;
+    held past the busy timeout, it is one sentence, never a traceback."""
+    import threading
+
+    path = tmp_path / FILENAME
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")  # what another process holds while it creates the file
+    with pytest.raises(TutorError, match="keeps it locked|cannot open"):
+        ProgressStore(path, busy_timeout=0.2)
+    released = threading.Event()
+    threading.Timer(0.3, lambda: (other.execute("COMMIT"), released.set())).start()
+    with ProgressStore(path, busy_timeout=10) as s:
+        assert released.is_set()
+        s.record_attempt("p", "l/e", passed=True, code="", content_hash="h")
+    other.close()
+
+
 # ---------------------------------------------------------------- export/import property
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

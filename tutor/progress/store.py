@@ -20,6 +20,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -132,6 +133,18 @@ class CorruptDatabase(Exception):
     """Internal: the file is not a usable database."""
 
 
+class _Busy(Exception):
+    """Internal: another connection held a lock the busy handler does not wait for."""
+
+
+def _is_busy(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 def _validate_setting(name: str, value: object) -> object:
     if name == "desired_retention":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.7 <= float(value) <= 0.99:
@@ -181,10 +194,28 @@ class ProgressStore:
         for _ in range(3):
             identity = _file_identity(self.path)
             try:
-                return self._connect()
+                return self._connect_patiently()
             except CorruptDatabase as exc:
                 self._move_aside(identity, str(exc))
-        return self._connect()
+        return self._connect_patiently()
+
+    def _connect_patiently(self) -> sqlite3.Connection:
+        """Connect, waiting out another process that is creating or upgrading the file.
+
+        SQLite's busy handler does not cover every lock on the way in: switching a new
+        file to WAL while a second process does the same can fail at once with "database
+        is locked". Such a failure is retried until the busy timeout, like any other wait.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.005
+        while True:
+            try:
+                return self._connect()
+            except _Busy:
+                if time.monotonic() >= deadline:
+                    raise TutorError(f"cannot open the progress database {self.path}: another process keeps it locked") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -209,6 +240,8 @@ class ProgressStore:
             # Only damage moves the file aside; busy, locked, I/O errors never do.
             if _is_damage(exc):
                 raise CorruptDatabase(str(exc)) from None
+            if _is_busy(exc):
+                raise _Busy() from None
             raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
         except BaseException:
             conn.close()
