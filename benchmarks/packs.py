@@ -1,10 +1,15 @@
 """Load + validate the built-in pack and a generated 500-lesson pack (SPEC section 5).
 
 Targets: built-in pack <= 100 ms; 500 lessons <= 1 s. Run: python benchmarks/packs.py
+
+"cold" parses everything (``cache=False``, as `pack validate --no-cache`); "warm" is the
+next load of the unchanged pack, taking its lessons from the lesson cache (every start
+of the app, `list`, `check` after the first). Both in one run, on the same files.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import sys
@@ -46,28 +51,36 @@ def big_pack(root: Path, lessons: int, src: Path = REPO / "lessons") -> Path:
     return root
 
 
+def cold_and_warm(root: Path, repeat: int) -> tuple[float, float]:
+    pack, problems = check_pack(root, cache=False)
+    assert pack is not None and not problems, problems[:3]
+    cold = timed(lambda: check_pack(root, cache=False), repeat)
+    check_pack(root)  # fills the cache
+    warm = timed(lambda: check_pack(root), repeat)
+    return cold, warm
+
+
 def main() -> None:
-    pack, problems = check_pack(REPO / "lessons")
-    assert pack is not None and not problems, problems
-    builtin = timed(lambda: check_pack(REPO / "lessons"), 15)
-    n_lessons = len(pack.lessons)
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["PTFUND_TUTOR_CACHE"] = str(Path(tmp) / "cache")  # never the user's cache
+        n_lessons = len(check_pack(REPO / "lessons", cache=False)[0].lessons)
+        builtin = cold_and_warm(REPO / "lessons", 15)
         big = big_pack(Path(tmp) / "big", 500)
-        p, probs = check_pack(big)
-        assert p is not None and len(p.lessons) == 500 and not probs, probs[:3]
-        big_t = timed(lambda: check_pack(big), 3)
+        big_t = cold_and_warm(big, 3)
         small = big_pack(Path(tmp) / "small", 500, new_pack(Path(tmp) / "scaffold"))
-        small_t = timed(lambda: check_pack(small), 3)
+        small_t = cold_and_warm(small, 3)
         size = sum(f.stat().st_size for f in big.rglob("*") if f.is_file()) / 500 / 1024
         small_size = sum(f.stat().st_size for f in small.rglob("*") if f.is_file()) / 500 / 1024
-    rows = [
-        (f"load + validate built-in pack ({n_lessons} lessons)", builtin, 0.100),
+    rows = []
+    for name, (cold, warm), target in [
+        (f"built-in pack ({n_lessons} lessons)", builtin, 0.100),
         (f"500 lessons like the built-in ones ({size:.0f} KiB each)", big_t, 1.0),
         (f"500 lessons like `pack new` makes ({small_size:.1f} KiB each)", small_t, 1.0),
-    ]
-    print(f"{'measure':<58} {'median':>9} {'target':>8}  verdict")
+    ]:
+        rows += [(f"{name}, cold", cold, target), (f"{name}, warm", warm, target)]
+    print(f"{'measure':<64} {'median':>9} {'target':>8}  verdict")
     for name, t, target in rows:
-        print(f"{name:<58} {t * 1000:7.1f}ms {target * 1000:6.0f}ms  {'meets' if t <= target else 'MISSES'}")
+        print(f"{name:<64} {t * 1000:7.1f}ms {target * 1000:6.0f}ms  {'meets' if t <= target else 'MISSES'}")
 
 
 if __name__ == "__main__":

@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("dir", metavar="DIR")
     pt = add("test", "prove every exercise and card of the pack in DIR with real torch", psub)
     pt.add_argument("dir", metavar="DIR")
+    for sub in (pv, pt):
+        sub.add_argument("--no-cache", dest="cache", action="store_false",
+                         help="parse every lesson again, ignoring the lesson cache of unchanged lessons")
     pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
     pt.add_argument("--json", action="store_true", help="print JSON")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)

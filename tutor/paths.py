@@ -7,6 +7,7 @@ from pathlib import Path
 
 APP_NAME = "ptfund-tutor"
 ENV_HOME = "PTFUND_TUTOR_HOME"
+ENV_CACHE = "PTFUND_TUTOR_CACHE"
 
 
 def data_dir(override: str | os.PathLike | None = None) -> Path:
@@ -20,6 +21,19 @@ def data_dir(override: str | os.PathLike | None = None) -> Path:
 
         path = Path(user_data_dir(APP_NAME, appauthor=False))
     return path
+
+
+def cache_dir() -> Path:
+    """Derived files safe to delete: $PTFUND_TUTOR_CACHE, else ``cache`` in
+    $PTFUND_TUTOR_HOME when that is set (so a test home stays self-contained), else the
+    platform's user cache dir."""
+    if os.environ.get(ENV_CACHE):
+        return Path(os.environ[ENV_CACHE]).expanduser()
+    if os.environ.get(ENV_HOME):
+        return Path(os.environ[ENV_HOME]).expanduser() / "cache"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME, appauthor=False))
 
 
 def builtin_pack_dir() -> Path:

@@ -17,7 +17,7 @@ def run_new(args) -> int:
 def run_validate(args) -> int:
     from tutor.packs.loader import check_pack
 
-    pack, problems = check_pack(args.dir)
+    pack, problems = check_pack(args.dir, cache=args.cache)
     for problem in problems:
         print(problem)
     if problems:

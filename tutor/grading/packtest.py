@@ -142,7 +142,7 @@ async def test_pack(pack: Pack, *, lesson: str | None = None, device: str | None
 def run_pack_test(args) -> int:
     from tutor.errors import TutorError
 
-    pack, problems = check_pack(args.dir)
+    pack, problems = check_pack(args.dir, cache=args.cache)
     if args.lesson and pack is not None:
         # Testing one lesson needs only that lesson to be sound (authors work lesson by lesson).
         folder = (Path(args.dir) / args.lesson).resolve()

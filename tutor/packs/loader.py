@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tutor.packs import models as m
+from tutor.packs.cache import digest, open_cache
 from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
 from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
 
@@ -75,6 +76,8 @@ class _Reporter:
     def __init__(self, root: Path, located: Located | None, file: Path):
         self.root, self.located, self.file = root, located, file
         self.problems: list[Problem] = []
+        self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
+        self.data: object = None
 
     def at(self, path: tuple, message: str, *, key: bool = False, line: int | None = None, col: int | None = None, file: Path | None = None) -> None:
         if line is None:
@@ -100,11 +103,13 @@ def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | No
         rep.at(path_in_yaml, f"cannot read {path.name}: {exc.strerror}")
         return None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         rep.at((), f"not UTF-8 text (byte {exc.start})", line=line, col=1, file=path)
         return None
+    rep.read.append((path, digest(data)))
+    return text
 
 
 def _resolve_refs(data, path: tuple, located: Located, base: Path, rep: _Reporter, origins: dict[tuple, Pos]):
@@ -204,8 +209,13 @@ def _data_path(data, loc: tuple) -> tuple:
     return tuple(path)
 
 
-def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):
-    rep = _Reporter(root, None, file)
+def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool, rep: _Reporter | None = None):
+    """Parse, resolve file references and validate one YAML file into ``model``.
+
+    Returns (object or None, origins, problems, Located or None); ``rep`` (made here when
+    not given) ends up holding the files read and ``rep.data`` the resolved plain data.
+    """
+    rep = rep or _Reporter(root, None, file)
     text = _read_text(file, rep)
     if text is None:
         if not rep.problems:
@@ -224,6 +234,7 @@ def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):
         return None, {}, rep.problems, located
     origins: dict[tuple, Pos] = {}
     data = _resolve_refs(located.data, (), located, file.parent, rep, origins) if resolve else located.data
+    rep.data = data
     try:
         obj = model.model_validate(data)
     except ValidationError as exc:
@@ -232,20 +243,23 @@ def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool):
     return obj, origins, rep.problems, located
 
 
-def check_pack(root: str | Path, *, builtin: bool = False) -> tuple[Pack | None, list[Problem]]:
-    """Load and validate; return the pack (None if unusable) and every problem found."""
+def check_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -> tuple[Pack | None, list[Problem]]:
+    """Load and validate; return the pack (None if unusable) and every problem found.
+
+    ``cache``: take unchanged problem-free lessons from the lesson cache (see cache.py).
+    """
     # Loading makes hundreds of thousands of short-lived objects and no cycles worth
     # collecting: the cyclic collector's passes over them were a fifth of the time.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _check_pack(Path(root), builtin)
+        return _check_pack(Path(root), builtin, cache)
     finally:
         if collecting:
             gc.enable()
 
 
-def _check_pack(root: Path, builtin: bool) -> tuple[Pack | None, list[Problem]]:
+def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
     from tutor.packs.validate import validate_lesson, validate_manifest
 
     problems: list[Problem] = []
@@ -263,26 +277,45 @@ def _check_pack(root: Path, builtin: bool) -> tuple[Pack | None, list[Problem]]:
     problems += rep.problems
     lessons: list[m.Lesson] = []
     origins: dict[tuple, Pos] = {}
-    for index, lesson_id in enumerate(manifest.lessons):
+    cache = open_cache(root) if use_cache else None
+    for lesson_id in manifest.lessons:
         lesson_file = root / lesson_id / LESSON_FILE
         if not lesson_file.is_file():
             continue  # reported by validate_manifest
-        lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True)
-        problems += found
+        lesson, lesson_origins = _remembered(cache, lesson_id, lesson_file)
         if lesson is None:
-            continue
-        lrep = _Reporter(root, lesson_located, lesson_file)
-        validate_lesson(lesson, lesson_id, lesson_origins, lrep)
-        problems += lrep.problems
+            rep = _Reporter(root, None, lesson_file)
+            lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True, rep=rep)
+            problems += found
+            if lesson is None:
+                continue
+            lrep = _Reporter(root, lesson_located, lesson_file)
+            validate_lesson(lesson, lesson_id, lesson_origins, lrep)
+            problems += lrep.problems
+            if cache is not None and not found and not lrep.problems:
+                cache.remember(lesson_id, rep.data, lesson_origins, rep.read)
         lessons.append(lesson)
         origins.update({(lesson_id, *k): v for k, v in lesson_origins.items()})
+    if cache is not None:
+        cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
     return Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins), problems
 
 
-def load_pack(root: str | Path, *, builtin: bool = False) -> Pack:
+def _remembered(cache, lesson_id: str, lesson_file: Path) -> tuple[m.Lesson | None, dict[tuple, Pos]]:
+    hit = cache.lesson(lesson_id, lesson_file) if cache is not None else None
+    if hit is None:
+        return None, {}
+    data, origins = hit
+    try:
+        return m.Lesson.model_validate(data), origins
+    except ValidationError:  # only if the models changed in a way the fingerprint missed
+        return None, {}
+
+
+def load_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -> Pack:
     """Load a pack that must be free of problems; raise PackError listing them otherwise."""
-    pack, problems = check_pack(root, builtin=builtin)
+    pack, problems = check_pack(root, builtin=builtin, cache=cache)
     if problems or pack is None:
         raise PackError(Path(root), problems)
     return pack
