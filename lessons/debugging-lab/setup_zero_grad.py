@@ -1,8 +1,10 @@
 import torch
 from torch import nn
 
-X = torch.randn(64, 3, device=DEVICE)
-y = X @ torch.tensor([[1.0], [-2.0], [0.5]], device=DEVICE) + 0.1 * torch.randn(64, 1, device=DEVICE)
+# Drawn on the CPU, then moved: the same data (and the same symptoms) on every device.
+X = torch.randn(64, 3)
+y = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.1 * torch.randn(64, 1)
+X, y = X.to(DEVICE), y.to(DEVICE)
 
 
 def make_model():

@@ -1,12 +1,21 @@
 import torch
 
 
+def _global_states():
+    """The default CPU generator's state and, on a GPU machine, every CUDA device's."""
+    states = [torch.get_rng_state()]   # CPU only: CUDA draws leave it alone
+    if torch.cuda.is_available():
+        states += torch.cuda.get_rng_state_all()
+    return states
+
+
 def global_rng_untouched(split_indices):
-    """split_indices neither reseeds nor draws from the global torch RNG."""
+    """split_indices neither reseeds nor draws from a global torch RNG (CPU or CUDA)."""
     torch.manual_seed(12345)          # a state that no seed 0 could produce
-    before = torch.get_rng_state()
+    before = _global_states()
     split_indices(10, 3, 0)
-    return torch.equal(before, torch.get_rng_state())
+    after = _global_states()
+    return len(before) == len(after) and all(torch.equal(a, b) for a, b in zip(before, after))
 
 
 def _how_it_uses_global(split_indices):
