@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -101,14 +102,21 @@ def test_corrupt_or_unwritable_cache_only_means_the_slow_way(pack: Path, parses,
     cache_root = tmp_path / "cache"
     monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(cache_root))
     check_pack(pack)
-    [stored] = (cache_root / "packs").iterdir()
-    stored.write_bytes(b"\x80\x04not a pickle")
+    [cache_file] = (cache_root / "packs").iterdir()
+    cache_file.write_bytes(b"\x80\x04not a pickle")
     parses.clear()
     loaded, problems = check_pack(pack)
     assert not problems and loaded.lessons and lesson_files(parses) == ["first-steps"]
     parses.clear()
     check_pack(pack)
     assert lesson_files(parses) == []  # rewritten after the corrupt file
+
+    # a readable pickle whose entries are not what this code writes
+    stored = pickle.loads(cache_file.read_bytes())
+    stored["lessons"] = {lesson_id: {"files": 5} for lesson_id in stored["lessons"]}
+    cache_file.write_bytes(pickle.dumps(stored))
+    loaded, problems = check_pack(pack)
+    assert not problems and [les.id for les in loaded.lessons] == ["first-steps"]
 
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")

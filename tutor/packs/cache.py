@@ -48,7 +48,6 @@ class LessonCache:
     """The remembered lessons of one pack folder, in one file under ``directory``."""
 
     def __init__(self, root: Path, directory: Path):
-        self.root = root
         # Positions keep paths as given, so a relative root is only the same pack from the same folder.
         where = f"{root}|{root.resolve()}" if root.is_absolute() else f"{Path.cwd()}|{root}|{root.resolve()}"
         self.file = directory / "packs" / f"{digest(where.encode())}.pickle"
@@ -64,20 +63,20 @@ class LessonCache:
             self._entries = {}
         self._where = where
 
-    def lesson(self, lesson_id: str, lesson_file: Path) -> tuple[object, dict[tuple, Pos]] | None:
+    def lesson(self, lesson_id: str) -> tuple[object, dict[tuple, Pos]] | None:
         """The resolved data and origins remembered for this lesson, if its files are unchanged."""
-        entry = self._entries.get(lesson_id)
-        if entry is None:
-            return None
-        for name, expected in entry["files"]:
-            try:
+        try:
+            entry = self._entries.get(lesson_id)
+            if entry is None:
+                return None
+            for name, expected in entry["files"]:
                 if digest(Path(name).read_bytes()) != expected:
                     return None
-            except OSError:
-                return None
+            paths = [Path(name) for name in entry["paths"]]  # one Path per file, not per value
+            origins = {key: Pos(paths[i], line, col) for key, i, line, col in entry["origins"]}
+        except (OSError, LookupError, TypeError, ValueError, AttributeError):
+            return None  # a file gone or unreadable, or an entry not as this code writes them
         self._used.add(lesson_id)
-        paths = [Path(name) for name in entry["paths"]]  # one Path per file, not per value
-        origins = {key: Pos(paths[i], line, col) for key, i, line, col in entry["origins"]}
         return entry["data"], origins
 
     def remember(self, lesson_id: str, data: object, origins: dict[tuple, Pos], files: list[tuple[Path, str]]) -> None:

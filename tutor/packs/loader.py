@@ -282,7 +282,7 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         lesson_file = root / lesson_id / LESSON_FILE
         if not lesson_file.is_file():
             continue  # reported by validate_manifest
-        lesson, lesson_origins = _remembered(cache, lesson_id, lesson_file)
+        lesson, lesson_origins = _remembered(cache, lesson_id)
         if lesson is None:
             rep = _Reporter(root, None, lesson_file)
             lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True, rep=rep)
@@ -302,8 +302,8 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     return Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins), problems
 
 
-def _remembered(cache, lesson_id: str, lesson_file: Path) -> tuple[m.Lesson | None, dict[tuple, Pos]]:
-    hit = cache.lesson(lesson_id, lesson_file) if cache is not None else None
+def _remembered(cache, lesson_id: str) -> tuple[m.Lesson | None, dict[tuple, Pos]]:
+    hit = cache.lesson(lesson_id) if cache is not None else None
     if hit is None:
         return None, {}
     data, origins = hit
