@@ -98,8 +98,16 @@ def test_missing_or_uncallable_function():
 
 def test_warm_up_pays_the_lazy_costs_without_error():
     from tutor.checks import warm_up
+    from tutor.checks.runner import _warm_accelerator
 
     warm_up()
+    warm_up(torch.device("cpu"))
+    warm_up("meta")
+    # The GPU warm-up's operations are device-generic: prove them here on the CPU (CI has
+    # no GPU); the state they must not leave behind is autograd's.
+    before = torch.is_grad_enabled()
+    _warm_accelerator(torch.device("cpu"))
+    assert torch.is_grad_enabled() == before
 
 
 def test_available_devices_skip_what_is_missing():

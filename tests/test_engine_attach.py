@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 import pytest_asyncio
@@ -42,10 +41,8 @@ async def test_interrupt_goes_over_the_control_channel(attached):
     rec = Recorder()
     task = asyncio.ensure_future(attached.execute("print('started', flush=True)\nwhile True:\n    pass", on_output=rec))
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
-    began = time.monotonic()
     await attached.interrupt()
-    r = await asyncio.wait_for(task, 10)
-    assert time.monotonic() - began < 1.0
+    r = await asyncio.wait_for(task, 60)  # a hang guard; how fast: benchmarks/interrupt.py
     assert r.status == "interrupted"
     assert (await attached.execute("kept")).result_text == "1"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 
 import pytest
 import pytest_asyncio
@@ -79,10 +78,8 @@ async def test_interrupt_ignored_is_escalated_to_a_restart(kernel):
         "n = 0\nprint('started', flush=True)\nwhile True:\n    try:\n        while n >= 0:\n            pass\n"
         "    except KeyboardInterrupt:\n        n += 1", on_output=rec))
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
-    began = time.monotonic()
     await kernel.interrupt()
     r = await asyncio.wait_for(task, 60)
-    assert time.monotonic() - began >= kernel.interrupt_grace
     assert r.status == "interrupted"
     assert r.message == ("Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
                          "so the kernel was restarted; earlier variables are gone.")
@@ -106,14 +103,12 @@ async def test_the_loop_from_the_issue_ends_either_way(kernel):
 
 async def test_timeout_on_a_loop_that_ignores_interrupts(kernel):
     await kernel.execute("kept = 1")
-    began = time.monotonic()
-    r = await kernel.execute(
+    r = await asyncio.wait_for(kernel.execute(
         "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass",
-        timeout=0.5)
+        timeout=0.5), 120)  # a hang guard, not a timing
     assert r.status == "timeout"
     assert r.message == ("Your code ran past the 0.5 s time limit and did not stop when interrupted, "
                          "so the kernel was restarted; earlier variables are gone.")
-    assert time.monotonic() - began < 30
     assert (await kernel.execute("'kept' in dir()")).result_text == "False"
 
 

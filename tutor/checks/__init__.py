@@ -20,10 +20,11 @@ def run_verification(payload: dict) -> dict:
     return run(payload)
 
 
-def warm_up() -> None:
+def warm_up(device=None) -> None:
     """Pay torch's one-time lazy costs now (a spare kernel can call this while idle):
     the first op on the meta device imports torch._dynamo (about a second), the first
-    torch.load(weights_only=True) builds its unpickler."""
+    torch.load(weights_only=True) builds its unpickler, and on a CUDA or MPS ``device``
+    the first operations create the GPU context and load its math libraries."""
     from .runner import warm_up as warm
 
-    warm()
+    warm(device)

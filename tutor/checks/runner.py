@@ -129,7 +129,7 @@ def run_verification(payload: dict) -> dict:
     })
 
 
-def warm_up() -> None:
+def warm_up(device=None) -> None:
     import io
 
     x = torch.ones(2, 3, device="meta")
@@ -138,3 +138,17 @@ def warm_up() -> None:
     torch.save({"w": torch.ones(2)}, buffer)
     buffer.seek(0)
     torch.load(buffer, weights_only=True)
+    if device is not None and torch.device(device).type in ("cuda", "mps"):
+        _warm_accelerator(torch.device(device))
+
+
+def _warm_accelerator(device) -> None:
+    # A GPU's first operations create its context and load cuBLAS and cuDNN: seconds, which
+    # every verification (always a fresh kernel) would otherwise pay before its first line.
+    a = torch.ones(8, 8, device=device, requires_grad=True)
+    torch.nn.functional.linear(a, a).sum().backward()
+    torch.nn.functional.batch_norm(a.detach(), None, None, training=True)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()

@@ -16,8 +16,8 @@ from tutor.engine.session import KernelSession
 
 log = logging.getLogger("tutor.engine")
 
-TAKE_ATTEMPTS = 3
-WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up()\ndel _ptfund\n"  # a spare that died while waiting is replaced; this many tries at most
+TAKE_ATTEMPTS = 3  # a spare that died while waiting is replaced; this many tries at most
+WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up(globals().get('DEVICE'))\ndel _ptfund\n"
 
 
 class KernelPool:
@@ -46,7 +46,8 @@ class KernelPool:
     @staticmethod
     async def _prepare(session: KernelSession) -> None:
         """Start, then pay the check library's one-time costs (torch's first meta-device op
-        imports torch._dynamo, ~1 s) while the spare waits, not while a learner does."""
+        imports torch._dynamo, ~1 s; a GPU's context) while the spare waits, not while a
+        learner does."""
         await session.start()
         await session.execute(WARM_UP, silent=True, timeout=60)
 
