@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tutor.engine import KernelSession  # noqa: E402
-from tutor.engine.launch import TutorKernelManager  # noqa: E402
+from baseline import bare_kernel  # noqa: E402  (beside this script)
 
 TARGET_READY = 1.3
 TARGET_TRIP = 2.0
@@ -73,43 +73,30 @@ async def bench_ready(starts: int) -> dict:
 
 
 async def bench_round_trip(trips: int) -> dict:
-    # The plain kernel: stock ipykernel_launcher, nothing imported, blocking client.
-    km = TutorKernelManager(preload_torch=False)
-    devnull = open(os.devnull, "wb")
-    await km.start_kernel(stdout=devnull, stderr=devnull)
-    from jupyter_client.blocking import BlockingKernelClient
+    async with bare_kernel() as (_, bare):
+        session = KernelSession()
+        await session.start()
+        try:
+            for _ in range(5):  # warm both
+                bare.execute("1+1", reply=True, timeout=10)
+                await session.execute("1+1")
+            ours, theirs, interactive = [], [], []
+            for _ in range(trips):
+                began = time.perf_counter()
+                reply = bare.execute("1+1", reply=True, timeout=10)
+                theirs.append(time.perf_counter() - began)
+                assert reply["content"]["status"] == "ok"
 
-    bare = BlockingKernelClient()
-    bare.load_connection_info(km.get_connection_info())
-    bare.start_channels()
-    bare.wait_for_ready(timeout=60)
+                began = time.perf_counter()
+                bare.execute_interactive("1+1", timeout=10, output_hook=lambda msg: None)
+                interactive.append(time.perf_counter() - began)
 
-    session = KernelSession()
-    await session.start()
-    try:
-        for _ in range(5):  # warm both
-            bare.execute("1+1", reply=True, timeout=10)
-            await session.execute("1+1")
-        ours, theirs, interactive = [], [], []
-        for _ in range(trips):
-            began = time.perf_counter()
-            reply = bare.execute("1+1", reply=True, timeout=10)
-            theirs.append(time.perf_counter() - began)
-            assert reply["content"]["status"] == "ok"
-
-            began = time.perf_counter()
-            bare.execute_interactive("1+1", timeout=10, output_hook=lambda msg: None)
-            interactive.append(time.perf_counter() - began)
-
-            began = time.perf_counter()
-            result = await session.execute("1+1")
-            ours.append(time.perf_counter() - began)
-            assert result.result_text == "2"
-    finally:
-        bare.stop_channels()
-        await session.shutdown()
-        await km.shutdown_kernel(now=True)
-        devnull.close()
+                began = time.perf_counter()
+                result = await session.execute("1+1")
+                ours.append(time.perf_counter() - began)
+                assert result.result_text == "2"
+        finally:
+            await session.shutdown()
     return {
         "session": statistics.median(ours),
         "bare": statistics.median(theirs),

@@ -29,11 +29,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tutor.engine import KernelSession  # noqa: E402
-from tutor.engine.launch import TutorKernelManager  # noqa: E402
+from baseline import bare_kernel  # noqa: E402  (beside this script)
 
 LOOP = "print('started', flush=True)\nwhile True:\n    pass"
-SWALLOW = ("print('started', flush=True)\nn = 0\nwhile True:\n    try:\n        while n >= 0:\n"
-           "            pass\n    except KeyboardInterrupt:\n        n += 1")
+# 'started' is printed inside the try, so an interrupt that lands at once is swallowed too.
+SWALLOW = ("n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
+           "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1")
 
 
 async def _started(session: KernelSession, code: str) -> asyncio.Task:
@@ -99,33 +100,22 @@ async def bare_interrupt(km, client) -> float:
 
 
 async def main(runs: int) -> None:
-    from jupyter_client.blocking import BlockingKernelClient
-
-    km = TutorKernelManager(preload_torch=False)
-    devnull = open(os.devnull, "wb")
-    await km.start_kernel(stdout=devnull, stderr=devnull)
-    client = BlockingKernelClient()
-    client.load_connection_info(km.get_connection_info())
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    session = KernelSession()
-    await session.start()
     ours, bare, overshoot, escalation = [], [], [], []
-    try:
-        await session.execute("kept = 1")
-        for _ in range(runs):
-            ours.append(await ours_interrupt(session))
-            bare.append(await bare_interrupt(km, client))
-            overshoot.append(await ours_timeout(session))
-        assert (await session.execute("kept")).result_text == "1"  # interrupts keep variables
-        for _ in range(max(3, runs // 2)):
-            escalation.append(await ours_escalation(session))
-        grace = session.interrupt_grace
-    finally:
-        client.stop_channels()
-        await session.shutdown()
-        await km.shutdown_kernel(now=True)
-        devnull.close()
+    async with bare_kernel() as (km, client):
+        session = KernelSession()
+        await session.start()
+        try:
+            await session.execute("kept = 1")
+            for _ in range(runs):
+                ours.append(await ours_interrupt(session))
+                bare.append(await bare_interrupt(km, client))
+                overshoot.append(await ours_timeout(session))
+            assert (await session.execute("kept")).result_text == "1"  # interrupts keep variables
+            for _ in range(max(3, runs // 2)):
+                escalation.append(await ours_escalation(session))
+            grace = session.interrupt_grace
+        finally:
+            await session.shutdown()
 
     def ms(values: list[float]) -> str:
         return f"{statistics.median(values) * 1000:.0f} ms (max {max(values) * 1000:.0f})"

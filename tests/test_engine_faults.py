@@ -75,8 +75,8 @@ async def test_interrupt_ignored_is_escalated_to_a_restart(kernel):
     # Catches every KeyboardInterrupt (a `while n >= 0` loop: CPython 3.11 does not route the
     # interrupt of a bare `while True: pass` inside try to its except clause).
     task = asyncio.ensure_future(kernel.execute(
-        "n = 0\nprint('started', flush=True)\nwhile True:\n    try:\n        while n >= 0:\n            pass\n"
-        "    except KeyboardInterrupt:\n        n += 1", on_output=rec))
+        "n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
+        "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1", on_output=rec))
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
     await kernel.interrupt()
     r = await asyncio.wait_for(task, 60)

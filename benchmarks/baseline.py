@@ -1,0 +1,32 @@
+"""The baseline the SPEC compares the engine with: a stock ipykernel (no torch, no boot
+code) driven by a plain blocking jupyter_client, as any Jupyter front end would."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tutor.engine.launch import TutorKernelManager  # noqa: E402
+
+
+@asynccontextmanager
+async def bare_kernel():
+    """Yield (kernel manager, ready BlockingKernelClient); shut both down afterwards."""
+    from jupyter_client.blocking import BlockingKernelClient
+
+    km = TutorKernelManager(preload_torch=False)
+    with open(os.devnull, "wb") as devnull:
+        await km.start_kernel(stdout=devnull, stderr=devnull)
+        client = BlockingKernelClient()
+        client.load_connection_info(km.get_connection_info())
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)
+            yield km, client
+        finally:
+            client.stop_channels()
+            await km.shutdown_kernel(now=True)
