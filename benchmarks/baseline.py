@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tutor.engine.launch import TutorKernelManager  # noqa: E402
+from tutor.engine.launch import TutorKernelManager
 
 
 @asynccontextmanager

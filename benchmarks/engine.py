@@ -26,8 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tutor.engine import KernelSession  # noqa: E402
 from baseline import bare_kernel  # noqa: E402  (beside this script)
+
+from tutor.engine import KernelSession  # noqa: E402
 
 TARGET_READY = 1.3
 TARGET_TRIP = 2.0
@@ -115,21 +116,46 @@ def render(ready: dict, trip: dict, starts: int, trips: int) -> tuple[str, list[
     r_trip = trip["session"] / trip["bare"]
     r_inter = trip["session"] / trip["interactive"]
     rows = [
-        ("kernel ready, torch imported", f"{ready['ready_plain']:.2f} s",
-         f"{ready['import_torch']:.2f} s  python -c \"import torch\"", f"{r_ready:.2f}x",
-         f"<= {TARGET_READY}x", verdict(r_ready, TARGET_READY)),
-        ("  same, torch preloaded in a thread (option)", f"{ready['ready_preload']:.2f} s",
-         f"{ready['import_torch']:.2f} s", f"{r_preload:.2f}x", f"<= {TARGET_READY}x",
-         verdict(r_preload, TARGET_READY)),
-        ("  vs the import statement alone (no start/exit)", f"{ready['ready_plain']:.2f} s",
-         f"{ready['import_statement']:.2f} s  `import torch` in-process", f"{r_stmt:.2f}x",
-         "(context)", ""),
-        ("trivial cell round trip (1+1)", f"{trip['session'] * 1000:.1f} ms",
-         f"{trip['bare'] * 1000:.1f} ms  bare blocking execute (reply)", f"{r_trip:.2f}x",
-         f"<= {TARGET_TRIP}x", verdict(r_trip, TARGET_TRIP)),
-        ("  vs execute_interactive (reply + idle)", f"{trip['session'] * 1000:.1f} ms",
-         f"{trip['interactive'] * 1000:.1f} ms", f"{r_inter:.2f}x", f"<= {TARGET_TRIP}x",
-         verdict(r_inter, TARGET_TRIP)),
+        (
+            "kernel ready, torch imported",
+            f"{ready['ready_plain']:.2f} s",
+            f'{ready["import_torch"]:.2f} s  python -c "import torch"',
+            f"{r_ready:.2f}x",
+            f"<= {TARGET_READY}x",
+            verdict(r_ready, TARGET_READY),
+        ),
+        (
+            "  same, torch preloaded in a thread (option)",
+            f"{ready['ready_preload']:.2f} s",
+            f"{ready['import_torch']:.2f} s",
+            f"{r_preload:.2f}x",
+            f"<= {TARGET_READY}x",
+            verdict(r_preload, TARGET_READY),
+        ),
+        (
+            "  vs the import statement alone (no start/exit)",
+            f"{ready['ready_plain']:.2f} s",
+            f"{ready['import_statement']:.2f} s  `import torch` in-process",
+            f"{r_stmt:.2f}x",
+            "(context)",
+            "",
+        ),
+        (
+            "trivial cell round trip (1+1)",
+            f"{trip['session'] * 1000:.1f} ms",
+            f"{trip['bare'] * 1000:.1f} ms  bare blocking execute (reply)",
+            f"{r_trip:.2f}x",
+            f"<= {TARGET_TRIP}x",
+            verdict(r_trip, TARGET_TRIP),
+        ),
+        (
+            "  vs execute_interactive (reply + idle)",
+            f"{trip['session'] * 1000:.1f} ms",
+            f"{trip['interactive'] * 1000:.1f} ms",
+            f"{r_inter:.2f}x",
+            f"<= {TARGET_TRIP}x",
+            verdict(r_inter, TARGET_TRIP),
+        ),
     ]
     head = ("what", "ptfund engine", "baseline", "ratio", "target", "")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
@@ -139,9 +165,11 @@ def render(ready: dict, trip: dict, starts: int, trips: int) -> tuple[str, list[
         load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     except OSError:
         load = "n/a"
-    context = (f"{datetime.now(timezone.utc):%Y-%m-%d}, {platform.system()} {platform.machine()}, "
-               f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {ready['label']}; "
-               f"load average {load}; medians of {starts} starts and {trips} round trips")
+    context = (
+        f"{datetime.now(timezone.utc):%Y-%m-%d}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {ready['label']}; "
+        f"load average {load}; medians of {starts} starts and {trips} round trips"
+    )
     return context, lines
 
 
@@ -166,7 +194,7 @@ def write_section(context: str, lines: list[str], ready: dict, trip: dict) -> Pa
         "  within noise of the stock launcher (ahead in some, behind in others): both halves",
         "  hold the GIL nearly all the time. The stock launcher stays the default, as the safer",
         "  one (no import racing ipykernel's own imports).",
-        "- The SPEC's baseline, `python -c \"import torch\"`, includes interpreter start and exit",
+        '- The SPEC\'s baseline, `python -c "import torch"`, includes interpreter start and exit',
         "  (tearing torch down at exit is a few hundred ms); the row against the bare import",
         "  statement shows the stricter comparison.",
         "- Round trip = `KernelSession.execute('1+1')` to a RunResult: waits for the reply and",

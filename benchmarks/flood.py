@@ -233,8 +233,12 @@ def summary(seconds: list[float]) -> dict:
         return {"n": 0, "median_ms": None, "p99_ms": None, "max_ms": None}
     ms = sorted(s * 1000 for s in seconds)
     p99 = ms[min(len(ms) - 1, max(0, round(0.99 * len(ms)) - 1))]
-    return {"n": len(ms), "median_ms": round(statistics.median(ms), 1), "p99_ms": round(p99, 1),
-            "max_ms": round(ms[-1], 1)}
+    return {
+        "n": len(ms),
+        "median_ms": round(statistics.median(ms), 1),
+        "p99_ms": round(p99, 1),
+        "max_ms": round(ms[-1], 1),
+    }
 
 
 # ---------------------------------------------------------------- the run
@@ -271,8 +275,10 @@ class Phases:
         lost = await keys.stop()
         await lag.stop()
         self.gc.active = False
-        raw = self.raw.setdefault(kind, {"seconds": 0.0, "windows": 0, "pressed": 0, "lost": 0, "handled": [],
-                                         "painted": [], "lag": [], "gc": []})
+        raw = self.raw.setdefault(
+            kind,
+            {"seconds": 0.0, "windows": 0, "pressed": 0, "lost": 0, "handled": [], "painted": [], "lag": [], "gc": []},
+        )
         raw["seconds"] += elapsed
         raw["windows"] += 1
         raw["pressed"] += keys.pressed
@@ -283,7 +289,8 @@ class Phases:
         if isinstance(out, dict) and "started_at" in out:  # a run: also without its first moments
             after = out.pop("started_at") + SETTLE
             raw.setdefault("painted_settled", []).extend(
-                x for x, at in zip(keys.painted, keys.painted_at) if at >= after)
+                x for x, at in zip(keys.painted, keys.painted_at) if at >= after
+            )
             raw.setdefault("lag_settled", []).extend(x for x, at in zip(lag.samples, lag.at) if at >= after)
         raw["gc"] += self.gc.pauses
         return out
@@ -300,8 +307,14 @@ class Phases:
                 "key_handled": summary(raw["handled"]),
                 "key_painted": summary(raw["painted"]),
                 "loop_lag": summary(raw["lag"]),
-                **({"key_painted_settled": summary(raw["painted_settled"]),
-                    "loop_lag_settled": summary(raw["lag_settled"])} if "painted_settled" in raw else {}),
+                **(
+                    {
+                        "key_painted_settled": summary(raw["painted_settled"]),
+                        "loop_lag_settled": summary(raw["lag_settled"]),
+                    }
+                    if "painted_settled" in raw
+                    else {}
+                ),
                 "gc_pauses_over_10ms": len(slow_gc),
                 "gc_pause_max_ms": round(max(slow_gc) * 1000, 1) if slow_gc else None,
             }
@@ -406,9 +419,11 @@ def joined(runs: list[dict], key: str) -> str:
 def print_table(r: dict, v: dict) -> None:
     idle, flood = r["idle"], r["flood"]
     runs = r["floods"]
-    print(f"exercise {r['exercise']}; {len(runs)} floods of 1,000,000 lines, each run "
-          f"{joined(runs, 'run_seconds')} s (ctrl+r to the run's end); "
-          f"idle windows before, between and after; a key every {KEY_INTERVAL * 1000:.0f} ms")
+    print(
+        f"exercise {r['exercise']}; {len(runs)} floods of 1,000,000 lines, each run "
+        f"{joined(runs, 'run_seconds')} s (ctrl+r to the run's end); "
+        f"idle windows before, between and after; a key every {KEY_INTERVAL * 1000:.0f} ms"
+    )
     print()
     head = f"{'median / p99 / max':<30}{'flood':>26}{'idle (baseline)':>26}"
     print(head)
@@ -417,33 +432,52 @@ def print_table(r: dict, v: dict) -> None:
     def cell(s: dict) -> str:
         return f"{s['median_ms']:.1f} / {s['p99_ms']:.1f} / {s['max_ms']:.1f} ms" if s["n"] else "-"
 
-    for label, key in (("key -> handled", "key_handled"), ("key -> painted", "key_painted"),
-                       ("event-loop lag (10 ms sleep)", "loop_lag")):
+    for label, key in (
+        ("key -> handled", "key_handled"),
+        ("key -> painted", "key_painted"),
+        ("event-loop lag (10 ms sleep)", "loop_lag"),
+    ):
         print(f"{label:<30}{cell(flood[key]):>26}{cell(idle[key]):>26}")
     print(f"{'  flood from 0.5 s into a run:':<30}")
     for label, key in (("  key -> painted", "key_painted_settled"), ("  event-loop lag", "loop_lag_settled")):
         print(f"{label:<30}{cell(flood[key]):>26}{'':>26}")
-    for label, f in (("keys pressed / never handled", lambda p: f"{p['keys_pressed']} / {p['keys_lost']}"),
-                     ("seconds measured", lambda p: f"{p['seconds']:.1f}"),
-                     ("GC pauses >= 10 ms (max)", lambda p: f"{p['gc_pauses_over_10ms']}"
-                      + (f" ({p['gc_pause_max_ms']:.0f} ms)" if p["gc_pause_max_ms"] else ""))):
+    for label, f in (
+        ("keys pressed / never handled", lambda p: f"{p['keys_pressed']} / {p['keys_lost']}"),
+        ("seconds measured", lambda p: f"{p['seconds']:.1f}"),
+        (
+            "GC pauses >= 10 ms (max)",
+            lambda p: (
+                f"{p['gc_pauses_over_10ms']}" + (f" ({p['gc_pause_max_ms']:.0f} ms)" if p["gc_pause_max_ms"] else "")
+            ),
+        ),
+    ):
         print(f"{label:<30}{f(flood):>26}{f(idle):>26}")
     print()
-    print(f"UI RSS: before {r['rss_before_mb']:.1f} MB; peak per flood "
-          f"{joined(runs, 'rss_peak_mb')} MB; after each flood (gc'd) "
-          f"{joined(runs, 'rss_after_mb')} MB; at the end {r['rss_after_mb']:.1f} MB")
+    print(
+        f"UI RSS: before {r['rss_before_mb']:.1f} MB; peak per flood "
+        f"{joined(runs, 'rss_peak_mb')} MB; after each flood (gc'd) "
+        f"{joined(runs, 'rss_after_mb')} MB; at the end {r['rss_after_mb']:.1f} MB"
+    )
     last = runs[-1]
-    print(f"output pane after each flood: {', '.join(str(x['output_lines']) for x in runs)} lines; "
-          f"marker {last['output_marker']!r}; '999999' shown: {'yes' if last['output_has_999999'] else 'no'}")
-    print(f"torch in the UI process: sys.modules {'yes' if r['torch_in_sys_modules'] else 'no'}, "
-          f"mapped {'yes' if r['torch_mapped'] else 'no'}")
+    print(
+        f"output pane after each flood: {', '.join(str(x['output_lines']) for x in runs)} lines; "
+        f"marker {last['output_marker']!r}; '999999' shown: {'yes' if last['output_has_999999'] else 'no'}"
+    )
+    print(
+        f"torch in the UI process: sys.modules {'yes' if r['torch_in_sys_modules'] else 'no'}, "
+        f"mapped {'yes' if r['torch_mapped'] else 'no'}"
+    )
     print()
     yes = {True: "meets", False: "MISSES"}
     fp = flood["key_painted"]
-    print(f"keys <= {KEY_TARGET_MS:.0f} ms during the flood, every key painted: {yes[v['keys_max_within_100ms']]} "
-          f"(max {fp['max_ms']} ms); p99: {yes[v['keys_p99_within_100ms']]} ({fp['p99_ms']} ms)")
-    print(f"UI memory bounded (peak RSS <= {RSS_TARGET_MB} MB, pane <= {MAX_PANE_LINES} lines): "
-          f"{yes[v['memory_bounded']]}")
+    print(
+        f"keys <= {KEY_TARGET_MS:.0f} ms during the flood, every key painted: {yes[v['keys_max_within_100ms']]} "
+        f"(max {fp['max_ms']} ms); p99: {yes[v['keys_p99_within_100ms']]} ({fp['p99_ms']} ms)"
+    )
+    print(
+        f"UI memory bounded (peak RSS <= {RSS_TARGET_MB} MB, pane <= {MAX_PANE_LINES} lines): "
+        f"{yes[v['memory_bounded']]}"
+    )
     print(f"no torch in the UI process: {yes[v['no_torch_in_ui']]}")
 
 
@@ -471,8 +505,10 @@ def main() -> int:
         print(json.dumps(result, indent=2))
     else:
         print_table(result, v)
-        print(f"total {result['total_seconds']:.0f} s; {result['cpus']} CPUs; load average "
-              f"{' / '.join(map(str, result['load_average']))}")
+        print(
+            f"total {result['total_seconds']:.0f} s; {result['cpus']} CPUs; load average "
+            f"{' / '.join(map(str, result['load_average']))}"
+        )
     return 0
 
 

@@ -28,13 +28,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tutor.engine import KernelSession  # noqa: E402
 from baseline import bare_kernel  # noqa: E402  (beside this script)
+
+from tutor.engine import KernelSession  # noqa: E402
 
 LOOP = "print('started', flush=True)\nwhile True:\n    pass"
 # 'started' is printed inside the try, so an interrupt that lands at once is swallowed too.
-SWALLOW = ("n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
-           "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1")
+SWALLOW = (
+    "n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
+    "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1"
+)
 
 
 async def _started(session: KernelSession, code: str) -> asyncio.Task:
@@ -122,11 +125,15 @@ async def main(runs: int) -> None:
 
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{runs} runs; {os.cpu_count()} CPUs; load average {load}; medians (max)")
-    print(f"interrupt a busy loop, ptfund engine        {ms(ours)}   target <= 1 s: "
-          f"{'meets' if max(ours) <= 1.0 else 'MISSES'}")
+    print(
+        f"interrupt a busy loop, ptfund engine        {ms(ours)}   target <= 1 s: "
+        f"{'meets' if max(ours) <= 1.0 else 'MISSES'}"
+    )
     print(f"  baseline: bare jupyter_client interrupt    {ms(bare)}")
     print(f"0.5 s time limit: wait past the limit         {ms(overshoot)}")
-    print(f"swallowed interrupt -> restarted kernel       {ms(escalation)}   (grace {grace:.1f} s + a fresh kernel with torch)")
+    print(
+        f"swallowed interrupt -> restarted kernel       {ms(escalation)}   (grace {grace:.1f} s + a fresh kernel with torch)"
+    )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,12 @@ def run_app(data_dir: str, *, wait_kernel: bool, timeout: float = 180.0) -> dict
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         tutor_command() + ["--data-dir", data_dir],
-        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True, close_fds=True,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        close_fds=True,
     )
     os.close(slave)
     seen: dict[str, float] = {}
@@ -144,7 +149,9 @@ def main() -> int:
         "python": sys.version.split()[0],
     }
     result["meets_spec"] = bool(
-        result["first_paint_ratio"] <= 2.0 and result["ui_rss_mb"] <= RSS_TARGET_MB and not result["torch_in_ui_process"]
+        result["first_paint_ratio"] <= 2.0
+        and result["ui_rss_mb"] <= RSS_TARGET_MB
+        and not result["torch_in_ui_process"]
     )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -155,7 +162,9 @@ def main() -> int:
         print(f"{'kernel ready (in the TUI)':<28}{mem['kernel_ready'] * 1000:8.0f} ms")
         print(f"{'UI process RSS':<28}{mem['rss_mb']:8.1f} MB   target <= {RSS_TARGET_MB} MB")
         print(f"{'torch in the UI process':<28}{'yes' if mem['torch_in_ui'] else 'no':>8}      target: no")
-        print(f"median of {args.runs} runs; {os.cpu_count()} CPUs; meets the SPEC: {'yes' if result['meets_spec'] else 'NO'}")
+        print(
+            f"median of {args.runs} runs; {os.cpu_count()} CPUs; meets the SPEC: {'yes' if result['meets_spec'] else 'NO'}"
+        )
     return 0
 
 

@@ -82,9 +82,13 @@ def main() -> None:
     torch_import = median_run([sys.executable, "-c", "import torch"], 5)
 
     print(f"{'measure':<58} {'ours':>9} {'baseline':>9} {'ratio':>6}  target")
-    print(f"{'verdict from a warm spare, median of ' + str(len(rows)) + ' exercises':<58} {warm * 1000:7.0f}ms {'':>9} {'':>6}  <= 250 ms: {'meets' if warm <= 0.25 else 'MISSES'}")
+    print(
+        f"{'verdict from a warm spare, median of ' + str(len(rows)) + ' exercises':<58} {warm * 1000:7.0f}ms {'':>9} {'':>6}  <= 250 ms: {'meets' if warm <= 0.25 else 'MISSES'}"
+    )
     label = 'ptfund-tutor check (cold) vs python -c "import torch"'
-    print(f"{label:<58} {cli:8.2f}s {torch_import:8.2f}s {cli / torch_import:5.2f}x  <= 1.5x: {'meets' if cli / torch_import <= 1.5 else 'MISSES'}")
+    print(
+        f"{label:<58} {cli:8.2f}s {torch_import:8.2f}s {cli / torch_import:5.2f}x  <= 1.5x: {'meets' if cli / torch_import <= 1.5 else 'MISSES'}"
+    )
     print("slowest verdicts: " + ", ".join(f"{k} {t * 1000:.0f} ms" for k, t, _ in slowest))
     failed = [k for k, _, ok in rows if not ok]
     if failed:

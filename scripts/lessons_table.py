@@ -45,7 +45,9 @@ def table() -> str:
         for card in lesson.cards:
             kinds[card.type] = kinds.get(card.type, 0) + 1
         cards = f"{len(lesson.cards)} (" + ", ".join(f"{n} {t}" for t, n in sorted(kinds.items())) + ")"
-        rows.append(f"| {TOPICS.get(lesson.id, lesson.title)} | `{lesson.id}`: {lesson.title} | {exercises} | {wrong} | {cards} |")
+        rows.append(
+            f"| {TOPICS.get(lesson.id, lesson.title)} | `{lesson.id}`: {lesson.title} | {exercises} | {wrong} | {cards} |"
+        )
     return "\n".join(rows)
 
 

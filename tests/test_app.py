@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from test_app_support import make_app, make_pack, wait_for, wait_ready  # noqa: E402
+from test_app_support import make_app, make_pack, wait_for, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -260,17 +260,24 @@ async def test_draft_is_saved_while_typing(pack, data):
         await pilot.press("f7")
         await type_text(pilot, "t = 1\n")
         # debounced autosave, without leaving the exercise
-        await wait_for(pilot, lambda: (d := app.store.load_draft("apptest", "basics/zeros")) is not None and d.code == "t = 1\n",
-                       10, "the autosave")
+        await wait_for(
+            pilot,
+            lambda: (d := app.store.load_draft("apptest", "basics/zeros")) is not None and d.code == "t = 1\n",
+            10,
+            "the autosave",
+        )
 
 
-def type_then(pack, data, tmp_path, typed: str, then: str, *, kernels: bool = False, before: str = "") -> subprocess.CompletedProcess:
+def type_then(
+    pack, data, tmp_path, typed: str, then: str, *, kernels: bool = False, before: str = ""
+) -> subprocess.CompletedProcess:
     """In a fresh interpreter: open the first exercise, type ``typed`` over the starter,
     then run the statements ``then`` (inside the Pilot session, ``app`` and ``pilot`` in scope)."""
     script = tmp_path / "scenario.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import asyncio, os, signal, sys
-        sys.path.insert(0, {str(REPO / 'tests')!r})
+        sys.path.insert(0, {str(REPO / "tests")!r})
         from pathlib import Path
         from test_app_support import make_app, wait_for, wait_ready
 
@@ -289,7 +296,8 @@ def type_then(pack, data, tmp_path, typed: str, then: str, *, kernels: bool = Fa
             print("EXITED CLEANLY")
 
         asyncio.run(main())
-    """))
+    """)
+    )
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
 
 
@@ -302,8 +310,14 @@ def saved_draft(data: Path) -> str:
 
 def test_draft_survives_kill_9(pack, data, tmp_path):
     """A killed UI process loses at most the debounce window: the draft is in SQLite."""
-    proc = type_then(pack, data, tmp_path, "t = 7", "await wait_for(pilot, lambda: app.store.load_draft('apptest', 'basics/zeros') is not None); "
-                     "os.kill(os.getpid(), signal.SIGKILL)")
+    proc = type_then(
+        pack,
+        data,
+        tmp_path,
+        "t = 7",
+        "await wait_for(pilot, lambda: app.store.load_draft('apptest', 'basics/zeros') is not None); "
+        "os.kill(os.getpid(), signal.SIGKILL)",
+    )
     assert proc.returncode == -9, proc.stderr
     assert saved_draft(data) == "t = 7"
 
@@ -313,7 +327,10 @@ def test_a_signal_saves_the_draft_before_anything(pack, data, tmp_path, signame)
     """Typed, then killed politely (SIGTERM) or the terminal closed (SIGHUP) before the
     debounce fired: the draft is saved first, and the process ends."""
     proc = type_then(
-        pack, data, tmp_path, "t = 9",
+        pack,
+        data,
+        tmp_path,
+        "t = 9",
         f"os.kill(os.getpid(), signal.{signame}); await wait_for(pilot, lambda: not app.is_running, 10)",
         before="import tutor.app.screens.lesson as lesson; lesson.DRAFT_DEBOUNCE = 3600  # only the signal can save it",
     )
@@ -345,8 +362,8 @@ async def test_untrusted_pack_asks_before_running_and_remembers(pack, data):
     stored = json.loads((data / "trusted-packs.json").read_text())
     assert "apptest" in stored
     (pack / "basics" / "intuition.md").write_text("# Changed\n")
-    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
+    from tutor.packs.trust import TrustStore
 
     assert not TrustStore(data).is_trusted(Catalog.load([str(pack)], builtin=False).packs[0])
 
@@ -374,7 +391,12 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
             if quiz.queue[n].card.type == "predict":
                 assert "It printed" in feedback  # the code ran after the answer was committed
             await pilot.press("enter")
-        await wait_for(pilot, lambda: "Session: 5 cards, 4 right, 1 wrong" in str(quiz.query_one("#feedback").render()), 10, "the summary")
+        await wait_for(
+            pilot,
+            lambda: "Session: 5 cards, 4 right, 1 wrong" in str(quiz.query_one("#feedback").render()),
+            10,
+            "the summary",
+        )
     from tutor.progress import ProgressStore
 
     with ProgressStore.open(data) as store:
@@ -392,7 +414,9 @@ async def test_choice_card_out_of_range_asks_again(pack, data):
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
         quiz = app.screen
         await type_text(pilot, "9\n")
-        await wait_for(pilot, lambda: "Answer with the number" in str(quiz.query_one("#feedback").render()), 10, "the retry")
+        await wait_for(
+            pilot, lambda: "Answer with the number" in str(quiz.query_one("#feedback").render()), 10, "the retry"
+        )
         assert not quiz.answered
 
 
@@ -447,8 +471,9 @@ async def test_broken_pack_is_reported_and_the_rest_works(pack, data, tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "pack.yaml").write_text("id: Broken Pack\n")
-    from tutor.app.app import TutorApp, TutorOptions
     from test_app_support import trust
+
+    from tutor.app.app import TutorApp, TutorOptions
 
     trust(pack, data)
     app = TutorApp(TutorOptions(packs=[str(pack), str(broken)], data_dir=str(data), builtin=False, start_kernels=False))
@@ -487,7 +512,9 @@ async def test_external_editor_round_trip(pack, data, tmp_path, monkeypatch):
         screen = await open_first_lesson(pilot)
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: screen.query_one("#editor").text == "t = 123\n", 10, "the edited code")
-        await wait_for(pilot, lambda: app.store.load_draft("apptest", "basics/zeros").code == "t = 123\n", 10, "the draft")
+        await wait_for(
+            pilot, lambda: app.store.load_draft("apptest", "basics/zeros").code == "t = 123\n", 10, "the draft"
+        )
 
 
 async def test_command_palette_offers_the_main_actions(pack, data):
@@ -497,8 +524,20 @@ async def test_command_palette_offers_the_main_actions(pack, data):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_first_lesson(pilot)
         commands = {c.title: c for c in app.get_system_commands(screen)}
-        for wanted in ("Run code", "Check code", "Next hint", "Interrupt", "Restart kernel", "Reset to starter",
-                       "Show solution", "Next exercise", "Previous exercise", "Open in $EDITOR", "Recall quiz", "Progress"):
+        for wanted in (
+            "Run code",
+            "Check code",
+            "Next hint",
+            "Interrupt",
+            "Restart kernel",
+            "Reset to starter",
+            "Show solution",
+            "Next exercise",
+            "Previous exercise",
+            "Open in $EDITOR",
+            "Recall quiz",
+            "Progress",
+        ):
             assert wanted in commands
         # through the palette itself: "Home" leaves the lesson and keeps what was typed
         await pilot.press("f7")
@@ -513,9 +552,10 @@ async def test_command_palette_offers_the_main_actions(pack, data):
 def test_ui_process_never_imports_torch(pack, data, tmp_path):
     """Run the app through a lesson, a run and a check in a fresh interpreter: no torch in it."""
     script = tmp_path / "no_torch.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import asyncio, sys
-        sys.path.insert(0, {str(REPO / 'tests')!r})
+        sys.path.insert(0, {str(REPO / "tests")!r})
         from pathlib import Path
         from test_app_support import make_app, wait_for, wait_ready
 
@@ -535,7 +575,8 @@ def test_ui_process_never_imports_torch(pack, data, tmp_path):
             print("TORCH_LOADED" if "torch" in sys.modules else "NO_TORCH")
 
         asyncio.run(main())
-    """))
+    """)
+    )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "NO_TORCH" in proc.stdout, proc.stdout + proc.stderr
 
@@ -576,8 +617,8 @@ async def test_output_pane_joins_chunks_into_lines_and_caps_a_flood():
 
 
 def test_only_outside_packs_with_python_need_trust(pack, tmp_path):
-    from tutor.packs.trust import needs_trust, pack_digest
     from tutor.packs.catalog import Catalog
+    from tutor.packs.trust import needs_trust, pack_digest
 
     outside = Catalog.load([str(pack)], builtin=False).packs[0]
     assert needs_trust(outside)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from test_app_support import make_app, make_pack, wait_for, wait_ready
 
 SIZES = [(80, 24), (120, 40)]
@@ -57,12 +56,23 @@ def test_lesson_with_verdict(app, snap_compare, size):
         await lesson_open(pilot)
         screen = pilot.app.screen
         screen.query_one("#results").active = "tab-checks"
-        screen.query_one("#checks").show_verdict(Verdict(
-            "fail", "The check fails.",
-            checks=[CheckLine("t-matches", "tensor", False, "t has dtype torch.float32, expected torch.float64",
-                              expected="torch.float64", actual="torch.float32")],
-            mistakes=["t is float32, the default: pass dtype=torch.float64."],
-        ))
+        screen.query_one("#checks").show_verdict(
+            Verdict(
+                "fail",
+                "The check fails.",
+                checks=[
+                    CheckLine(
+                        "t-matches",
+                        "tensor",
+                        False,
+                        "t has dtype torch.float32, expected torch.float64",
+                        expected="torch.float64",
+                        actual="torch.float32",
+                    )
+                ],
+                mistakes=["t is float32, the default: pass dtype=torch.float64."],
+            )
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

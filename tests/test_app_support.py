@@ -130,8 +130,8 @@ def make_app(pack: Path, data: Path, *, kernels: bool = True, trusted: bool = Tr
 
 
 def trust(pack: Path, data: Path) -> None:
-    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
+    from tutor.packs.trust import TrustStore
 
     catalog = Catalog.load([str(pack)], builtin=False)
     assert not catalog.problems, catalog.problems

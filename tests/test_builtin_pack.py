@@ -32,7 +32,10 @@ def test_pack_test_of_the_built_in_pack_is_green(tmp_path):
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path)}
     r = subprocess.run(
         [sys.executable, "-m", "tutor", "pack", "test", str(REPO / "lessons"), "--json"],
-        capture_output=True, text=True, env=env, timeout=3000,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3000,
     )
     assert r.stdout, r.stderr
     report = json.loads(r.stdout)

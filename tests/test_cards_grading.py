@@ -21,7 +21,10 @@ from tutor.packs.models import ChoiceCard, ChoiceOption, ClozeCard, NumericCard,
 
 def choice() -> ChoiceCard:
     return ChoiceCard(
-        id="copy", type="choice", prompt="Which call always returns a copy?", teaches="Strides",
+        id="copy",
+        type="choice",
+        prompt="Which call always returns a copy?",
+        teaches="Strides",
         options=[
             ChoiceOption(text="t.view(-1)", feedback="view never copies: it needs compatible strides."),
             ChoiceOption(text="t.clone()", correct=True, feedback="clone always copies."),
@@ -55,7 +58,9 @@ def test_choice_right_by_number_letter_or_text(answer):
     assert g.correct and g.feedback == "clone always copies." and g.expected == "2. t.clone()"
 
 
-@pytest.mark.parametrize("answer,feedback", [("1", "view never"), ("c", "reshape copies"), ("t.view(-1)", "view never")])
+@pytest.mark.parametrize(
+    "answer,feedback", [("1", "view never"), ("c", "reshape copies"), ("t.view(-1)", "view never")]
+)
 def test_choice_wrong_gives_that_options_feedback(answer, feedback):
     g = grade(choice(), answer)
     assert not g.correct and not g.retry and g.feedback.startswith(feedback)
@@ -102,7 +107,9 @@ def test_short_regex_is_a_full_match():
 # ---------------------------------------------------------------- numeric
 
 
-@pytest.mark.parametrize("answer", ["0.001", "1e-3", "1E-3", "1e-03", ".001", "1/1000", "10^-3", "1x10^-3", "1 * 10**-3", "0.1%", "0.00100"])
+@pytest.mark.parametrize(
+    "answer", ["0.001", "1e-3", "1E-3", "1e-03", ".001", "1/1000", "10^-3", "1x10^-3", "1 * 10**-3", "0.1%", "0.00100"]
+)
 def test_numeric_formats(answer):
     assert grade(numeric(), answer).correct, answer
 
@@ -138,10 +145,18 @@ def test_parse_number():
 # ---------------------------------------------------------------- predict
 
 
-@pytest.mark.parametrize("answer", [
-    "RuntimeError", "runtimeerror", " RUNTIMEERROR ", "RuntimeError: view size is not compatible",
-    "raises RuntimeError", "It raises a RuntimeError.", "RuntimeError(...)",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "RuntimeError",
+        "runtimeerror",
+        " RUNTIMEERROR ",
+        "RuntimeError: view size is not compatible",
+        "raises RuntimeError",
+        "It raises a RuntimeError.",
+        "RuntimeError(...)",
+    ],
+)
 def test_predict_exception_key_accepts_the_class_name_with_or_without_message(answer):
     g = grade(predict("RuntimeError"), answer)
     assert g.correct, answer
@@ -189,7 +204,9 @@ def test_cloze_blanks_and_prompt():
     assert cloze_prompt(card) == "A [1]____ shares [2]____ with its base."
 
 
-@pytest.mark.parametrize("answer", ["view; storage", "Reshape;STORAGE", "view\nstorage", ["view", "storage"], " view ;  storage "])
+@pytest.mark.parametrize(
+    "answer", ["view; storage", "Reshape;STORAGE", "view\nstorage", ["view", "storage"], " view ;  storage "]
+)
 def test_cloze_right(answer):
     g = grade(cloze(), answer)
     assert g.correct and g.expected == "view; storage"

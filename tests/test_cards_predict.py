@@ -29,7 +29,9 @@ def test_key_of_an_exception_is_its_class_name():
 
 @pytest.mark.parametrize("status", ["timeout", "crashed", "interrupted"])
 def test_unfinished_runs_give_no_key(status):
-    o = outcome_from_result(RunResult(status=status, message="The kernel was restarted." if status == "crashed" else None))
+    o = outcome_from_result(
+        RunResult(status=status, message="The kernel was restarted." if status == "crashed" else None)
+    )
     assert not o.ok and o.key == "" and o.problem
 
 
@@ -78,8 +80,14 @@ def test_quiz_runs_a_predict_card_in_a_real_kernel(tmp_path):
     refs = [r for r in cat.cards() if r.card.type == "predict"]
     out = io.StringIO()
     with ProgressStore(tmp_path / "p.sqlite3") as store:
-        q = Quiz(store, refs, stdin=io.StringIO("RuntimeError: view size\n"), stdout=out, trusted=lambda p: True,
-                 now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc))
+        q = Quiz(
+            store,
+            refs,
+            stdin=io.StringIO("RuntimeError: view size\n"),
+            stdout=out,
+            trusted=lambda p: True,
+            now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc),
+        )
         try:
             q.run()
         finally:
@@ -110,8 +118,14 @@ def test_quiz_predict_cards_do_not_see_each_others_names(tmp_path):
     assert not cat.problems, cat.problems
     out = io.StringIO()
     with ProgressStore(tmp_path / "p.sqlite3") as store:
-        q = Quiz(store, list(cat.cards()), stdin=io.StringIO("42\nNameError\ntensor(3)\n"), stdout=out,
-                 trusted=lambda p: True, now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc))
+        q = Quiz(
+            store,
+            list(cat.cards()),
+            stdin=io.StringIO("42\nNameError\ntensor(3)\n"),
+            stdout=out,
+            trusted=lambda p: True,
+            now=lambda: datetime(2024, 5, 1, tzinfo=timezone.utc),
+        )
         try:
             q.run()
         finally:

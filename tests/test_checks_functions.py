@@ -3,8 +3,8 @@
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_checks_support import check, only, verify
+
 from tutor.checks.generate import DTYPES, generate_case
 from tutor.checks.kinds.functions import available_devices
 
@@ -29,8 +29,10 @@ def test_zeros_without_device_fails_on_meta_with_the_device_message():
     code = "import torch\ndef blank(x):\n    return torch.zeros(x.shape)\n"
     r = verify(code, REF, [fn_check()])
     msg = only(r)["message"]
-    assert msg.startswith("blank fails for x of shape (1, 3) float32 on meta: result is on cpu, expected meta: "
-                          "create new tensors with device=x.device (or torch.zeros_like / x.new_zeros)")
+    assert msg.startswith(
+        "blank fails for x of shape (1, 3) float32 on meta: result is on cpu, expected meta: "
+        "create new tensors with device=x.device (or torch.zeros_like / x.new_zeros)"
+    )
     assert "(10 of 20 cases fail)" in msg  # every meta case; the cpu ones pass
     assert only(r)["details"]["device"] == "meta"
 
@@ -47,8 +49,9 @@ def test_learner_exception_and_reference_exception():
     code = "import torch\ndef blank(x):\n    if x.shape[0] > 2:\n        raise ValueError('too big')\n    return torch.zeros_like(x)\n"
     r = verify(code, REF, [fn_check(devices=["default"])])
     res = only(r)
-    assert res["message"].startswith("blank fails for x of shape (3, 3) float32 on cpu: "
-                                     "it raised ValueError: too big at line 4 of your code")
+    assert res["message"].startswith(
+        "blank fails for x of shape (3, 3) float32 on cpu: it raised ValueError: too big at line 4 of your code"
+    )
     assert res["details"]["traceback"][-1] == "ValueError: too big"
     assert all("File" not in line or "<your code>" in line for line in res["details"]["traceback"])
     # where the reference raises, the learner must raise the same kind of error
@@ -68,13 +71,25 @@ def test_reference_that_cannot_run_on_meta_is_skipped_there():
 
 
 def test_choice_int_float_args_dtypes_and_grads():
-    ref = ("import torch\ndef scale(x, k, mode, w):\n"
-           "    y = x * k * w\n    return y.sum() if mode == 'sum' else y.mean()\n")
-    args = [{"type": "tensor", "shape": ["n"], "dtypes": ["float32", "float64"], "requires_grad": True},
-            {"type": "int", "min": 1, "max": 3}, {"type": "choice", "values": ["sum", "mean"]},
-            {"type": "float", "min": 0.5, "max": 2.0}]
-    c = check(kind="function", name="scale", args=args, dims={"n": [1, 5]}, cases=12,
-              compare=["shape", "dtype", "values", "grad"], rtol=1e-5)
+    ref = (
+        "import torch\ndef scale(x, k, mode, w):\n"
+        "    y = x * k * w\n    return y.sum() if mode == 'sum' else y.mean()\n"
+    )
+    args = [
+        {"type": "tensor", "shape": ["n"], "dtypes": ["float32", "float64"], "requires_grad": True},
+        {"type": "int", "min": 1, "max": 3},
+        {"type": "choice", "values": ["sum", "mean"]},
+        {"type": "float", "min": 0.5, "max": 2.0},
+    ]
+    c = check(
+        kind="function",
+        name="scale",
+        args=args,
+        dims={"n": [1, 5]},
+        cases=12,
+        compare=["shape", "dtype", "values", "grad"],
+        rtol=1e-5,
+    )
     assert verify(ref, ref, [c])["passed"]
     detached = ref.replace("y = x * k * w", "y = x.detach() * k * w")
     r = verify(detached, ref, [c])
@@ -127,14 +142,20 @@ dims_strategy = st.dictionaries(
 
 
 @settings(max_examples=60, deadline=None)
-@given(dims=dims_strategy, seed=st.integers(0, 2**31), index=st.integers(0, 40),
-       dtypes=st.lists(st.sampled_from(sorted(DTYPES)), min_size=1, max_size=3, unique=True),
-       data=st.data())
+@given(
+    dims=dims_strategy,
+    seed=st.integers(0, 2**31),
+    index=st.integers(0, 40),
+    dtypes=st.lists(st.sampled_from(sorted(DTYPES)), min_size=1, max_size=3, unique=True),
+    data=st.data(),
+)
 def test_generated_inputs_respect_the_spec_and_are_deterministic(dims, seed, index, dtypes, data):
     names = sorted(dims)
     shape = data.draw(st.lists(st.sampled_from(names + [2]), min_size=0, max_size=3))
-    spec = [{"type": "tensor", "shape": shape, "dtypes": dtypes, "requires_grad": True, "min": None, "max": None},
-            {"type": "int", "min": -3, "max": 3}]
+    spec = [
+        {"type": "tensor", "shape": shape, "dtypes": dtypes, "requires_grad": True, "min": None, "max": None},
+        {"type": "int", "min": -3, "max": 3},
+    ]
     one = generate_case(spec, dims, seed, index, "cpu", ["x", "n"])
     two = generate_case(spec, dims, seed, index, "cpu", ["x", "n"])
     x = one.args[0]

@@ -2,11 +2,10 @@
 training mode, and the save / load round trip."""
 
 import torch
+from test_checks_support import check, only, verify
 from torch import nn
 
-from test_checks_support import check, only, verify
-
-MLP = '''
+MLP = """
 import torch
 from torch import nn
 
@@ -25,10 +24,12 @@ class MLP(nn.Module):
         return x
 
 model = MLP()
-'''
+"""
 
-PLAIN_LIST = MLP.replace("nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))",
-                         "[nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]")
+PLAIN_LIST = MLP.replace(
+    "nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))",
+    "[nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]",
+)
 PLAIN_TENSOR = MLP.replace('self.register_buffer("mean", torch.zeros(sizes[0]))', "self.mean = torch.zeros(sizes[0])")
 
 
@@ -47,8 +48,10 @@ def test_mlp_784_128_64_10_has_109386_parameters():
 def test_frozen_parameters_change_the_trainable_count():
     frozen = MLP + "model.layers[0].requires_grad_(False)\n"
     r = verify(frozen, MLP, [check(kind="module", expr="model", trainable=109386)])
-    assert only(r)["message"] == ("model has 8,906 trainable parameters (requires_grad=True), expected 109,386: "
-                                  "some parameters are frozen (requires_grad is False)")
+    assert only(r)["message"] == (
+        "model has 8,906 trainable parameters (requires_grad=True), expected 109,386: "
+        "some parameters are frozen (requires_grad is False)"
+    )
 
 
 def test_buffers_are_in_state_dict_but_not_parameters():
@@ -68,8 +71,10 @@ def test_buffers_are_in_state_dict_but_not_parameters():
 
 def test_plain_list_of_layers_earns_the_modulelist_message():
     r = verify(PLAIN_LIST, MLP, [check(kind="module", expr="model", parameters=109386)])
-    expected = ("model.layers is a plain list: its 3 layers are not registered "
-                "(0 of their 109,386 parameters are counted); use nn.ModuleList")
+    expected = (
+        "model.layers is a plain list: its 3 layers are not registered "
+        "(0 of their 109,386 parameters are counted); use nn.ModuleList"
+    )
     msg = only(r)["message"]
     assert msg.startswith("model has 0 parameters, expected 109,386: ") and expected in msg
     assert r["mistakes"] == []  # the check already says it: one cause, said once
@@ -97,7 +102,9 @@ def test_state_dict_round_trip_restores_the_same_outputs():
     sd = check(kind="state_dict", expr="model", factory="MLP()", probe="torch.randn(4, 784)")
     r = verify(trained, trained, [sd, check(kind="module", expr="model", training=True)])
     assert r["passed"], r  # the round trip put the model in eval mode and back
-    assert r["checks"][0]["message"] == "✓ model restored from its state_dict (7 keys) gives the same output on the probe"
+    assert (
+        r["checks"][0]["message"] == "✓ model restored from its state_dict (7 keys) gives the same output on the probe"
+    )
     # a plain tensor attribute set after construction is lost by the round trip
     lost = PLAIN_TENSOR + "model.mean = torch.full((784,), 0.5)\n"
     r = verify(lost, trained, [sd])
@@ -109,7 +116,9 @@ def test_state_dict_round_trip_restores_the_same_outputs():
 def test_state_dict_that_does_not_load_into_the_factory():
     sd = check(kind="state_dict", expr="model", factory="MLP((784, 100, 10))", probe="torch.randn(4, 784)")
     r = verify(MLP, MLP, [sd])
-    assert only(r)["message"].startswith("the saved state_dict does not load into a fresh MLP((784, 100, 10)): RuntimeError")
+    assert only(r)["message"].startswith(
+        "the saved state_dict does not load into a fresh MLP((784, 100, 10)): RuntimeError"
+    )
 
 
 def test_training_flag_and_wrong_objects():

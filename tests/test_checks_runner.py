@@ -8,7 +8,6 @@ import textwrap
 from pathlib import Path
 
 import torch
-
 from test_checks_support import check, mistake, only, verify
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,16 +23,23 @@ def test_result_contract_shape():
 
 
 def test_namespaces_are_seeded_alike_and_have_device_and_main():
-    code = ("import random\nimport numpy as np\nw = torch.randn(5)\nu = np.random.rand(3)\nk = random.random()\n"
-            "dev = DEVICE\nname = __name__\n")
-    checks = [check(kind="same_as_solution", names=["w", "u", "k"]),
-              check(kind="value", expr="dev", expected="torch.device('cpu')"),
-              check(kind="value", expr="name", expected="'__main__'"),
-              check(kind="value", expr="torch.randn(2)")]  # expressions are evaluated with the same seed too
+    code = (
+        "import random\nimport numpy as np\nw = torch.randn(5)\nu = np.random.rand(3)\nk = random.random()\n"
+        "dev = DEVICE\nname = __name__\n"
+    )
+    checks = [
+        check(kind="same_as_solution", names=["w", "u", "k"]),
+        check(kind="value", expr="dev", expected="torch.device('cpu')"),
+        check(kind="value", expr="name", expected="'__main__'"),
+        check(kind="value", expr="torch.randn(2)"),
+    ]  # expressions are evaluated with the same seed too
     assert verify(code, code, checks, seed=7)["passed"]
     # the seed is torch.manual_seed(seed) (and numpy's, and random's) right before setup
-    first_draw = check(kind="python", code="assert torch.equal(w, (torch.manual_seed(7), torch.randn(5))[1])",
-                       message="w is not the first draw after seeding")
+    first_draw = check(
+        kind="python",
+        code="assert torch.equal(w, (torch.manual_seed(7), torch.randn(5))[1])",
+        message="w is not the first draw after seeding",
+    )
     assert verify(code, code, [first_draw], seed=7)["passed"]
     assert not verify(code, code, [first_draw], seed=8)["passed"]
 
@@ -103,7 +109,9 @@ def test_authored_message_leads_a_failure_and_is_hidden_on_success():
 
 def test_python_check_never_shows_its_code():
     code = "secret_assert_text = 1"
-    c = check(kind="python", code="assert t.sum() == ref.t.sum(), 'the sum is off'", message="t must sum like the reference.")
+    c = check(
+        kind="python", code="assert t.sum() == ref.t.sum(), 'the sum is off'", message="t must sum like the reference."
+    )
     ok = verify("t = torch.ones(3)", "t = torch.ones(3)", [c])
     assert ok["passed"] and only(ok)["message"] == "✓ check passed"
     r = verify("t = torch.zeros(3)", "t = torch.ones(3)", [c])
@@ -169,16 +177,29 @@ def test_injected_as_source_into_a_python_without_tutor(tmp_path):
     """The engine sends the package's files as ``ptfund_checks``: the relative imports must hold."""
     from tutor.engine.inject import checks_bootstrap_source
 
-    payload = {"setup": "import torch\na = torch.arange(6.).reshape(2, 3)", "code": "t = a.t().contiguous()",
-               "solution": "t = a.t()", "seed": 0, "device": "cpu", "mistakes": [],
-               "checks": [check(kind="tensor", expr="t", compare=["shape", "stride"], shares_storage_with="a")]}
-    program = (checks_bootstrap_source() + "\nimport json, sys\nfrom ptfund_checks import run_verification\n"
-               "print(json.dumps(run_verification(json.loads(sys.argv[1]))))\n"
-               "print('tutor' in sys.modules, any(m.startswith('tutor.') for m in sys.modules))\n")
+    payload = {
+        "setup": "import torch\na = torch.arange(6.).reshape(2, 3)",
+        "code": "t = a.t().contiguous()",
+        "solution": "t = a.t()",
+        "seed": 0,
+        "device": "cpu",
+        "mistakes": [],
+        "checks": [check(kind="tensor", expr="t", compare=["shape", "stride"], shares_storage_with="a")],
+    }
+    program = (
+        checks_bootstrap_source() + "\nimport json, sys\nfrom ptfund_checks import run_verification\n"
+        "print(json.dumps(run_verification(json.loads(sys.argv[1]))))\n"
+        "print('tutor' in sys.modules, any(m.startswith('tutor.') for m in sys.modules))\n"
+    )
     script = tmp_path / "kernel.py"
     script.write_text(program)
-    proc = subprocess.run([sys.executable, "-I", str(script), json.dumps(payload)], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-I", str(script), json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     result_line, modules_line = proc.stdout.strip().splitlines()[-2:]
     assert modules_line == "False False"
@@ -186,6 +207,11 @@ def test_injected_as_source_into_a_python_without_tutor(tmp_path):
 
 
 def test_importing_the_package_does_not_import_torch():
-    proc = subprocess.run([sys.executable, "-c", "import sys, tutor.checks; print('torch' in sys.modules)"],
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, tutor.checks; print('torch' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert proc.stdout.strip() == "False", proc.stderr

@@ -21,12 +21,20 @@ def mistake(**fields) -> dict:
     return Mistake(**fields).model_dump()
 
 
-def verify(code: str, solution: str, checks, setup: str = "import torch\n", mistakes=(),
-           seed: int = 0, device: str = "cpu") -> dict:
-    result = run_verification({
-        "setup": setup, "code": code, "solution": solution, "seed": seed,
-        "checks": list(checks), "mistakes": list(mistakes), "device": device,
-    })
+def verify(
+    code: str, solution: str, checks, setup: str = "import torch\n", mistakes=(), seed: int = 0, device: str = "cpu"
+) -> dict:
+    result = run_verification(
+        {
+            "setup": setup,
+            "code": code,
+            "solution": solution,
+            "seed": seed,
+            "checks": list(checks),
+            "mistakes": list(mistakes),
+            "device": device,
+        }
+    )
     json.dumps(result)  # the result crosses the kernel boundary as JSON: it must serialise as is
     return result
 

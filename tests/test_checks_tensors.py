@@ -3,8 +3,8 @@ facts the lessons teach (each asserted against real torch)."""
 
 import numpy as np
 import torch
-
 from test_checks_support import check, only, verify
+
 from tutor.checks.compare import device_sentence
 
 SETUP = "import torch\na = torch.arange(6.).reshape(2, 3)\n"
@@ -14,7 +14,7 @@ SETUP = "import torch\na = torch.arange(6.).reshape(2, 3)\n"
 
 
 def test_transpose_of_contiguous_2x3_has_strides_1_3():
-    a = torch.arange(6.).reshape(2, 3)
+    a = torch.arange(6.0).reshape(2, 3)
     assert a.stride() == (3, 1) and a.t().stride() == (1, 3)
     c = check(kind="value", expr="t.stride()", expected="(1, 3)")
     r = verify("t = a.t()", "t = a.t()", [c], setup=SETUP)
@@ -38,14 +38,14 @@ def test_tensor_check_says_contiguous_copy_not_a_view():
 
 
 def test_view_of_transpose_raises_while_reshape_copies():
-    a = torch.arange(6.).reshape(2, 3)
+    a = torch.arange(6.0).reshape(2, 3)
     t = a.t()
     r = t.reshape(-1)
     assert r.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()  # a copy
     t[0, 1] = 99  # writes through the view into a[1, 0]
     assert a[1, 0] == 99
-    assert torch.equal(t.reshape(-1), torch.tensor([0., 99., 1., 4., 2., 5.]))
-    assert torch.equal(r, torch.tensor([0., 3., 1., 4., 2., 5.]))  # the earlier copy kept old values
+    assert torch.equal(t.reshape(-1), torch.tensor([0.0, 99.0, 1.0, 4.0, 2.0, 5.0]))
+    assert torch.equal(r, torch.tensor([0.0, 3.0, 1.0, 4.0, 2.0, 5.0]))  # the earlier copy kept old values
 
     raises = check(kind="raises", expr="t.view(-1)", exception="RuntimeError", match="view size")
     ok = verify("t = a.t()", "t = a.t()", [raises], setup=SETUP)
@@ -66,18 +66,30 @@ def test_view_of_transpose_raises_while_reshape_copies():
 
 def test_raises_messages_wrong_class_regex_and_mro():
     base = "t = a.t()"
-    wrong = verify("t = a.t()\ndef f():\n    raise ValueError('nope')\n", base,
-                   [check(kind="raises", expr="f()", exception="RuntimeError")], setup=SETUP)
+    wrong = verify(
+        "t = a.t()\ndef f():\n    raise ValueError('nope')\n",
+        base,
+        [check(kind="raises", expr="f()", exception="RuntimeError")],
+        setup=SETUP,
+    )
     assert only(wrong)["message"] == "f() raised ValueError: nope at line 3 of your code, expected RuntimeError"
     # subclasses match along the MRO (NotImplementedError is a RuntimeError)
-    sub = verify("def f():\n    raise NotImplementedError('later')\n", "", [
-        check(kind="raises", expr="f()", exception="RuntimeError"),
-        check(kind="raises", expr="f()", exception="Exception"),
-        check(kind="raises", expr="x = 1\nraise KeyError('k')", exception="LookupError"),
-    ])
+    sub = verify(
+        "def f():\n    raise NotImplementedError('later')\n",
+        "",
+        [
+            check(kind="raises", expr="f()", exception="RuntimeError"),
+            check(kind="raises", expr="f()", exception="Exception"),
+            check(kind="raises", expr="x = 1\nraise KeyError('k')", exception="LookupError"),
+        ],
+    )
     assert sub["passed"], sub
-    regex = verify(base, base, [check(kind="raises", expr="t.view(-1)", exception="RuntimeError", match="^nothing like")],
-                   setup=SETUP)
+    regex = verify(
+        base,
+        base,
+        [check(kind="raises", expr="t.view(-1)", exception="RuntimeError", match="^nothing like")],
+        setup=SETUP,
+    )
     assert "but not the expected one: its message should match '^nothing like'" in only(regex)["message"]
     missing = verify("", base, [check(kind="raises", expr="t.view(-1)", exception="RuntimeError")], setup=SETUP)
     assert only(missing)["message"] == "you did not define t"
@@ -90,8 +102,10 @@ def test_values_mismatch_summary_counts_indices_and_max_error():
     c = check(kind="tensor", expr="t")
     r = verify("t = a.clone()\nt[0, 1] = 99\nt[1, 2] = 7", "t = a.clone()", [c], setup=SETUP)
     msg = only(r)["message"]
-    assert msg == ("t differs from the expected values at 2 of 6 elements (first at (0, 1), (1, 2)): "
-                   "t[0, 1] is 99.0, expected 1.0; max abs error 98")
+    assert msg == (
+        "t differs from the expected values at 2 of 6 elements (first at (0, 1), (1, 2)): "
+        "t[0, 1] is 99.0, expected 1.0; max abs error 98"
+    )
     stats = only(r)["details"]["problems"][0]["data"]["mismatch"]
     assert stats["mismatched"] == 2 and stats["total"] == 6 and stats["first"] == [[0, 1], [1, 2]]
 
@@ -108,14 +122,17 @@ def test_shape_dtype_and_requires_grad_problems():
 
 
 def test_device_mismatch_says_how_to_fix():
-    assert device_sentence("t", torch.device("cpu"), torch.device("cuda:0")) == \
-        "t is on cpu, expected cuda:0: create it with device=DEVICE or move it with .to(DEVICE)"
+    assert (
+        device_sentence("t", torch.device("cpu"), torch.device("cuda:0"))
+        == "t is on cpu, expected cuda:0: create it with device=DEVICE or move it with .to(DEVICE)"
+    )
     # The meta device stands in for an accelerator on a CPU-only machine.
     c = check(kind="tensor", expr="t", compare=["shape", "device"])
     r = verify("t = torch.zeros(2, 3)", "t = torch.zeros(2, 3, device=DEVICE)", [c], device="meta")
     assert only(r)["message"] == "t is on cpu, expected meta: create it with device=DEVICE or move it with .to(DEVICE)"
-    assert verify("t = torch.zeros(2, 3, device=DEVICE)", "t = torch.zeros(2, 3, device=DEVICE)", [c],
-                  device="meta")["passed"]
+    assert verify("t = torch.zeros(2, 3, device=DEVICE)", "t = torch.zeros(2, 3, device=DEVICE)", [c], device="meta")[
+        "passed"
+    ]
 
 
 def test_device_values_compare_like_learners_mean_them():
@@ -142,11 +159,13 @@ def test_tensor_check_on_something_else_and_big_values_are_summarised():
 
 
 def test_grads_of_a_times_b_plus_b_squared():
-    code = ("a = torch.tensor(2., requires_grad=True)\nb = torch.tensor(3., requires_grad=True)\n"
-            "c = a * b + b ** 2\nc.backward()\n")
-    a = torch.tensor(2., requires_grad=True)
-    b = torch.tensor(3., requires_grad=True)
-    (a * b + b ** 2).backward()
+    code = (
+        "a = torch.tensor(2., requires_grad=True)\nb = torch.tensor(3., requires_grad=True)\n"
+        "c = a * b + b ** 2\nc.backward()\n"
+    )
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(3.0, requires_grad=True)
+    (a * b + b**2).backward()
     assert (a.grad.item(), b.grad.item()) == (3.0, 8.0)
     checks = [
         check(kind="value", expr="a.grad", expected="3.0"),
@@ -157,14 +176,16 @@ def test_grads_of_a_times_b_plus_b_squared():
     r = verify(code, code, checks)
     assert r["passed"], r
     forgot = verify(code.replace("c.backward()\n", ""), code, checks)
-    assert "b.grad is None, expected a gradient: call .backward() on the result that depends on it" in \
-        forgot["checks"][2]["message"]
+    assert (
+        "b.grad is None, expected a gradient: call .backward() on the result that depends on it"
+        in forgot["checks"][2]["message"]
+    )
 
 
 def test_two_backward_passes_double_the_grad_and_name_accumulation():
     solution = "x = torch.tensor(1., requires_grad=True)\n(3 * x).backward()\n"
     twice = "x = torch.tensor(1., requires_grad=True)\n(3 * x).backward()\n(3 * x).backward()\n"
-    x = torch.tensor(1., requires_grad=True)
+    x = torch.tensor(1.0, requires_grad=True)
     (3 * x).backward()
     (3 * x).backward()
     assert x.grad.item() == 6.0
@@ -184,8 +205,10 @@ def test_non_leaf_grad_hint():
     code = "x = torch.ones(2, requires_grad=True)\ny = x * 2\ny.sum().backward()\n"
     solution = "x = torch.ones(2, requires_grad=True)\ny = x * 2\ny.retain_grad()\ny.sum().backward()\n"
     r = verify(code, solution, [check(kind="tensor", expr="y", compare=["grad"])])
-    assert "y is not a leaf, so backward() does not keep its .grad: call y.retain_grad() before backward()" in \
-        only(r)["message"]
+    assert (
+        "y is not a leaf, so backward() does not keep its .grad: call y.retain_grad() before backward()"
+        in only(r)["message"]
+    )
 
 
 # ---------------------------------------------------------------- value check
@@ -204,8 +227,10 @@ def test_value_check_equality_and_tolerance():
         check(kind="value", expr="arr", expected="np.arange(3)"),
         check(kind="value", expr="pair", rtol=1e-3),
     ]
-    code = ("import numpy as np\nt = torch.arange(6.).reshape(2, 3)\nn = float('nan')\narr = np.arange(3)\n"
-            "pair = (torch.tensor([1.0, 2.0]), 3.0)\n")
+    code = (
+        "import numpy as np\nt = torch.arange(6.).reshape(2, 3)\nn = float('nan')\narr = np.arange(3)\n"
+        "pair = (torch.tensor([1.0, 2.0]), 3.0)\n"
+    )
     solution = "pair = (torch.tensor([1.0005, 2.0]), 3.001)\n"
     assert verify(code, solution, checks)["passed"]
     r = verify(code.replace("3.0)", "4.0)"), solution, [checks[-1]])

@@ -60,9 +60,13 @@ async def test_restart_asks_the_kernel_and_waits_for_it_to_come_back(attached, n
 async def test_ignored_interrupt_escalates_to_a_restart(attached):
     old = attached.report["pid"]
     rec = Recorder()
-    task = asyncio.ensure_future(attached.execute(
-        "n = 0\nprint('started', flush=True)\nwhile True:\n    try:\n        while n >= 0:\n            pass\n"
-        "    except KeyboardInterrupt:\n        n += 1", on_output=rec))
+    task = asyncio.ensure_future(
+        attached.execute(
+            "n = 0\nprint('started', flush=True)\nwhile True:\n    try:\n        while n >= 0:\n            pass\n"
+            "    except KeyboardInterrupt:\n        n += 1",
+            on_output=rec,
+        )
+    )
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
     await attached.interrupt()
     r = await asyncio.wait_for(task, 90)
@@ -77,10 +81,10 @@ async def test_crash_is_noticed_although_the_kernel_comes_back_at_once(attached)
     old = attached.report["pid"]
     r = await attached.execute("import ctypes\nctypes.string_at(0)", timeout=60)
     assert r.status == "crashed"
-    assert r.message in ("The Python kernel stopped while your code ran and was started again; "
-                         "earlier variables are gone.",
-                         "The Python kernel stopped responding while your code ran; "
-                         "it was restarted, so earlier variables are gone.")
+    assert r.message in (
+        "The Python kernel stopped while your code ran and was started again; earlier variables are gone.",
+        "The Python kernel stopped responding while your code ran; it was restarted, so earlier variables are gone.",
+    )
     assert attached.report["pid"] != old
     assert (await attached.execute("3")).result_text == "3"
 

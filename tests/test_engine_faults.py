@@ -42,8 +42,10 @@ async def crash_and_check(kernel, code, expected_message, **kwargs):
         kernel.on_state = None
     assert r.message == expected_message
     assert kernel.state == "ready" and kernel.report["pid"] != old_pid
-    assert [s.state for s in states][-3:] == ["dead", "restarting", "ready"] or \
-        [s.state for s in states][-2:] == ["restarting", "ready"]
+    assert [s.state for s in states][-3:] == ["dead", "restarting", "ready"] or [s.state for s in states][-2:] == [
+        "restarting",
+        "ready",
+    ]
     assert any(isinstance(e, StateEvent) and e.message == expected_message for e in rec.events)
     after = await kernel.execute("'kept' in dir(), str(DEVICE)")
     assert after.ok and after.result_text == repr((False, kernel.device_info.kind))
@@ -51,20 +53,28 @@ async def crash_and_check(kernel, code, expected_message, **kwargs):
 
 
 async def test_segfault(kernel):
-    r = await crash_and_check(kernel, "import ctypes\nctypes.string_at(0)",
-                              f"Your code crashed the Python kernel (segmentation fault); {GONE}")
+    r = await crash_and_check(
+        kernel,
+        "import ctypes\nctypes.string_at(0)",
+        f"Your code crashed the Python kernel (segmentation fault); {GONE}",
+    )
     assert r.status == "crashed"
 
 
 async def test_os_exit(kernel):
-    r = await crash_and_check(kernel, "import os\nos._exit(3)",
-                              f"Your code made the Python kernel exit with status 3 (as os._exit does); {GONE}")
+    r = await crash_and_check(
+        kernel,
+        "import os\nos._exit(3)",
+        f"Your code made the Python kernel exit with status 3 (as os._exit does); {GONE}",
+    )
     assert r.status == "crashed"
 
 
 async def test_output_before_a_crash_is_kept(kernel):
-    r = await kernel.execute("import ctypes, sys\nprint('before', flush=True)\nsys.stdout.flush()\n"
-                             "import time; time.sleep(0.3)\nctypes.string_at(0)")
+    r = await kernel.execute(
+        "import ctypes, sys\nprint('before', flush=True)\nsys.stdout.flush()\n"
+        "import time; time.sleep(0.3)\nctypes.string_at(0)"
+    )
     assert r.status == "crashed" and r.output == "before\n"
 
 
@@ -74,15 +84,21 @@ async def test_interrupt_ignored_is_escalated_to_a_restart(kernel):
     rec = Recorder()
     # Catches every KeyboardInterrupt (a `while n >= 0` loop: CPython 3.11 does not route the
     # interrupt of a bare `while True: pass` inside try to its except clause).
-    task = asyncio.ensure_future(kernel.execute(
-        "n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
-        "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1", on_output=rec))
+    task = asyncio.ensure_future(
+        kernel.execute(
+            "n = 0\nwhile True:\n    try:\n        if n == 0:\n            print('started', flush=True)\n"
+            "        while n >= 0:\n            pass\n    except KeyboardInterrupt:\n        n += 1",
+            on_output=rec,
+        )
+    )
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
     await kernel.interrupt()
     r = await asyncio.wait_for(task, 60)
     assert r.status == "interrupted"
-    assert r.message == ("Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
-                         "so the kernel was restarted; earlier variables are gone.")
+    assert r.message == (
+        "Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
+        "so the kernel was restarted; earlier variables are gone."
+    )
     assert kernel.report["pid"] != old_pid
     assert (await kernel.execute("'kept' in dir()")).result_text == "False"
 
@@ -91,9 +107,12 @@ async def test_the_loop_from_the_issue_ends_either_way(kernel):
     """The brief's example: on CPython 3.11 the interrupt escapes the try (so it stops at
     once); on versions where it is caught, the escalation ends it."""
     rec = Recorder()
-    task = asyncio.ensure_future(kernel.execute(
-        "print('started', flush=True)\nwhile True:\n try:\n  while True: pass\n except KeyboardInterrupt: pass",
-        on_output=rec))
+    task = asyncio.ensure_future(
+        kernel.execute(
+            "print('started', flush=True)\nwhile True:\n try:\n  while True: pass\n except KeyboardInterrupt: pass",
+            on_output=rec,
+        )
+    )
     await until(lambda: "started" in rec.text(), 30, "the loop to start")
     await kernel.interrupt()
     r = await asyncio.wait_for(task, 60)
@@ -103,12 +122,18 @@ async def test_the_loop_from_the_issue_ends_either_way(kernel):
 
 async def test_timeout_on_a_loop_that_ignores_interrupts(kernel):
     await kernel.execute("kept = 1")
-    r = await asyncio.wait_for(kernel.execute(
-        "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass",
-        timeout=0.5), 120)  # a hang guard, not a timing
+    r = await asyncio.wait_for(
+        kernel.execute(
+            "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass",
+            timeout=0.5,
+        ),
+        120,
+    )  # a hang guard, not a timing
     assert r.status == "timeout"
-    assert r.message == ("Your code ran past the 0.5 s time limit and did not stop when interrupted, "
-                         "so the kernel was restarted; earlier variables are gone.")
+    assert r.message == (
+        "Your code ran past the 0.5 s time limit and did not stop when interrupted, "
+        "so the kernel was restarted; earlier variables are gone."
+    )
     assert (await kernel.execute("'kept' in dir()")).result_text == "False"
 
 
@@ -126,8 +151,10 @@ async def test_kernel_killed_between_runs(kernel):
     finally:
         kernel.on_state = None
     assert r.status == "ok" and r.output == "hello again\n"
-    assert r.message == ("The Python kernel had stopped since the last run (killed by SIGKILL, often because "
-                         "it ran out of memory), so a new one was started; earlier variables are gone.")
+    assert r.message == (
+        "The Python kernel had stopped since the last run (killed by SIGKILL, often because "
+        "it ran out of memory), so a new one was started; earlier variables are gone."
+    )
     assert [s.state for s in states][:3] == ["dead", "restarting", "ready"]
     assert isinstance(rec.events[0], StateEvent) and rec.events[0].message == r.message
     assert kernel.report["pid"] != pid
@@ -148,8 +175,9 @@ async def test_restart_on_request(kernel):
 
 async def test_restart_during_a_run(kernel):
     rec = Recorder()
-    task = asyncio.ensure_future(kernel.execute("print('started', flush=True)\nimport time\ntime.sleep(60)",
-                                                on_output=rec))
+    task = asyncio.ensure_future(
+        kernel.execute("print('started', flush=True)\nimport time\ntime.sleep(60)", on_output=rec)
+    )
     await until(lambda: "started" in rec.text(), 30, "the run to start")
     await kernel.restart()
     r = await asyncio.wait_for(task, 30)

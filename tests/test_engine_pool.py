@@ -71,19 +71,30 @@ def test_unknown_device_is_refused():
 
 
 def test_run_once_in_a_fresh_kernel_on_the_requested_device():
-    r = run_once("print('hi')\nimport torch\nx = torch.zeros(2, device=DEVICE)\nx.device.type, 2 * 21",
-                 device="cpu", timeout=60)
+    r = run_once(
+        "print('hi')\nimport torch\nx = torch.zeros(2, device=DEVICE)\nx.device.type, 2 * 21", device="cpu", timeout=60
+    )
     assert r.ok and r.output == "hi\n" and r.result_text == "('cpu', 42)"
 
 
 def test_doctor_reports_versions_device_and_start_time(tmp_path):
-    code = ("import sys\nfrom tutor.cli import main\nrc = main(['--data-dir', sys.argv[1], 'doctor'])\n"
-            "print('torch imported:', 'torch' in sys.modules)\nsys.exit(rc)")
+    code = (
+        "import sys\nfrom tutor.cli import main\nrc = main(['--data-dir', sys.argv[1], 'doctor'])\n"
+        "print('torch imported:', 'torch' in sys.modules)\nsys.exit(rc)"
+    )
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 0 or "checks:" in out, proc.stderr
-    for label in ("python:", "torch:", "textual:", "jupyter_client:", "ipykernel:", "device:", "data dir:",
-                  "kernel ready:"):
+    for label in (
+        "python:",
+        "torch:",
+        "textual:",
+        "jupyter_client:",
+        "ipykernel:",
+        "device:",
+        "data dir:",
+        "kernel ready:",
+    ):
         assert label in out, out
     assert str(tmp_path) in out
     assert "torch imported: False" in out

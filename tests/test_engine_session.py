@@ -31,8 +31,10 @@ async def test_start_reports_device_and_state(kernel):
     info = kernel.device_info
     assert info.kind in ("cpu", "cuda", "mps") and info.torch_version and info.python_version
     assert [e.state for e in kernel.test_states[:2]] == ["starting", "ready"]
-    r = await kernel.execute("DEVICE, torch_in_user_ns = DEVICE, 'torch' in dir()\n"
-                             "import sys; (str(DEVICE), 'ptfund_checks' in sys.modules, torch_in_user_ns)")
+    r = await kernel.execute(
+        "DEVICE, torch_in_user_ns = DEVICE, 'torch' in dir()\n"
+        "import sys; (str(DEVICE), 'ptfund_checks' in sys.modules, torch_in_user_ns)"
+    )
     assert r.result_text == repr((info.kind, True, False))
     assert kernel.checks_error is None
 
@@ -59,8 +61,9 @@ async def test_round_trip_and_result(kernel):
 
 async def test_stdout_and_stderr_in_order(kernel):
     rec = Recorder()
-    r = await kernel.execute("import sys\nprint('out')\nsys.stdout.flush()\nprint('err', file=sys.stderr)",
-                             on_output=rec)
+    r = await kernel.execute(
+        "import sys\nprint('out')\nsys.stdout.flush()\nprint('err', file=sys.stderr)", on_output=rec
+    )
     assert r.output == "out\nerr\n"
     streams = [(e.name, e.text) for e in rec.events if isinstance(e, StreamEvent)]
     assert streams == [("stdout", "out\n"), ("stderr", "err\n")]
@@ -75,10 +78,12 @@ async def test_output_is_delivered_while_the_code_still_runs(kernel, tmp_path):
         if isinstance(event, StreamEvent) and "first" in event.text:
             flag.write_text("yes")
 
-    code = (f"import os, sys, time\nprint('first'); sys.stdout.flush()\n"
-            f"deadline = time.time() + 20\n"
-            f"while not os.path.exists({str(flag)!r}) and time.time() < deadline: time.sleep(0.01)\n"
-            f"print('second' if os.path.exists({str(flag)!r}) else 'never streamed')")
+    code = (
+        f"import os, sys, time\nprint('first'); sys.stdout.flush()\n"
+        f"deadline = time.time() + 20\n"
+        f"while not os.path.exists({str(flag)!r}) and time.time() < deadline: time.sleep(0.01)\n"
+        f"print('second' if os.path.exists({str(flag)!r}) else 'never streamed')"
+    )
     r = await kernel.execute(code, on_output=on_output)
     assert r.output == "first\nsecond\n"
 
@@ -86,8 +91,10 @@ async def test_output_is_delivered_while_the_code_still_runs(kernel, tmp_path):
 async def test_custom_mime_bundles_are_kept_intact(kernel):
     payload = {"verdict": "pass", "checks": [{"ok": True, "message": "shape (2, 3)"}]}
     rec = Recorder()
-    code = ("from IPython.display import display\n"
-            f"display({{'application/vnd.ptfund+json': {payload!r}, 'text/plain': 'verdict'}}, raw=True)")
+    code = (
+        "from IPython.display import display\n"
+        f"display({{'application/vnd.ptfund+json': {payload!r}, 'text/plain': 'verdict'}}, raw=True)"
+    )
     r = await kernel.execute(code, on_output=rec)
     assert r.ok
     assert r.displays[0].data["application/vnd.ptfund+json"] == json.loads(json.dumps(payload))
@@ -118,7 +125,7 @@ async def test_complete_and_inspect(kernel):
     await kernel.execute("import os\nmy_tensor_name = 1")
     reply = await kernel.complete_reply("os.pa")
     # Matches replace code[cursor_start:cursor_end], as the protocol says.
-    assert "os.path" in ["os.pa"[:reply["cursor_start"]] + m for m in reply["matches"]]
+    assert "os.path" in ["os.pa"[: reply["cursor_start"]] + m for m in reply["matches"]]
     assert set(await kernel.complete("os.pa")) == set(reply["matches"])
     assert "my_tensor_name" in await kernel.complete("x = my_tens", 11)
     reply = await kernel.complete_reply("x = my_tens")
@@ -150,10 +157,13 @@ async def test_exit_and_quit_do_not_stop_the_kernel(kernel):
     assert r.result_text == "8" and r.message is None and kernel.report["pid"] == pid
 
 
-@pytest.mark.parametrize("code, ename", [
-    ("import torch\ntorch.empty(10**13)", "RuntimeError"),
-    ("bytearray(10**15)", "MemoryError"),
-])
+@pytest.mark.parametrize(
+    "code, ename",
+    [
+        ("import torch\ntorch.empty(10**13)", "RuntimeError"),
+        ("bytearray(10**15)", "MemoryError"),
+    ],
+)
 async def test_huge_allocations_fail_cleanly(kernel, code, ename):
     await kernel.execute("kept = 9")
     r = await kernel.execute(code)
@@ -188,8 +198,9 @@ async def test_input_with_a_callback(kernel):
         prompts.append(prompt)
         return "Ada" if len(prompts) == 1 else "36"
 
-    r = await kernel.execute("name = input('Your name? ')\nage = int(input('Age? '))\nprint(name, age + 1)",
-                             stdin=answer)
+    r = await kernel.execute(
+        "name = input('Your name? ')\nage = int(input('Age? '))\nprint(name, age + 1)", stdin=answer
+    )
     assert r.ok, r.error
     assert prompts == ["Your name? ", "Age? "]
     assert r.output == "Your name? Ada\nAge? 36\nAda 37\n"
@@ -272,6 +283,8 @@ async def test_timeout_interrupts(kernel):
     await kernel.execute("kept = 11")
     r = await kernel.execute("import time\nwhile True:\n    time.sleep(0.01)", timeout=0.5)
     assert r.status == "timeout"
-    assert r.message == ("Your code ran past the 0.5 s time limit and was interrupted; "
-                         "the kernel is still running and your variables are kept.")
+    assert r.message == (
+        "Your code ran past the 0.5 s time limit and was interrupted; "
+        "the kernel is still running and your variables are kept."
+    )
     assert (await kernel.execute("kept")).result_text == "11"

@@ -14,14 +14,13 @@ from tutor.engine.events import OmittedEvent, StreamEvent
 from tutor.engine.inject import checks_bootstrap_source, checks_sources
 from tutor.engine.output import OutputBuffer, cap_bundle, strip_ansi
 
-
 # ---------------------------------------------------------------- output buffer
 
 
 def feed(buf: OutputBuffer, text: str, chunk: int = 4096, name: str = "stdout") -> list:
     events = []
     for i in range(0, len(text), chunk):
-        events += buf.add_stream(name, text[i:i + chunk])
+        events += buf.add_stream(name, text[i : i + chunk])
     return events
 
 
@@ -85,8 +84,9 @@ def test_strip_ansi():
 # ---------------------------------------------------------------- sentences
 
 
-@pytest.mark.parametrize("rc, word", [(-11, "segmentation fault"), (3, "exit with status 3"),
-                                      (-9, "SIGKILL"), (None, "stopped responding")])
+@pytest.mark.parametrize(
+    "rc, word", [(-11, "segmentation fault"), (3, "exit with status 3"), (-9, "SIGKILL"), (None, "stopped responding")]
+)
 def test_crash_sentences_are_one_sentence(rc, word):
     text = faults.crashed(rc)
     assert word in text
@@ -97,8 +97,10 @@ def test_crash_sentences_are_one_sentence(rc, word):
 def test_error_sentences():
     assert "sys.exit()" in faults.for_error("SystemExit", "")
     assert "40 TB" in faults.for_error(
-        "RuntimeError", "[enforce fail] DefaultCPUAllocator: can't allocate memory: you tried to "
-        "allocate 40000000000000 bytes. Error code 12")
+        "RuntimeError",
+        "[enforce fail] DefaultCPUAllocator: can't allocate memory: you tried to "
+        "allocate 40000000000000 bytes. Error code 12",
+    )
     assert faults.for_error("ValueError", "bad") is None
 
 
@@ -115,8 +117,7 @@ def test_checks_bootstrap_makes_a_package_with_relative_imports(tmp_path):
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "junk.py").write_text("raise SystemExit")
     sources, packages = checks_sources(pkg)
-    assert set(sources) == {"ptfund_checks", "ptfund_checks.core", "ptfund_checks.kinds",
-                            "ptfund_checks.kinds.tensor"}
+    assert set(sources) == {"ptfund_checks", "ptfund_checks.core", "ptfund_checks.kinds", "ptfund_checks.kinds.tensor"}
     assert set(packages) == {"ptfund_checks", "ptfund_checks.kinds"}
     script = checks_bootstrap_source(pkg) + textwrap.dedent("""
         import traceback
@@ -132,8 +133,7 @@ def test_checks_bootstrap_makes_a_package_with_relative_imports(tmp_path):
         print("ok")
     """)
     # A clean interpreter that cannot import tutor: the source must stand alone.
-    out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60)
+    out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
 
 
@@ -147,9 +147,11 @@ def test_bootstrap_of_the_real_check_library_loads():
 
 def test_engine_import_stays_light():
     """The UI process imports the engine: never torch, never textual."""
-    code = ("import sys, tutor.engine, tutor.engine.session, tutor.engine.pool, "
-            "tutor.commands.doctor; from tutor.engine import KernelSession, KernelPool, run_once; "
-            "bad = [m for m in ('torch', 'textual', 'numpy') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, tutor.engine, tutor.engine.session, tutor.engine.pool, "
+        "tutor.commands.doctor; from tutor.engine import KernelSession, KernelPool, run_once; "
+        "bad = [m for m in ('torch', 'textual', 'numpy') if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 

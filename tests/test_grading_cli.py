@@ -20,7 +20,9 @@ FLOAT32 = "import torch\nt = torch.zeros(2, 3, device=DEVICE)\n"
 
 def cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +42,28 @@ def write(tmp_path: Path, code: str) -> Path:
 
 
 def test_check_pass_and_fail_with_targeted_message(pack, home, tmp_path):
-    r = cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
+    r = cli(
+        "--pack",
+        str(pack),
+        "check",
+        "demo:first-steps/zeros",
+        "--file",
+        str(write(tmp_path, GOOD)),
+        "--trust",
+        home=home,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "first-steps/zeros: The check passes." in r.stdout
-    r = cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, FLOAT32)), "--json", home=home)
+    r = cli(
+        "--pack",
+        str(pack),
+        "check",
+        "demo:first-steps/zeros",
+        "--file",
+        str(write(tmp_path, FLOAT32)),
+        "--json",
+        home=home,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     data = json.loads(r.stdout)
     assert data["passed"] is False and data["status"] == "fail"
@@ -59,19 +79,54 @@ def test_check_pass_and_fail_with_targeted_message(pack, home, tmp_path):
 
 
 def test_check_learner_exception_shows_their_own_lines(pack, home, tmp_path):
-    cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
+    cli(
+        "--pack",
+        str(pack),
+        "check",
+        "demo:first-steps/zeros",
+        "--file",
+        str(write(tmp_path, GOOD)),
+        "--trust",
+        home=home,
+    )
     code = "import torch\n\ndef make():\n    return torch.zeros(2, 3).view(4)\n\nt = make()\n"
-    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, code)), "--json", home=home)
+    r = cli(
+        "--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, code)), "--json", home=home
+    )
     assert r.returncode == 1
     data = json.loads(r.stdout)
     assert data["status"] == "error" and "RuntimeError" in data["headline"]
     assert "line 6" in data["headline"] or "line 4" in data["headline"]
-    assert "<your code>" in data["error"] and "ptfund_checks" not in data["error"] and "run_verification" not in data["error"]
+    assert (
+        "<your code>" in data["error"]
+        and "ptfund_checks" not in data["error"]
+        and "run_verification" not in data["error"]
+    )
 
 
 def test_check_time_limit_is_a_verdict_not_a_hang(pack, home, tmp_path):
-    cli("--pack", str(pack), "check", "demo:first-steps/zeros", "--file", str(write(tmp_path, GOOD)), "--trust", home=home)
-    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(write(tmp_path, "while True:\n    pass\n")), "--timeout", "2", home=home, timeout=120)
+    cli(
+        "--pack",
+        str(pack),
+        "check",
+        "demo:first-steps/zeros",
+        "--file",
+        str(write(tmp_path, GOOD)),
+        "--trust",
+        home=home,
+    )
+    r = cli(
+        "--pack",
+        str(pack),
+        "check",
+        "first-steps/zeros",
+        "--file",
+        str(write(tmp_path, "while True:\n    pass\n")),
+        "--timeout",
+        "2",
+        home=home,
+        timeout=120,
+    )
     assert r.returncode == 1
     assert "did not finish within the 2 s time limit" in r.stdout
 
@@ -107,11 +162,13 @@ def test_pack_test_catches_a_wrong_solution_that_passes_and_a_stale_key(tmp_path
     pack = new_pack(tmp_path / "p")
     lesson = pack / "first-steps" / "lesson.yaml"
     text = lesson.read_text()
-    text = text.replace("t = torch.zeros(2, 3, device=DEVICE)", "t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)")
+    text = text.replace(
+        "t = torch.zeros(2, 3, device=DEVICE)", "t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)"
+    )
     text += (
         "  - id: stride-key\n    type: predict\n    prompt: What prints?\n"
         "    code: |\n      import torch\n      torch.arange(6).reshape(2, 3).t().stride()\n"
-        "    expected: \"(3, 1)\"\n"
+        '    expected: "(3, 1)"\n'
     )
     lesson.write_text(text)
     r = cli("pack", "test", str(pack), "--json", home=home)

@@ -26,7 +26,14 @@ def modules_under(package: str) -> list[str]:
 
 def imported_after(code: str, env: dict | None = None) -> set[str]:
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, env={**os.environ, **(env or {})}, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
@@ -41,7 +48,11 @@ def test_headless_modules_import_no_textual_and_no_torch(package):
 
 def test_checks_library_depends_on_stdlib_torch_numpy_only():
     loaded = imported_after("import tutor.checks")
-    third_party = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"tutor", "torch", "numpy", "_distutils_hack"}
+    third_party = (
+        {m.split(".")[0] for m in loaded}
+        - set(sys.stdlib_module_names)
+        - {"tutor", "torch", "numpy", "_distutils_hack"}
+    )
     # torch drags in its own dependencies; what matters is that tutor.checks imports no other tutor module
     assert not [m for m in loaded if m.startswith("tutor.") and not m.startswith("tutor.checks")]
     assert "pydantic" not in loaded and "textual" not in loaded, third_party

@@ -72,7 +72,8 @@ def test_a_changed_referenced_file_is_parsed_again_and_its_problem_reported(pack
     _, problems = check_pack(pack)
     assert lesson_files(parses) == ["first-steps"]
     assert [(Path(p.file).name, p.line, p.message) for p in problems] == [
-        ("solution_zeros.py", 3, "solution does not parse: invalid syntax")]
+        ("solution_zeros.py", 3, "solution does not parse: invalid syntax")
+    ]
 
 
 def test_a_lesson_with_problems_is_never_remembered(pack: Path, parses):
@@ -149,8 +150,14 @@ def test_cli_validate_no_cache_neither_reads_nor_writes_the_cache(pack: Path, tm
     env = {**os.environ, "PTFUND_TUTOR_CACHE": str(cache_root)}
 
     def validate(*flags):
-        r = subprocess.run([sys.executable, "-m", "tutor", "pack", "validate", *flags, str(pack)],
-                           capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "tutor", "pack", "validate", *flags, str(pack)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
+        )
         assert r.returncode == 0 and "no problems" in r.stdout, r.stdout + r.stderr
 
     validate("--no-cache")

@@ -14,14 +14,54 @@ from tutor.packs.problems import Problem
 from tutor.packs.scaffold import new_pack
 
 KEYS = [
-    "id", "title", "version", "lessons", "torch", "authors", "intuition", "exercises", "cards", "prompt",
-    "setup", "starter", "solution", "checks", "kind", "expr", "expected", "hints", "mistakes", "when",
-    "message", "wrong_solutions", "code", "type", "options", "correct", "feedback", "answers", "answer",
-    "text", "compare", "args", "dims", "shape", "names", "teaches", "regex", "exception",
+    "id",
+    "title",
+    "version",
+    "lessons",
+    "torch",
+    "authors",
+    "intuition",
+    "exercises",
+    "cards",
+    "prompt",
+    "setup",
+    "starter",
+    "solution",
+    "checks",
+    "kind",
+    "expr",
+    "expected",
+    "hints",
+    "mistakes",
+    "when",
+    "message",
+    "wrong_solutions",
+    "code",
+    "type",
+    "options",
+    "correct",
+    "feedback",
+    "answers",
+    "answer",
+    "text",
+    "compare",
+    "args",
+    "dims",
+    "shape",
+    "names",
+    "teaches",
+    "regex",
+    "exception",
 ]
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True),
-    st.text(max_size=20), st.sampled_from(["solution.py", "x.md", "../../etc/passwd.py", "value", "tensor", "choice", "a b", "{{x}}", "(", "Zeros"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.sampled_from(
+        ["solution.py", "x.md", "../../etc/passwd.py", "value", "tensor", "choice", "a b", "{{x}}", "(", "Zeros"]
+    ),
 )
 values = st.recursive(
     scalars,
@@ -82,7 +122,9 @@ def assert_clean(root: Path):
     return pack, problems
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_mutated_lessons_and_manifests_give_clean_problems(tmp_path_factory, data):
     global BASE
@@ -100,7 +142,9 @@ def test_mutated_lessons_and_manifests_give_clean_problems(tmp_path_factory, dat
     assert_clean(root)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(manifest=values, lesson=values)
 def test_arbitrary_documents(tmp_path_factory, manifest, lesson):
     root = new_pack(tmp_path_factory.mktemp("arb") / "p")

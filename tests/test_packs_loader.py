@@ -160,11 +160,14 @@ def test_lesson_order_names_missing_lesson(pack: Path):
 def test_duplicate_ids_and_references(pack: Path):
     f = lesson_yaml(pack)
     replace(f, "  - id: shape-of-zeros", "  - id: default-dtype")
-    replace(f, "      - when: \"isinstance", "      - failed_check: nope\n        message: x\n      - when: \"isinstance")
+    replace(f, '      - when: "isinstance', '      - failed_check: nope\n        message: x\n      - when: "isinstance')
     _, problems = check_pack(pack)
     msgs = {p.field: p for p in problems}
     assert "used twice" in msgs["cards[1].id"].message
-    assert msgs["cards[1].id"].line == [n for n, l in enumerate(f.read_text().splitlines(), 1) if "- id: default-dtype" in l][1]
+    assert (
+        msgs["cards[1].id"].line
+        == [n for n, l in enumerate(f.read_text().splitlines(), 1) if "- id: default-dtype" in l][1]
+    )
     assert "no check with id 'nope'" in msgs["exercises[0].mistakes[0].failed_check"].message
 
 
@@ -265,7 +268,9 @@ def test_cli_pack_new_validate_and_corrupt(tmp_path: Path):
     replace(f, "kind: tensor", "kind: 42")
     r = run_cli("pack", "validate", str(target))
     assert r.returncode == 1
-    assert re.search(rf"first-steps/lesson\.yaml:{line_of(f, 'kind: 42')}:\d+: exercises\[0\]\.checks\[0\]", r.stdout), r.stdout
+    assert re.search(
+        rf"first-steps/lesson\.yaml:{line_of(f, 'kind: 42')}:\d+: exercises\[0\]\.checks\[0\]", r.stdout
+    ), r.stdout
     assert "Traceback" not in r.stdout + r.stderr
 
 

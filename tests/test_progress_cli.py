@@ -21,8 +21,15 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 
 def cli(args: list[str], home: Path, stdin: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "tutor", *args], input=stdin, capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -86,13 +93,19 @@ def test_export_then_import_elsewhere_is_idempotent(tmp_path, home):
     assert r.returncode == 0 and "2 reviews" in r.stdout
 
 
-@pytest.mark.parametrize("content,message", [
-    ("{not json", "is not valid JSON (line 1"),
-    ('{"format": "other"}', "not a ptfund-tutor progress export"),
-    ('{"format": "ptfund-tutor-progress", "version": 2}', "newer ptfund-tutor (format version 2)"),
-    ('{"format": "ptfund-tutor-progress", "version": 1, "reviews": [{"uid": "u", "pack": "p", "item": "l/c", '
-     '"rating": 9, "correct": true, "at": "2024-05-01T12:00:00+00:00"}]}', "reviews[0].rating"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("{not json", "is not valid JSON (line 1"),
+        ('{"format": "other"}', "not a ptfund-tutor progress export"),
+        ('{"format": "ptfund-tutor-progress", "version": 2}', "newer ptfund-tutor (format version 2)"),
+        (
+            '{"format": "ptfund-tutor-progress", "version": 1, "reviews": [{"uid": "u", "pack": "p", "item": "l/c", '
+            '"rating": 9, "correct": true, "at": "2024-05-01T12:00:00+00:00"}]}',
+            "reviews[0].rating",
+        ),
+    ],
+)
 def test_bad_import_is_one_sentence_and_writes_nothing(tmp_path, home, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -103,7 +116,9 @@ def test_bad_import_is_one_sentence_and_writes_nothing(tmp_path, home, content, 
     assert len(lines) == 1 and lines[0].startswith(f"ptfund-tutor: cannot import {bad}: ") and message in lines[0]
     with ProgressStore(home / "progress.sqlite3") as s:
         after = s.export()
-    assert {k: v for k, v in before[1].items() if k != "exported_at"} == {k: v for k, v in after.items() if k != "exported_at"}
+    assert {k: v for k, v in before[1].items() if k != "exported_at"} == {
+        k: v for k, v in after.items() if k != "exported_at"
+    }
     # a bad file does not even create a store where there was none
     r = cli(["progress", "import", str(bad)], tmp_path / "empty")
     assert r.returncode == 2 and not (tmp_path / "empty" / "progress.sqlite3").exists()

@@ -141,8 +141,12 @@ def test_a_damaged_database_is_moved_aside_with_a_clear_message(tmp_path):
     db = home / "progress.sqlite3"
     db.write_bytes(b"this is not a database, it is a grocery list\n" * 200)
     r = subprocess.run(
-        [sys.executable, "-m", "tutor", "progress", "--json"], capture_output=True, text=True, cwd=REPO,
-        env={**ENV, "PTFUND_TUTOR_HOME": str(home)}, timeout=120,
+        [sys.executable, "-m", "tutor", "progress", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**ENV, "PTFUND_TUTOR_HOME": str(home)},
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     moved = list(home.glob("progress.sqlite3.corrupt-*"))

@@ -11,8 +11,7 @@ import pytest
 from fsrs import Rating, State
 
 from tutor.errors import TutorError
-from tutor.progress import LEECH_LAPSES, ProgressStore
-from tutor.progress import schema
+from tutor.progress import LEECH_LAPSES, ProgressStore, schema
 from tutor.progress.store import FILENAME
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -75,7 +74,9 @@ def test_upgrade_from_v1_database_keeps_everything(tmp_path):
         "INSERT INTO reviews (pack, item, rating, correct, at, content_hash) VALUES "
         "('core', 'tensors/dtype', 3, 1, '2024-04-01T10:00:00.000000+00:00', 'c1')"
     )
-    conn.execute("INSERT INTO drafts VALUES ('core', 'tensors/zeros', 'draft', '2024-04-01T10:00:00.000000+00:00', 'h1')")
+    conn.execute(
+        "INSERT INTO drafts VALUES ('core', 'tensors/zeros', 'draft', '2024-04-01T10:00:00.000000+00:00', 'h1')"
+    )
     conn.execute("INSERT INTO settings VALUES ('new_cards_per_day', '5')")
     conn.close()
 
@@ -137,7 +138,7 @@ def test_damaged_pages_fail_the_integrity_check_and_are_moved_aside(tmp_path):
     assert len(data) > 20 * 4096
     # Keep the header (page 1) valid so SQLite opens it; scribble over b-tree pages.
     for page in range(2, len(data) // 4096, 3):
-        data[page * 4096: page * 4096 + 64] = b"\xff" * 64
+        data[page * 4096 : page * 4096 + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
     with ProgressStore(path) as s:
         assert s.notice and "damaged" in s.notice
@@ -150,8 +151,9 @@ def test_damaged_pages_fail_the_integrity_check_and_are_moved_aside(tmp_path):
 
 def test_attempts_are_kept_in_order_with_their_content_hash(store):
     a = store.record_attempt("core", "tensors/zeros", passed=False, code="t = 0", content_hash="h1", at=T0)
-    b = store.record_attempt("core", "tensors/zeros", passed=True, code="t = 1", content_hash="h2",
-                             at=T0 + timedelta(minutes=1))
+    b = store.record_attempt(
+        "core", "tensors/zeros", passed=True, code="t = 1", content_hash="h2", at=T0 + timedelta(minutes=1)
+    )
     got = store.attempts_for("core", "tensors/zeros")
     assert [x.id for x in got] == [a, b]
     assert [(x.passed, x.code, x.content_hash) for x in got] == [(False, "t = 0", "h1"), (True, "t = 1", "h2")]
@@ -163,7 +165,9 @@ def test_attempts_are_kept_in_order_with_their_content_hash(store):
 
 def test_naive_and_offset_datetimes_are_stored_as_utc(store):
     plus2 = timezone(timedelta(hours=2))
-    store.record_attempt("p", "l/e", passed=True, code="", content_hash="h", at=datetime(2024, 5, 1, 14, 0, tzinfo=plus2))
+    store.record_attempt(
+        "p", "l/e", passed=True, code="", content_hash="h", at=datetime(2024, 5, 1, 14, 0, tzinfo=plus2)
+    )
     assert store.attempts_for("p", "l/e")[0].at == T0
 
 
@@ -297,7 +301,9 @@ def _fill(s: ProgressStore, tag: str) -> None:
     t = T0
     for correct in (True, True, tag == "a"):
         t = s.review("core", f"l/card-{tag}", correct, t, content_hash="c1").due
-    s.review("core", "l/shared", tag == "a", T0 + (timedelta(hours=2) if tag == "b" else timedelta(0)), content_hash="s1")
+    s.review(
+        "core", "l/shared", tag == "a", T0 + (timedelta(hours=2) if tag == "b" else timedelta(0)), content_hash="s1"
+    )
     s.set_position("core", f"lesson-{tag}", at=T0 + (timedelta(days=1) if tag == "b" else timedelta(0)))
 
 
@@ -339,7 +345,9 @@ def test_import_merges_two_machines(tmp_path):
         before = a.export()
         a.import_(b.export())
         after = a.export()
-        assert {k: v for k, v in before.items() if k != "exported_at"} == {k: v for k, v in after.items() if k != "exported_at"}
+        assert {k: v for k, v in before.items() if k != "exported_at"} == {
+            k: v for k, v in after.items() if k != "exported_at"
+        }
 
 
 def test_a_bad_document_writes_nothing(store):
@@ -459,8 +467,11 @@ def _strip(doc: dict) -> dict:
 @given(ops_a=_ops, ops_b=_ops)
 def test_import_is_idempotent_and_order_free_for_any_history(tmp_path_factory, ops_a, ops_b):
     d = tmp_path_factory.mktemp("prop")
-    with ProgressStore(d / "a.db", fuzz=False) as a, ProgressStore(d / "b.db", fuzz=False) as b, \
-            ProgressStore(d / "c.db", fuzz=False) as c:
+    with (
+        ProgressStore(d / "a.db", fuzz=False) as a,
+        ProgressStore(d / "b.db", fuzz=False) as b,
+        ProgressStore(d / "c.db", fuzz=False) as c,
+    ):
         _apply(a, ops_a)
         _apply(b, ops_b)
         # a copy of a's history imports exactly
@@ -473,4 +484,6 @@ def test_import_is_idempotent_and_order_free_for_any_history(tmp_path_factory, o
         c.import_(a.export())
         assert _strip(c.export()) == once
         assert {r["uid"] for r in once["reviews"]} == {r["uid"] for r in a.export()["reviews"] + b.export()["reviews"]}
-        assert {x["uid"] for x in once["attempts"]} == {x["uid"] for x in a.export()["attempts"] + b.export()["attempts"]}
+        assert {x["uid"] for x in once["attempts"]} == {
+            x["uid"] for x in a.export()["attempts"] + b.export()["attempts"]
+        }

@@ -13,10 +13,10 @@ import pytest
 from progress_pack import write_pack
 
 from tutor.commands.quiz import Quiz
-from tutor.progress.scheduling import when
 from tutor.grading.predict import PredictOutcome
 from tutor.packs.catalog import Catalog
 from tutor.progress import LEECH_LAPSES, ProgressStore
+from tutor.progress.scheduling import when
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -25,7 +25,12 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 def cli(args: list[str], stdin: str, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(home), "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "tutor", *args], input=stdin, capture_output=True, text=True, cwd=REPO, env=env,
+        [sys.executable, "-m", "tutor", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
         timeout=120,
     )
 
@@ -73,7 +78,10 @@ def test_end_of_input_mid_session_saves_what_was_answered(tmp_path, pack):
 
 def test_quiz_usage_errors_are_one_line(tmp_path, pack):
     r = cli(["quiz", "--pack", str(pack), "--lesson", "nope"], "", tmp_path / "home")
-    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == "ptfund-tutor: no lesson 'nope' (see `ptfund-tutor list`)"
+    assert (
+        r.returncode == 2
+        and r.stderr.strip().splitlines()[-1] == "ptfund-tutor: no lesson 'nope' (see `ptfund-tutor list`)"
+    )
     r = cli(["quiz", "--pack", str(pack), "--limit", "0"], "", tmp_path / "home")
     assert r.returncode == 2 and "--limit" in r.stderr and "Traceback" not in r.stderr
 
@@ -127,7 +135,10 @@ def test_leech_points_to_the_lesson_section(store, pack):
         q.run(limit=1)
         clock.t = store.card_state("quiz-test", "views/copy").due
     text = out.getvalue()
-    assert f"You have missed this card {LEECH_LAPSES} times. Revisit lesson 'Views, strides and copies', section 'Strides'." in text
+    assert (
+        f"You have missed this card {LEECH_LAPSES} times. Revisit lesson 'Views, strides and copies', section 'Strides'."
+        in text
+    )
     assert "Keeps slipping: Revisit lesson 'Views, strides and copies', section 'Strides'." in text
 
 
@@ -219,8 +230,9 @@ def test_predict_card_without_a_kernel_uses_the_stored_key(store, pack, monkeypa
 
 
 def test_predict_card_of_an_untrusted_pack_does_not_run(store, pack, monkeypatch):
-    q, text, session = _predict_quiz(store, pack, "error", monkeypatch, trusted=lambda p: False,
-                                     outcome=PredictOutcome("", None, "x", "x"))
+    q, text, session = _predict_quiz(
+        store, pack, "error", monkeypatch, trusted=lambda p: False, outcome=PredictOutcome("", None, "x", "x")
+    )
     assert "you have not trusted it" in text and not session.codes
     assert "Wrong. It does raise, but the exception to name is RuntimeError." in text
 

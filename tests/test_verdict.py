@@ -21,11 +21,17 @@ def test_pass_has_no_nagging_mistakes_and_one_mark():
 
 def test_mistakes_lead_and_a_cause_is_said_once():
     plain = "model.mean is a plain tensor attribute: use register_buffer"
-    v = verdict_from_result(result(False, [
-        chk(False, f"✗ {plain}", kind="module"),
-        chk(False, plain, id="round-trip", kind="state_dict"),
-        chk(True, "output has the expected values"),
-    ], mistakes=["Register mean with self.register_buffer.", "Register mean with self.register_buffer."]))
+    v = verdict_from_result(
+        result(
+            False,
+            [
+                chk(False, f"✗ {plain}", kind="module"),
+                chk(False, plain, id="round-trip", kind="state_dict"),
+                chk(True, "output has the expected values"),
+            ],
+            mistakes=["Register mean with self.register_buffer.", "Register mean with self.register_buffer."],
+        )
+    )
     assert v.status == "fail" and v.headline == "2 of 3 checks fail."
     assert v.lines() == [
         ("→", "Register mean with self.register_buffer."),
@@ -36,8 +42,13 @@ def test_mistakes_lead_and_a_cause_is_said_once():
 
 
 def test_learner_error_and_authoring_error():
-    err = {"stage": "code", "ename": "RuntimeError", "evalue": "view size is not compatible", "line": 3,
-           "traceback": ['  File "<your code>", line 3, in <module>', "RuntimeError: view size is not compatible"]}
+    err = {
+        "stage": "code",
+        "ename": "RuntimeError",
+        "evalue": "view size is not compatible",
+        "line": 3,
+        "traceback": ['  File "<your code>", line 3, in <module>', "RuntimeError: view size is not compatible"],
+    }
     v = verdict_from_result(result(False, [chk(False, "t is not defined: your code stopped at line 3")], error=err))
     assert v.status == "error" and v.headline == "Your code raised RuntimeError at line 3: view size is not compatible"
     assert "<your code>" in v.feedback()
@@ -54,6 +65,15 @@ def test_crash_and_input_are_told_plainly():
     v = verdict_from_run(RunResult(status="crashed", message=crashed(-11)), 20)
     assert v.status == "crashed"
     assert v.headline == "Your code crashed the Python kernel (segmentation fault) while it was being checked."
-    err = {"stage": "code", "ename": "StdinNotImplementedError", "evalue": "raw_input was called", "line": 2, "traceback": []}
+    err = {
+        "stage": "code",
+        "ename": "StdinNotImplementedError",
+        "evalue": "raw_input was called",
+        "line": 2,
+        "traceback": [],
+    }
     v = verdict_from_result(result(False, [], error=err))
-    assert v.headline == "Your code called input() at line 2: checks run without a keyboard, so give the value in the code instead."
+    assert (
+        v.headline
+        == "Your code called input() at line 2: checks run without a keyboard, so give the value in the code instead."
+    )

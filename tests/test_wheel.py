@@ -14,12 +14,18 @@ REPO = Path(__file__).resolve().parent.parent
 def test_wheel_ships_the_built_in_pack_and_list_works_from_it(tmp_path):
     r = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(REPO)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert r.returncode == 0, r.stderr
     [wheel] = (tmp_path / "dist").glob("ptfund_tutor-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    lessons = [p.relative_to(REPO / "lessons").as_posix() for p in (REPO / "lessons").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    lessons = [
+        p.relative_to(REPO / "lessons").as_posix()
+        for p in (REPO / "lessons").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
     missing = [name for name in lessons if f"tutor/_lessons/{name}" not in names]
     assert not missing, missing
     # Unpacked as an installer would, run from an unrelated folder with the checkout out of reach.
@@ -28,8 +34,21 @@ def test_wheel_ships_the_built_in_pack_and_list_works_from_it(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "PTFUND_TUTOR_HOME": str(tmp_path / "home")}
-    r = subprocess.run([sys.executable, "-P", "-m", "tutor", "list"], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-P", "-m", "tutor", "list"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "built-in" in r.stdout and "tensors/features-and-labels" in r.stdout
-    r = subprocess.run([sys.executable, "-P", "-c", "import tutor.paths as p; print(p.builtin_pack_dir())"], capture_output=True, text=True, cwd=elsewhere, env=env)
+    r = subprocess.run(
+        [sys.executable, "-P", "-c", "import tutor.paths as p; print(p.builtin_pack_dir())"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+    )
     assert r.stdout.strip() == str(site / "tutor" / "_lessons")

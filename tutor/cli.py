@@ -37,19 +37,28 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     # overwritten by the subparser's default (argparse's usual pitfall).
     default = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
     parser.add_argument(
-        "--pack", action="append", metavar="DIR", default=default([]),
+        "--pack",
+        action="append",
+        metavar="DIR",
+        default=default([]),
         help="also load the instructor pack in DIR (repeatable)",
     )
     parser.add_argument(
-        "--data-dir", metavar="DIR", default=default(None),
+        "--data-dir",
+        metavar="DIR",
+        default=default(None),
         help="where progress is kept (also $PTFUND_TUTOR_HOME; default: the platform's user data dir)",
     )
     parser.add_argument(
-        "--device", choices=["cpu", "cuda", "mps"], default=default(None),
+        "--device",
+        choices=["cpu", "cuda", "mps"],
+        default=default(None),
         help="run learner code on this device (default: detected)",
     )
     parser.add_argument(
-        "--kernel", metavar="CONNECTION_FILE", default=default(None),
+        "--kernel",
+        metavar="CONNECTION_FILE",
+        default=default(None),
         help="attach to an existing Jupyter kernel instead of starting one",
     )
 
@@ -79,10 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = add("check", "run FILE as your solution of an exercise, then its checks (exit 0 pass, 1 fail)")
-    p.add_argument("target", metavar="LESSON/EXERCISE", help="exercise id, e.g. tensors/make-a-tensor (PACK:LESSON/EXERCISE when ids clash)")
+    p.add_argument(
+        "target",
+        metavar="LESSON/EXERCISE",
+        help="exercise id, e.g. tensors/make-a-tensor (PACK:LESSON/EXERCISE when ids clash)",
+    )
     p.add_argument("--file", required=True, metavar="FILE", help="the Python file with your code")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)")
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)"
+    )
     p.add_argument("--trust", action="store_true", help="trust the exercise's pack (its Python runs on this machine)")
 
     p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")
@@ -106,8 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     pt = add("test", "prove every exercise and card of the pack in DIR with real torch", psub)
     pt.add_argument("dir", metavar="DIR")
     for sub in (pv, pt):
-        sub.add_argument("--no-cache", dest="cache", action="store_false",
-                         help="parse every lesson again, ignoring the lesson cache of unchanged lessons")
+        sub.add_argument(
+            "--no-cache",
+            dest="cache",
+            action="store_false",
+            help="parse every lesson again, ignoring the lesson cache of unchanged lessons",
+        )
     pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
     pt.add_argument("--json", action="store_true", help="print JSON")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)

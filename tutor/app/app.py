@@ -12,9 +12,10 @@ import asyncio
 import os
 import signal
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -27,8 +28,8 @@ from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
     from tutor.app.kernels import Kernels
-    from tutor.packs.trust import TrustStore
     from tutor.packs.catalog import Catalog
+    from tutor.packs.trust import TrustStore
     from tutor.progress import ProgressStore
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
@@ -102,8 +103,8 @@ class TutorApp(App):
             await self.kernels.start()
 
     def _load_blocking(self):
-        from tutor.packs.trust import TrustStore
         from tutor.packs.catalog import Catalog
+        from tutor.packs.trust import TrustStore
         from tutor.progress import ProgressStore
 
         catalog = Catalog.load(self.options.packs, builtin=self.options.builtin)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from tutor.app.status import KernelStatus
 from tutor.engine.events import RunResult, StateEvent
@@ -24,8 +24,7 @@ class KernelUnavailable(Exception):
 
 
 class Kernels:
-    def __init__(self, device: str | None, connection_file: str | None,
-                 on_status: Callable[[KernelStatus], None]):
+    def __init__(self, device: str | None, connection_file: str | None, on_status: Callable[[KernelStatus], None]):
         self.device = device
         self.connection_file = connection_file
         self.on_status = on_status
@@ -102,7 +101,11 @@ class Kernels:
             self._restarted = False
             self.generation += 1
             state = "restarted"
-        self._publish(KernelStatus(state, self._device_label(), message or (self._status.message if state == "restarted" else None)))
+        self._publish(
+            KernelStatus(
+                state, self._device_label(), message or (self._status.message if state == "restarted" else None)
+            )
+        )
 
     async def _ready(self):
         await self._started.wait()
@@ -157,8 +160,11 @@ class Kernels:
         reply = await self._live.complete_reply(code, cursor)
         if not reply:
             return [], cursor, cursor
-        return (list(reply.get("matches") or []), int(reply.get("cursor_start", cursor)),
-                int(reply.get("cursor_end", cursor)))
+        return (
+            list(reply.get("matches") or []),
+            int(reply.get("cursor_start", cursor)),
+            int(reply.get("cursor_end", cursor)),
+        )
 
     # ------------------------------------------------------------ fresh kernels
 
@@ -197,6 +203,11 @@ _background: set[asyncio.Future] = set()
 def _import_engine() -> None:
     # Everything the sessions will import on first use (jupyter_client, zmq, traitlets):
     # an import on the event loop would freeze the UI for its duration.
-    for name in ("tutor.engine.session", "tutor.engine.pool", "tutor.engine.launch",
-                 "tutor.grading.verify", "tutor.grading.predict"):
+    for name in (
+        "tutor.engine.session",
+        "tutor.engine.pool",
+        "tutor.engine.launch",
+        "tutor.grading.verify",
+        "tutor.grading.predict",
+    ):
         importlib.import_module(name)

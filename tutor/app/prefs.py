@@ -18,7 +18,7 @@ class Prefs:
     theme: str | None = None
 
     @classmethod
-    def load(cls, data_dir: Path) -> "Prefs":
+    def load(cls, data_dir: Path) -> Prefs:
         data = read_json(Path(data_dir) / FILENAME)
         theme = data.get("theme") if isinstance(data, dict) else None
         return cls(theme=theme if isinstance(theme, str) else None)

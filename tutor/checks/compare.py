@@ -13,13 +13,29 @@ import numpy as np
 import torch
 
 from .describe import (
-    fmt_int, fmt_number, fmt_pair, fmt_shape, join_names, plural, short_repr, type_phrase,
+    fmt_int,
+    fmt_number,
+    fmt_pair,
+    fmt_shape,
+    join_names,
+    plural,
+    short_repr,
+    type_phrase,
 )
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-8  # torch.isclose's defaults
 TENSOR_PROPERTIES = (
-    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
-    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+    "shape",
+    "dtype",
+    "device",
+    "stride",
+    "contiguous",
+    "storage_offset",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "grad",
+    "values",
 )
 DEVICE_HINT = "create it with device=DEVICE or move it with .to(DEVICE)"
 
@@ -127,12 +143,16 @@ def mismatch_sentence(name: str, stats: dict) -> str:
     if stats["total"] == 1:
         return f"{name if first == () else _index(name, first)} {pair}"
     where = ", ".join(str(i) if len(i) != 1 else str(i[0]) for i in stats["first"])
-    sentence = (f"{name} differs from the expected values at {stats['mismatched']:,} of "
-                f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}")
+    sentence = (
+        f"{name} differs from the expected values at {stats['mismatched']:,} of "
+        f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}"
+    )
     if stats["max_abs_error"] is not None and not math.isnan(stats["max_abs_error"]):
         sentence += f"; max abs error {stats['max_abs_error']:.3g}"
     if stats.get("nan"):
-        sentence += f"; {plural(stats['nan'], 'value')} {'is' if stats['nan'] == 1 else 'are'} nan where a number is expected"
+        sentence += (
+            f"; {plural(stats['nan'], 'value')} {'is' if stats['nan'] == 1 else 'are'} nan where a number is expected"
+        )
     return sentence
 
 
@@ -197,14 +217,22 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
         if not actual.requires_grad:
             hint = f"{name} does not require grad: create it with requires_grad=True"
         elif not actual.is_leaf:
-            hint = (f"{name} is not a leaf, so backward() does not keep its .grad: "
-                    f"call {name}.retain_grad() before backward()")
+            hint = (
+                f"{name} is not a leaf, so backward() does not keep its .grad: "
+                f"call {name}.retain_grad() before backward()"
+            )
         else:
             hint = "call .backward() on the result that depends on it"
         return [Problem("grad", f"{gname} is None, expected a gradient: {hint}", short_repr(eg), "None")]
     if tuple(ag.shape) != tuple(eg.shape):
-        return [Problem("grad", f"{gname} has shape {fmt_shape(ag.shape)}, expected {fmt_shape(eg.shape)}",
-                        fmt_shape(eg.shape), fmt_shape(ag.shape))]
+        return [
+            Problem(
+                "grad",
+                f"{gname} has shape {fmt_shape(ag.shape)}, expected {fmt_shape(eg.shape)}",
+                fmt_shape(eg.shape),
+                fmt_shape(ag.shape),
+            )
+        ]
     if ag.is_meta or eg.is_meta:
         return []
     a, e = to_numpy(ag), to_numpy(eg)
@@ -215,12 +243,16 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     sentence = mismatch_sentence(gname, stats)
     if k:
         sentence += f" ({gname} is {k}x the expected gradient)"
-    return [Problem("grad", sentence, short_repr(eg), short_repr(ag),
-                    {"mismatch": stats, "grad_multiple": k, "name": gname})]
+    return [
+        Problem(
+            "grad", sentence, short_repr(eg), short_repr(ag), {"mismatch": stats, "grad_multiple": k, "name": gname}
+        )
+    ]
 
 
-def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, compare,
-                    tol=None, device_hint: str | None = None) -> list:
+def tensor_problems(
+    actual: torch.Tensor, expected: torch.Tensor, name: str, compare, tol=None, device_hint: str | None = None
+) -> list:
     """The full diff on the properties in ``compare`` (in a fixed, readable order)."""
     out = []
     same_shape = tuple(actual.shape) == tuple(expected.shape)
@@ -232,11 +264,23 @@ def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, com
             out.append(Problem("shape", f"{name} has shape {a}, expected {e}", e, a))
         elif prop == "dtype" and actual.dtype != expected.dtype:
             a, e = str(actual.dtype), str(expected.dtype)
-            out.append(Problem("dtype", f"{name} has dtype {a}, expected {e} "
-                                        f"(pass dtype={e} when creating it, or convert with .to({e}))", e, a))
+            out.append(
+                Problem(
+                    "dtype",
+                    f"{name} has dtype {a}, expected {e} (pass dtype={e} when creating it, or convert with .to({e}))",
+                    e,
+                    a,
+                )
+            )
         elif prop == "device" and not same_device(actual.device, expected.device):
-            out.append(Problem("device", device_sentence(name, actual.device, expected.device, device_hint),
-                               str(expected.device), str(actual.device)))
+            out.append(
+                Problem(
+                    "device",
+                    device_sentence(name, actual.device, expected.device, device_hint),
+                    str(expected.device),
+                    str(actual.device),
+                )
+            )
         elif prop == "stride" and same_shape and _strides_differ(actual, expected):
             a, e = str(tuple(actual.stride())), str(tuple(expected.stride()))
             out.append(Problem("stride", f"{name}.stride() is {a}, expected {e}", e, a))
@@ -254,22 +298,35 @@ def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, com
                 hint = "create it with requires_grad=True (or call .requires_grad_())"
             else:
                 hint = "detach it with .detach() or compute it under torch.no_grad()"
-            out.append(Problem("requires_grad", f"{name}.requires_grad is {actual.requires_grad}, "
-                                                f"expected {expected.requires_grad}: {hint}",
-                               str(expected.requires_grad), str(actual.requires_grad)))
+            out.append(
+                Problem(
+                    "requires_grad",
+                    f"{name}.requires_grad is {actual.requires_grad}, expected {expected.requires_grad}: {hint}",
+                    str(expected.requires_grad),
+                    str(actual.requires_grad),
+                )
+            )
         elif prop == "is_leaf" and actual.is_leaf != expected.is_leaf:
             if expected.is_leaf:
                 hint = "it should be created directly (or detached), not computed from tensors that require grad"
             else:
                 hint = "it should be the result of an operation on tensors that require grad"
-            out.append(Problem("is_leaf", f"{name}.is_leaf is {actual.is_leaf}, expected {expected.is_leaf}: {hint}",
-                               str(expected.is_leaf), str(actual.is_leaf)))
+            out.append(
+                Problem(
+                    "is_leaf",
+                    f"{name}.is_leaf is {actual.is_leaf}, expected {expected.is_leaf}: {hint}",
+                    str(expected.is_leaf),
+                    str(actual.is_leaf),
+                )
+            )
         elif prop == "grad_fn" and _grad_fn_name(actual) != _grad_fn_name(expected):
             a, e = _grad_fn_name(actual), _grad_fn_name(expected)
             sentence = f"{name}.grad_fn is {a}, expected {e}"
             if a is None:
-                sentence += " (it has no autograd history: was it computed under no_grad, detached, " \
-                            "or from tensors that do not require grad?)"
+                sentence += (
+                    " (it has no autograd history: was it computed under no_grad, detached, "
+                    "or from tensors that do not require grad?)"
+                )
             out.append(Problem("grad_fn", sentence, str(e), str(a)))
         elif prop == "grad":
             out.extend(grad_problems(actual, expected, name, tol))
@@ -279,8 +336,9 @@ def tensor_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, com
                 data = {"mismatch": stats}
                 if name.endswith(".grad"):
                     data.update(grad_multiple=grad_multiple(to_numpy(actual), to_numpy(expected)), name=name)
-                out.append(Problem("values", mismatch_sentence(name, stats),
-                                   short_repr(expected), short_repr(actual), data))
+                out.append(
+                    Problem("values", mismatch_sentence(name, stats), short_repr(expected), short_repr(actual), data)
+                )
     return out
 
 
@@ -365,12 +423,26 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
         return tensor_problems(actual, expected, name, ("shape", "device"), tol)
     a, e = as_array(actual), as_array(expected)
     if a is None or e is None:
-        return [Problem("type", f"{name} is {type_phrase(actual)}, expected {type_phrase(expected)}",
-                        short_repr(expected), short_repr(actual))]
+        return [
+            Problem(
+                "type",
+                f"{name} is {type_phrase(actual)}, expected {type_phrase(expected)}",
+                short_repr(expected),
+                short_repr(actual),
+            )
+        ]
     if a.shape != e.shape:
-        if a.ndim == 0 and isinstance(actual, (numbers.Number, np.generic)) or e.ndim == 0 and isinstance(expected, (numbers.Number, np.generic)):
-            return [Problem("value", f"{name} is {short_repr(actual)}, expected {short_repr(expected)}",
-                            short_repr(expected), short_repr(actual))]
+        if (a.ndim == 0 and isinstance(actual, (numbers.Number, np.generic))) or (
+            e.ndim == 0 and isinstance(expected, (numbers.Number, np.generic))
+        ):
+            return [
+                Problem(
+                    "value",
+                    f"{name} is {short_repr(actual)}, expected {short_repr(expected)}",
+                    short_repr(expected),
+                    short_repr(actual),
+                )
+            ]
         sa, se = fmt_shape(a.shape), fmt_shape(e.shape)
         return [Problem("shape", f"{name} has shape {sa}, expected {se}", se, sa)]
     stats = mismatch(a, e, tol)
@@ -392,11 +464,23 @@ def module_problems(actual: torch.nn.Module, expected: torch.nn.Module, name: st
     extra = [k for k in sa if k not in se]
     out = []
     if missing:
-        out.append(Problem("keys", f"{name} lacks {join_names(missing)} (expected in its state_dict)",
-                           join_names(se), join_names(sa)))
+        out.append(
+            Problem(
+                "keys",
+                f"{name} lacks {join_names(missing)} (expected in its state_dict)",
+                join_names(se),
+                join_names(sa),
+            )
+        )
     if extra:
-        out.append(Problem("keys", f"{name} has unexpected entries {join_names(extra)} in its state_dict",
-                           join_names(se), join_names(sa)))
+        out.append(
+            Problem(
+                "keys",
+                f"{name} has unexpected entries {join_names(extra)} in its state_dict",
+                join_names(se),
+                join_names(sa),
+            )
+        )
     for key, ev in se.items():
         if key in sa and isinstance(ev, torch.Tensor) and isinstance(sa[key], torch.Tensor):
             out.extend(tensor_problems(sa[key], ev, f"{name}.{key}", ("shape", "values"), tol))
@@ -415,8 +499,14 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         if _scalars_equal(actual, expected, tol):
             return []
         if isinstance(actual, torch.device) and isinstance(expected, torch.device):
-            return [Problem("device", device_sentence(name, actual, expected).replace(" is on ", " is ", 1),
-                            str(expected), str(actual))]
+            return [
+                Problem(
+                    "device",
+                    device_sentence(name, actual, expected).replace(" is on ", " is ", 1),
+                    str(expected),
+                    str(actual),
+                )
+            ]
         number = (numbers.Number, np.generic)
         sa, se = _fmt_scalar(actual), _fmt_scalar(expected)
         sentence = f"{name} is {sa}, expected {se}"
@@ -431,8 +521,14 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
             sa, se = short_repr(actual), short_repr(expected)
             return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
         if len(actual) != len(expected):
-            return [Problem("length", f"{name} has {plural(len(actual), 'item')}, expected {fmt_int(len(expected))}",
-                            short_repr(expected), short_repr(actual))]
+            return [
+                Problem(
+                    "length",
+                    f"{name} has {plural(len(actual), 'item')}, expected {fmt_int(len(expected))}",
+                    short_repr(expected),
+                    short_repr(actual),
+                )
+            ]
         out = []
         for i, (a, e) in enumerate(zip(actual, expected)):
             out.extend(value_problems(a, e, f"{name}[{i}]", tol, depth + 1))
@@ -444,11 +540,23 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         extra = [k for k in actual if k not in expected]
         out = []
         if missing:
-            out.append(Problem("keys", f"{name} lacks the keys {join_names(map(repr, missing))}",
-                               short_repr(list(expected)), short_repr(list(actual))))
+            out.append(
+                Problem(
+                    "keys",
+                    f"{name} lacks the keys {join_names(map(repr, missing))}",
+                    short_repr(list(expected)),
+                    short_repr(list(actual)),
+                )
+            )
         if extra:
-            out.append(Problem("keys", f"{name} has unexpected keys {join_names(map(repr, extra))}",
-                               short_repr(list(expected)), short_repr(list(actual))))
+            out.append(
+                Problem(
+                    "keys",
+                    f"{name} has unexpected keys {join_names(map(repr, extra))}",
+                    short_repr(list(expected)),
+                    short_repr(list(actual)),
+                )
+            )
         for k, e in expected.items():
             if k in actual:
                 out.extend(value_problems(actual[k], e, f"{name}[{k!r}]", tol, depth + 1))
@@ -457,9 +565,7 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         return out
     try:
         equal = actual == expected
-        if isinstance(equal, torch.Tensor):
-            equal = bool(equal.all())
-        elif isinstance(equal, np.ndarray):
+        if isinstance(equal, torch.Tensor) or isinstance(equal, np.ndarray):
             equal = bool(equal.all())
         else:
             equal = bool(equal)
@@ -469,7 +575,9 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         return []
     sa, se = short_repr(actual), short_repr(expected)
     if type(actual) is not type(expected):
-        return [Problem("type", f"{name} is {sa} ({type_phrase(actual)}), expected {se} ({type_phrase(expected)})", se, sa)]
+        return [
+            Problem("type", f"{name} is {sa} ({type_phrase(actual)}), expected {se} ({type_phrase(expected)})", se, sa)
+        ]
     return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
 
 

@@ -54,8 +54,15 @@ def attribute_owner(expr: str | None, attr: str) -> str | None:
 
 
 class Context:
-    def __init__(self, learner: dict, ref: dict, device: torch.device, seed: int,
-                 code_error: CodeError | None = None, solution_error: CodeError | None = None):
+    def __init__(
+        self,
+        learner: dict,
+        ref: dict,
+        device: torch.device,
+        seed: int,
+        code_error: CodeError | None = None,
+        solution_error: CodeError | None = None,
+    ):
         self.learner = learner
         self.ref = ref
         self.device = device
@@ -86,7 +93,11 @@ class Context:
             seed_all(self.seed)
             return eval(code, self.scope(self.ref))
         except Exception as exc:
-            why = f"the reference solution failed ({self.solution_error.ename})" if self.solution_error else exception_phrase(exc)
+            why = (
+                f"the reference solution failed ({self.solution_error.ename})"
+                if self.solution_error
+                else exception_phrase(exc)
+            )
             raise AuthoringError(f"the expected value ({display(expr)}) could not be computed: {why}") from exc
 
     def exec_learner(self, source: str, extra: dict | None = None):

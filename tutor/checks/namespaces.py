@@ -61,8 +61,13 @@ class CodeError:
     syntax: bool = False
 
     def as_dict(self) -> dict:
-        return {"stage": self.stage, "ename": self.ename, "evalue": self.evalue,
-                "line": self.line, "traceback": list(self.traceback)}
+        return {
+            "stage": self.stage,
+            "ename": self.ename,
+            "evalue": self.evalue,
+            "line": self.line,
+            "traceback": list(self.traceback),
+        }
 
     def phrase(self) -> str:
         """'your code stopped at line 3 with ValueError: ...' (for 'x is not defined: ...')."""
@@ -92,7 +97,7 @@ def filtered_traceback(exc: BaseException, filename: str = YOUR_CODE) -> list:
     if frames:
         lines.append("Traceback (most recent call last):")
         if len(frames) > MAX_FRAMES:  # deep (non-repeating) recursion: the ends tell the story
-            head, tail = frames[:10], frames[-(MAX_FRAMES - 10):]
+            head, tail = frames[:10], frames[-(MAX_FRAMES - 10) :]
             lines.extend(_lines(traceback.format_list(head)))
             lines.append(f"  ... {len(frames) - len(head) - len(tail)} more frames ...")
             lines.extend(_lines(traceback.format_list(tail)))
@@ -117,8 +122,7 @@ def code_error(exc: BaseException, filename: str, stage: str) -> CodeError:
         evalue = f"sys.exit({exc.code!r}) ends the program; remove it"
     else:
         evalue = str(exc)
-    return CodeError(stage, type(exc).__name__, evalue, line,
-                     filtered_traceback(exc, filename), stopped, syntax)
+    return CodeError(stage, type(exc).__name__, evalue, line, filtered_traceback(exc, filename), stopped, syntax)
 
 
 @contextlib.contextmanager

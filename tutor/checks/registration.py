@@ -43,8 +43,11 @@ def unregistered(model: torch.nn.Module, root: str) -> list:
                 total = sum(p.numel() for p in params.values())
                 counted = sum(p.numel() for i, p in params.items() if i in registered)
                 container = type(value).__name__ if type(value) in (list, tuple, dict) else "list"
-                found.append(Unregistered(path, "modules",
-                                          signatures.plain_modules(path, container, len(layers), counted, total)))
+                found.append(
+                    Unregistered(
+                        path, "modules", signatures.plain_modules(path, container, len(layers), counted, total)
+                    )
+                )
     return found
 
 

@@ -25,8 +25,16 @@ from .describe import jsonable
 from .kinds import KINDS
 from .mistakes import matched_messages
 from .namespaces import (
-    SETUP, SOLUTION, YOUR_CODE, BoundedOutput, captured, filtered_traceback, new_namespace,
-    own_frames, run_code, seed_all,
+    SETUP,
+    SOLUTION,
+    YOUR_CODE,
+    BoundedOutput,
+    captured,
+    filtered_traceback,
+    new_namespace,
+    own_frames,
+    run_code,
+    seed_all,
 )
 
 AUTHORING = "this check could not run (a problem in the exercise, not in your code)"
@@ -70,8 +78,15 @@ def run_check(check: dict, ctx: Context) -> dict:
 
 
 def _not_run(check: dict, why: str) -> dict:
-    return {"id": check.get("id"), "kind": check.get("kind"), "passed": False, "expected": None,
-            "actual": None, "message": why, "details": {"authoring_error": True}}
+    return {
+        "id": check.get("id"),
+        "kind": check.get("kind"),
+        "passed": False,
+        "expected": None,
+        "actual": None,
+        "message": why,
+        "details": {"authoring_error": True},
+    }
 
 
 def run_verification(payload: dict) -> dict:
@@ -101,8 +116,11 @@ def run_verification(payload: dict) -> dict:
     results = []
     for check in checks:
         if setup_error is not None:
-            results.append(_not_run(check, "not checked: the exercise's setup code failed "
-                                           "(a problem in the exercise, not in your code)"))
+            results.append(
+                _not_run(
+                    check, "not checked: the exercise's setup code failed (a problem in the exercise, not in your code)"
+                )
+            )
             continue
         with captured(quiet):  # a function check calls the learner's function dozens of times
             results.append(run_check(check, ctx))
@@ -121,12 +139,14 @@ def run_verification(payload: dict) -> dict:
                 messages.append(found)
 
     error = setup_error or solution_error or code_error
-    return jsonable({
-        "passed": error is None and all(r["passed"] for r in results),
-        "error": error.as_dict() if error else None,
-        "checks": results,
-        "mistakes": messages,
-    })
+    return jsonable(
+        {
+            "passed": error is None and all(r["passed"] for r in results),
+            "error": error.as_dict() if error else None,
+            "checks": results,
+            "mistakes": messages,
+        }
+    )
 
 
 def warm_up(device=None) -> None:

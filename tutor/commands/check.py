@@ -32,7 +32,9 @@ def run(args) -> int:
     ref = catalog.find_exercise(args.target)
     _require_trust(ref, args)
     verdict = asyncio.run(
-        verify_in_fresh_kernel(ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout)
+        verify_in_fresh_kernel(
+            ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout
+        )
     )
     _record(args, ref, code, verdict)
     if args.json:
@@ -64,10 +66,10 @@ def _require_trust(ref, args) -> None:
 def _record(args, ref, code: str, verdict) -> None:
     """Attempts from the CLI count as progress too; a store problem must not hide the verdict."""
     try:
-        from tutor.progress.store import ProgressStore
         from tutor.paths import data_dir
+        from tutor.progress.store import ProgressStore
 
         store = ProgressStore.open(data_dir(args.data_dir))
         store.record_attempt(ref.pack.id, ref.key, passed=verdict.passed, code=code, content_hash=ref.content_hash)
-    except Exception:  # noqa: BLE001 - recording is best effort here, the verdict is what was asked for
+    except Exception:
         pass

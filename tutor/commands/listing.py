@@ -21,7 +21,9 @@ def run(args) -> int:
             print(f"{pack.title} [{pack.id} {pack.manifest.version}, {origin}]")
             for lesson in pack.lessons:
                 done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
-                print(f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)")
+                print(
+                    f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)"
+                )
                 for ex in lesson.exercises:
                     state = status.get(f"{pack.id}:{lesson.id}/{ex.id}", "new")
                     mark = {"passed": "✓", "attempted": "…"}.get(state, " ")

@@ -26,7 +26,9 @@ def run_validate(args) -> int:
         return 1
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
-    print(f"{pack.id} {pack.manifest.version}: {len(pack.lessons)} lessons, {ex} exercises, {cards} cards, no problems.")
+    print(
+        f"{pack.id} {pack.manifest.version}: {len(pack.lessons)} lessons, {ex} exercises, {cards} cards, no problems."
+    )
     return 0
 
 

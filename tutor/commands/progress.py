@@ -58,33 +58,39 @@ def build_report(store, catalog, now: datetime) -> dict:
             card_keys = [(pack.id, f"{lesson.id}/{c.id}") for c in lesson.cards]
             known.update(ex_keys, card_keys)
             seen = [cards[k] for k in card_keys if k in cards]
-            lessons.append({
-                "id": lesson.id,
-                "title": lesson.title,
-                "exercises": {
-                    "total": len(ex_keys),
-                    "passed": sum(1 for k in ex_keys if k in ex_stats and ex_stats[k].passed),
-                    "attempted": sum(1 for k in ex_keys if k in ex_stats),
-                    "attempts": sum(ex_stats[k].attempts for k in ex_keys if k in ex_stats),
-                },
-                "cards": {
-                    "total": len(card_keys),
-                    "seen": len(seen),
-                    "due": sum(1 for s in seen if s.due <= now),
-                    "reviews": sum(s.reps for s in seen),
-                    "leeches": sum(1 for s in seen if s.leech),
-                },
-            })
+            lessons.append(
+                {
+                    "id": lesson.id,
+                    "title": lesson.title,
+                    "exercises": {
+                        "total": len(ex_keys),
+                        "passed": sum(1 for k in ex_keys if k in ex_stats and ex_stats[k].passed),
+                        "attempted": sum(1 for k in ex_keys if k in ex_stats),
+                        "attempts": sum(ex_stats[k].attempts for k in ex_keys if k in ex_stats),
+                    },
+                    "cards": {
+                        "total": len(card_keys),
+                        "seen": len(seen),
+                        "due": sum(1 for s in seen if s.due <= now),
+                        "reviews": sum(s.reps for s in seen),
+                        "leeches": sum(1 for s in seen if s.leech),
+                    },
+                }
+            )
         packs.append({"id": pack.id, "title": pack.title, "lessons": lessons})
     other: dict[str, dict] = {}
     for (pack_id, item), st in ex_stats.items():
         if (pack_id, item) not in known:
-            o = other.setdefault(pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0})
+            o = other.setdefault(
+                pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0}
+            )
             o["exercises_attempted"] += 1
             o["exercises_passed"] += int(st.passed)
-    for (pack_id, item) in cards:
+    for pack_id, item in cards:
         if (pack_id, item) not in known:
-            o = other.setdefault(pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0})
+            o = other.setdefault(
+                pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0}
+            )
             o["cards_seen"] += 1
     due_now = sum(1 for s in cards.values() if s.due <= now)
     upcoming = [s.due for s in cards.values() if s.due > now]
@@ -102,8 +108,12 @@ def build_report(store, catalog, now: datetime) -> dict:
             "due_now": due_now,
             "next_due": ts(min(upcoming)) if upcoming else None,
         },
-        "position": None if position is None else {
-            "pack": position.pack, "lesson": position.lesson, "exercise": position.exercise,
+        "position": None
+        if position is None
+        else {
+            "pack": position.pack,
+            "lesson": position.lesson,
+            "exercise": position.exercise,
             "updated_at": ts(position.updated_at),
         },
         "settings": {"desired_retention": settings.desired_retention, "new_cards_per_day": settings.new_cards_per_day},
@@ -198,7 +208,9 @@ def run_import(args) -> int:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TutorError(f"cannot import {name}: it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise TutorError(
+            f"cannot import {name}: it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     from tutor.progress.transfer import validate
 
     # Validate before opening the store, so a bad file cannot even create a database.

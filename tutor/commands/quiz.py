@@ -35,8 +35,13 @@ def run(args) -> int:
             raise TutorError(f"no lesson {args.lesson!r} (see `ptfund-tutor list`)")
         refs = list(catalog.cards(lesson=args.lesson))
         quiz = Quiz(
-            store, refs, stdin=sys.stdin, stdout=sys.stdout,
-            device=args.device, connection_file=args.kernel, trusted=_trust_check(args.data_dir),
+            store,
+            refs,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            device=args.device,
+            connection_file=args.kernel,
+            trusted=_trust_check(args.data_dir),
         )
         try:
             quiz.run(limit=args.limit)
@@ -78,8 +83,18 @@ class Tally:
 class Quiz:
     """One quiz session over ``refs`` (catalog CardRefs); each answer is saved as it is given."""
 
-    def __init__(self, store, refs, *, stdin: TextIO, stdout: TextIO, device=None, connection_file=None,
-                 trusted=lambda pack: pack.builtin, now=None):
+    def __init__(
+        self,
+        store,
+        refs,
+        *,
+        stdin: TextIO,
+        stdout: TextIO,
+        device=None,
+        connection_file=None,
+        trusted=lambda pack: pack.builtin,
+        now=None,
+    ):
         self.store = store
         self.refs = {(r.pack.id, r.key): r for r in refs}
         self.stdin = stdin
@@ -125,8 +140,7 @@ class Quiz:
         settings = self.store.settings()
         due_text = f"{len(picked.due)} card{'s' * (len(picked.due) != 1)} due"
         new_text = (
-            f"{len(picked.new)} new (up to {settings.new_cards_per_day} new a day; "
-            f"{picked.new_today} started today)"
+            f"{len(picked.new)} new (up to {settings.new_cards_per_day} new a day; {picked.new_today} started today)"
         )
         self.say(f"{due_text}, {new_text}.")
         if not queue:
@@ -135,8 +149,10 @@ class Quiz:
         if limit is not None and len(queue) > limit:
             queue = queue[:limit]
             self.say(f"Asking {limit} of them (--limit).")
-        self.say("Type your answer and press Enter; an empty answer shows the key and counts as wrong. "
-                 "End of input (Ctrl-D) stops.")
+        self.say(
+            "Type your answer and press Enter; an empty answer shows the key and counts as wrong. "
+            "End of input (Ctrl-D) stops."
+        )
         stopped = False
         for n, key in enumerate(queue, 1):
             self.say()
@@ -233,8 +249,10 @@ class Quiz:
         """Run the card's code and show the real output; the key it produced, or None when
         the code could not run (then grading uses the stored key, and the learner is told)."""
         if not self.trusted(ref.pack):
-            self.say(f"(Not running code from pack '{ref.pack.id}': you have not trusted it. "
-                     "Grading against the stored answer.)")
+            self.say(
+                f"(Not running code from pack '{ref.pack.id}': you have not trusted it. "
+                "Grading against the stored answer.)"
+            )
             return None
         if self._kernel_problem is not None:
             self.say("(No kernel; grading against the stored answer.)")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tutor.engine.pool import KernelPool
     from tutor.engine.session import KernelSession
 
-__all__ = ["KernelSession", "KernelPool", "DeviceInfo", "RunResult", "run_once"]
+__all__ = ["DeviceInfo", "KernelPool", "KernelSession", "RunResult", "run_once"]
 
 
 def __getattr__(name: str):
@@ -30,8 +30,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tutor.engine' has no attribute {name!r}")
 
 
-def run_once(code: str, device: str | None = None, timeout: float | None = None,
-             connection_file: str | None = None) -> RunResult:
+def run_once(
+    code: str, device: str | None = None, timeout: float | None = None, connection_file: str | None = None
+) -> RunResult:
     """Run ``code`` in a fresh kernel (or the attached one) and return the result; for the
     CLI, which has no event loop of its own. The kernel is stopped (an attached one only
     disconnected) afterwards."""

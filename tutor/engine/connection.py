@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import zmq
 import zmq.asyncio
@@ -61,7 +62,7 @@ class Connection:
         self.closed = False
 
     @classmethod
-    def from_file(cls, connection_file: str) -> "Connection":
+    def from_file(cls, connection_file: str) -> Connection:
         client = AsyncKernelClient()
         client.load_connection_file(connection_file)
         return cls(client)
@@ -196,8 +197,7 @@ class Connection:
 
     # ---- sending
 
-    def send(self, channel: str, msg_type: str, content: dict[str, Any],
-             handler: Handler | None = None) -> str:
+    def send(self, channel: str, msg_type: str, content: dict[str, Any], handler: Handler | None = None) -> str:
         """Send a request; ``handler`` gets every message whose parent is this request."""
         msg = self.client.session.msg(msg_type, content)
         msg_id = msg["header"]["msg_id"]

@@ -120,8 +120,7 @@ del __ptfund_boot, __ptfund_plain_deep_tracebacks
 def boot_source(requested: str | None) -> str:
     if requested is not None and requested not in DEVICES:
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
-    return (_BOOT.replace("__REQUESTED__", repr(requested), 1)
-                 .replace("__CHECKS__", repr(checks_bootstrap_source()), 1))
+    return _BOOT.replace("__REQUESTED__", repr(requested), 1).replace("__CHECKS__", repr(checks_bootstrap_source()), 1)
 
 
 def parse_expression(reply_content: dict, key: str):

@@ -48,13 +48,11 @@ def death_cause(returncode: int | str | None) -> str:
 def crashed(returncode: int | str | None) -> str:
     """The kernel died while the learner's code ran."""
     if returncode == "replaced":
-        return ("The Python kernel stopped while your code ran and was started again; "
-                "earlier variables are gone.")
+        return "The Python kernel stopped while your code ran and was started again; earlier variables are gone."
     if not isinstance(returncode, int):
         return f"The Python kernel stopped responding while your code ran; {GONE}."
     if returncode >= 0:
-        return (f"Your code made the Python kernel exit with status {returncode} (as os._exit "
-                f"does); {GONE}.")
+        return f"Your code made the Python kernel exit with status {returncode} (as os._exit does); {GONE}."
     cause = death_cause(returncode)
     if cause.startswith("killed by SIGKILL"):
         return f"The Python kernel was {cause}; {GONE}."
@@ -64,8 +62,10 @@ def crashed(returncode: int | str | None) -> str:
 
 
 def died_between_runs(returncode: int | str | None) -> str:
-    return (f"The Python kernel had stopped since the last run ({death_cause(returncode)}), "
-            "so a new one was started; earlier variables are gone.")
+    return (
+        f"The Python kernel had stopped since the last run ({death_cause(returncode)}), "
+        "so a new one was started; earlier variables are gone."
+    )
 
 
 def interrupted() -> str:
@@ -73,8 +73,10 @@ def interrupted() -> str:
 
 
 def interrupt_escalated() -> str:
-    return ("Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
-            "so the kernel was restarted; earlier variables are gone.")
+    return (
+        "Your code did not stop when interrupted (it may catch KeyboardInterrupt), "
+        "so the kernel was restarted; earlier variables are gone."
+    )
 
 
 def timed_out(limit: float) -> str:
@@ -82,8 +84,10 @@ def timed_out(limit: float) -> str:
 
 
 def timed_out_restarted(limit: float) -> str:
-    return (f"Your code ran past the {limit:g} s time limit and did not stop when interrupted, "
-            "so the kernel was restarted; earlier variables are gone.")
+    return (
+        f"Your code ran past the {limit:g} s time limit and did not stop when interrupted, "
+        "so the kernel was restarted; earlier variables are gone."
+    )
 
 
 def stopped_before_start() -> str:
@@ -107,8 +111,7 @@ def input_unsupported() -> str:
 
 
 def output_capped(total_lines: int, head: int, tail: int) -> str:
-    return (f"Your code printed {total_lines} lines; only the first {head} and the last {tail} "
-            "are shown.")
+    return f"Your code printed {total_lines} lines; only the first {head} and the last {tail} are shown."
 
 
 _ALLOC = re.compile(r"allocate (\d+) bytes")
@@ -129,8 +132,10 @@ def for_error(ename: str, evalue: str) -> str | None:
     if ename == "StdinNotImplementedError":
         return input_unsupported()
     if ename == "RecursionError":
-        return ("Your code recursed too deeply (a function that keeps calling itself without "
-                f"reaching a base case); {KEPT}.")
+        return (
+            "Your code recursed too deeply (a function that keeps calling itself without "
+            f"reaching a base case); {KEPT}."
+        )
     if ename == "MemoryError":
         return f"Your code ran out of memory (MemoryError); {KEPT}."
     if ename == "OutOfMemoryError" or (

@@ -53,7 +53,7 @@ class _Line:
     """The line being written. Streams the raw text live (cut at a cap) and stores what a
     terminal would show: a carriage return restarts the line, as progress bars expect."""
 
-    __slots__ = ("name", "text", "dropped", "streamed")
+    __slots__ = ("dropped", "name", "streamed", "text")
 
     def __init__(self, name: str):
         self.name = name
@@ -87,8 +87,7 @@ class _Line:
 class OutputBuffer:
     """Collects one run's stdout/stderr and display bundles with bounded memory."""
 
-    def __init__(self, head_lines: int = HEAD_LINES, tail_lines: int = TAIL_LINES,
-                 head_chars: int = HEAD_CHARS):
+    def __init__(self, head_lines: int = HEAD_LINES, tail_lines: int = TAIL_LINES, head_chars: int = HEAD_CHARS):
         self.head_lines = head_lines
         self.tail_lines = tail_lines
         self.head_chars = head_chars
@@ -145,7 +144,7 @@ class OutputBuffer:
         if len(middle) >= self.tail_lines:
             self.omitted += len(self._tail) + len(middle) - self.tail_lines
             self._tail.clear()
-            middle = middle[len(middle) - self.tail_lines:]
+            middle = middle[len(middle) - self.tail_lines :]
         for part in middle:
             line = _Line(name)
             line.add(part + "\n")

@@ -21,9 +21,14 @@ WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up(globals().get('DEVIC
 
 
 class KernelPool:
-    def __init__(self, device: str | None = None, size: int = 1,
-                 cwd: str | os.PathLike | None = None, extra_env: dict[str, str] | None = None,
-                 **session_options):
+    def __init__(
+        self,
+        device: str | None = None,
+        size: int = 1,
+        cwd: str | os.PathLike | None = None,
+        extra_env: dict[str, str] | None = None,
+        **session_options,
+    ):
         if size < 1:
             raise ValueError("a kernel pool needs size >= 1")
         self.device = device
@@ -36,8 +41,7 @@ class KernelPool:
         self._closed = False
 
     def _spawn(self) -> KernelSession:
-        session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env,
-                                **self.session_options)
+        session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env, **self.session_options)
         session.start_soon()
         self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session))
         self._spares.append(session)
@@ -60,7 +64,7 @@ class KernelPool:
             await task
         except EngineError:
             raise
-        except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+        except Exception:
             await session.start()
 
     async def start(self) -> None:

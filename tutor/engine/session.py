@@ -19,8 +19,9 @@ import signal
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from tutor.engine import faults
 from tutor.engine.connection import Connection
@@ -239,8 +240,9 @@ class KernelSession:
     def start_soon(self) -> asyncio.Task:
         """Start in the background (idempotent); ``execute`` waits for it if needed."""
         task = self._start_task
-        if task is None or (task.done() and (task.cancelled() or task.exception() is not None
-                                             or self.state == "stopped")):
+        if task is None or (
+            task.done() and (task.cancelled() or task.exception() is not None or self.state == "stopped")
+        ):
             task = asyncio.get_running_loop().create_task(self._start(), name="ptfund-kernel-start")
             task.add_done_callback(_retrieve)
             self._start_task = task
@@ -342,7 +344,8 @@ class KernelSession:
         """Help text for the name at ``cursor_pos`` (signature, docstring), or None."""
         pos = len(code) if cursor_pos is None else cursor_pos
         reply = await self._shell_request(
-            "inspect_request", {"code": code, "cursor_pos": pos, "detail_level": detail_level})
+            "inspect_request", {"code": code, "cursor_pos": pos, "detail_level": detail_level}
+        )
         if not reply or reply.get("status") != "ok" or not reply.get("found"):
             return None
         text = (reply.get("data") or {}).get("text/plain")
@@ -410,15 +413,17 @@ class KernelSession:
         deadline = asyncio.get_running_loop().time() + ATTACH_TIMEOUT
         while not await conn.ping(timeout=1.0):
             if asyncio.get_running_loop().time() > deadline:
-                raise EngineError(f"No kernel answered at {path} within {ATTACH_TIMEOUT:g} s; "
-                                  "is it running?")
+                raise EngineError(f"No kernel answered at {path} within {ATTACH_TIMEOUT:g} s; is it running?")
 
     async def _boot(self) -> None:
         """Import torch, inject the checks, set DEVICE; read back what the kernel found."""
         run = _Run(None, None)
         content = {
-            "code": boot_source(self.device), "silent": True, "store_history": False,
-            "user_expressions": {"report": REPORT_EXPRESSION}, "allow_stdin": False,
+            "code": boot_source(self.device),
+            "silent": True,
+            "store_history": False,
+            "user_expressions": {"report": REPORT_EXPRESSION},
+            "allow_stdin": False,
             "stop_on_error": False,
         }
         conn = self._require_conn()
@@ -428,8 +433,7 @@ class KernelSession:
         try:
             while run.reply is None:
                 if loop.time() > deadline:
-                    raise EngineError(f"The Python kernel did not become ready within "
-                                      f"{self.startup_timeout:g} s.")
+                    raise EngineError(f"The Python kernel did not become ready within {self.startup_timeout:g} s.")
                 await self._wait_step(run.done, deadline)
                 if run.reply is None and not run.done.done():
                     if await self._exit_status() is not None:
@@ -442,8 +446,11 @@ class KernelSession:
             conn.unregister(run.msg_id)
         report = parse_report(run.reply)
         if run.reply.get("status") != "ok" or not report:
-            raise EngineError("The Python kernel failed to run its start-up code: "
-                              f"{run.reply.get('ename', '')} {run.reply.get('evalue', '')}".rstrip() + ".")
+            raise EngineError(
+                "The Python kernel failed to run its start-up code: "
+                f"{run.reply.get('ename', '')} {run.reply.get('evalue', '')}".rstrip()
+                + "."
+            )
         if report.get("error"):
             if self.device and "--device" in report["error"]:
                 raise DeviceUnavailable(report["error"])
@@ -495,8 +502,7 @@ class KernelSession:
             except OSError:
                 pass
         cause = faults.death_cause(self._returncode())
-        return (f"The Python kernel exited while starting ({cause})"
-                + (f": {tail[:300]}" if tail else "") + ".")
+        return f"The Python kernel exited while starting ({cause})" + (f": {tail[:300]}" if tail else "") + "."
 
     # ------------------------------------------------------------------ liveness
 
@@ -505,7 +511,7 @@ class KernelSession:
         process = getattr(getattr(km, "provisioner", None), "process", None)
         return None if process is None else process.returncode
 
-    async def _exit_status(self, force: bool = False) -> int | None | str:
+    async def _exit_status(self, force: bool = False) -> int | str | None:
         """None while the kernel lives; else its exit status, "gone" when unknown, or
         "replaced" when an attached kernel is a new process."""
         if self._km is not None:
@@ -585,8 +591,12 @@ class KernelSession:
     async def _execute(self, run: _Run, code: str, timeout: float | None, silent: bool) -> None:
         conn = self._require_conn()
         content = {
-            "code": code, "silent": silent, "store_history": not silent,
-            "user_expressions": {}, "allow_stdin": run.stdin is not None, "stop_on_error": True,
+            "code": code,
+            "silent": silent,
+            "store_history": not silent,
+            "user_expressions": {},
+            "allow_stdin": run.stdin is not None,
+            "stop_on_error": True,
         }
 
         def handle(channel: str, msg: dict) -> None:
@@ -624,14 +634,21 @@ class KernelSession:
                         run.abort("interrupted", faults.interrupt_escalated())
                     await self._recover(run, already_dead=False)
                     return
-                if deadline is not None and now >= deadline + run.input_wait and \
-                        run.interrupt_at is None and not run.input_tasks:
+                if (
+                    deadline is not None
+                    and now >= deadline + run.input_wait
+                    and run.interrupt_at is None
+                    and not run.input_tasks
+                ):
                     run.timed_out = True
                     run.interrupt_at = now
                     await self._send_interrupt()
                     continue
-                if run.reply is not None and not run.idle and \
-                        time.monotonic() - max(run.reply_time, run.last_iopub) > IDLE_GRACE:
+                if (
+                    run.reply is not None
+                    and not run.idle
+                    and time.monotonic() - max(run.reply_time, run.last_iopub) > IDLE_GRACE
+                ):
                     # The reply came but IOPub's idle never did (a publisher over its
                     # high-water mark drops messages): the run is over all the same.
                     log.warning("no IOPub idle for %s; ending the run on its reply", run.msg_id)
@@ -721,8 +738,11 @@ class KernelSession:
         elif error is not None or reply.get("status") == "error":
             status = "error"
             if error is None:
-                error = ErrorEvent(reply.get("ename", "Error"), strip_ansi(reply.get("evalue", "")),
-                                   tuple(strip_ansi("\n".join(reply.get("traceback") or [])).split("\n")))
+                error = ErrorEvent(
+                    reply.get("ename", "Error"),
+                    strip_ansi(reply.get("evalue", "")),
+                    tuple(strip_ansi("\n".join(reply.get("traceback") or [])).split("\n")),
+                )
             message = faults.for_error(error.ename, error.evalue)
         elif reply.get("status") == "aborted":
             status, message = "error", "This run was skipped because the kernel aborted it."
@@ -817,17 +837,28 @@ class KernelSession:
         deadline = loop.time() + ATTACH_TIMEOUT
         while True:
             if loop.time() > deadline:
-                raise KernelDied("The kernel you attached to did not come back after a restart; "
-                                 "start it again and reattach with --kernel.")
+                raise KernelDied(
+                    "The kernel you attached to did not come back after a restart; "
+                    "start it again and reattach with --kernel."
+                )
             got: asyncio.Future = loop.create_future()
 
             def on_reply(channel: str, msg: dict, got=got) -> None:
                 if channel == "shell" and not got.done():
                     got.set_result(msg)
 
-            msg_id = conn.send("shell", "execute_request", {
-                "code": "", "silent": True, "store_history": False, "allow_stdin": False,
-                "user_expressions": {"pid": PID_EXPRESSION}}, on_reply)
+            msg_id = conn.send(
+                "shell",
+                "execute_request",
+                {
+                    "code": "",
+                    "silent": True,
+                    "store_history": False,
+                    "allow_stdin": False,
+                    "user_expressions": {"pid": PID_EXPRESSION},
+                },
+                on_reply,
+            )
             try:
                 reply = await asyncio.wait_for(got, 1.0)
             except asyncio.TimeoutError:

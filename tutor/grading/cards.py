@@ -37,8 +37,18 @@ _TIGHT = r"()\[\]{},:;="
 _AROUND_PUNCT = re.compile(rf"\s*([{_TIGHT}])\s*")
 _SPACE = re.compile(r"\s+")
 # Characters NFKC leaves alone but learners type by accident (smart quotes, Unicode minus).
-_LOOKALIKES = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2018": "'", "\u2019": "'",
-                             "\u201c": '"', "\u201d": '"', "\u00d7": "x"})
+_LOOKALIKES = str.maketrans(
+    {
+        "\u2212": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00d7": "x",
+    }
+)
 
 
 def normalise(text: str, *, case_sensitive: bool = False) -> str:
@@ -114,7 +124,7 @@ def is_exception_key(key: str) -> bool:
 
 
 def _exception_matches(answer: str, key: str) -> bool:
-    """"RuntimeError", "runtimeerror", "RuntimeError: view size is not ..." and "raises
+    """ "RuntimeError", "runtimeerror", "RuntimeError: view size is not ..." and "raises
     RuntimeError" all match RuntimeError; a dotted key also matches its last part."""
     a = _RAISES.sub("", unicodedata.normalize("NFKC", answer).strip())
     a = re.split(r"[\s:(]", a, maxsplit=1)[0].rstrip(".!").casefold()
@@ -219,7 +229,9 @@ def _grade_numeric(card: NumericCard, answer: str) -> Grade:
         return Grade(False, "No answer given.", expected)
     x = parse_number(answer)
     if x is None:
-        return Grade(False, "That is not a number I can read; write it like 0.001, 1e-3 or 1/1000.", expected, retry=True)
+        return Grade(
+            False, "That is not a number I can read; write it like 0.001, 1e-3 or 1/1000.", expected, retry=True
+        )
     # A hair of relative slack so 0.1 + 0.2 style float noise never fails an exact key.
     close = math.isclose(x, card.answer, rel_tol=max(card.rel_tolerance, 1e-9), abs_tol=card.tolerance)
     if close:
@@ -268,7 +280,9 @@ def _grade_cloze(card: ClozeCard, answer) -> Grade:
     if len(blanks) == 1:
         return Grade(False, "Not quite.", expected)
     parts = [f"blank {n + 1} is {blanks[n][0]!r}" for n in wrong]
-    return Grade(False, f"{len(blanks) - len(wrong)} of {len(blanks)} blanks right: " + ", ".join(parts) + ".", expected)
+    return Grade(
+        False, f"{len(blanks) - len(wrong)} of {len(blanks)} blanks right: " + ", ".join(parts) + ".", expected
+    )
 
 
 # ---------------------------------------------------------------- leeches

@@ -12,11 +12,10 @@ import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
-from pathlib import Path
-
 from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
 
@@ -121,7 +120,9 @@ async def _test_predict_cards(session, lesson: m.Lesson, report: Report, echo) -
         echo(row)
 
 
-async def test_pack(pack: Pack, *, lesson: str | None = None, device: str | None = None, echo=lambda row: None) -> Report:
+async def test_pack(
+    pack: Pack, *, lesson: str | None = None, device: str | None = None, echo=lambda row: None
+) -> Report:
     from tutor.engine import KernelPool, KernelSession
 
     report = Report()

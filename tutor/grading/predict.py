@@ -32,11 +32,14 @@ class PredictOutcome:
 def outcome_from_result(r: RunResult) -> PredictOutcome:
     output = r.output or ""
     if r.status in ("timeout", "interrupted", "crashed"):
-        problem = r.message or {
-            "timeout": "The code did not finish in time.",
-            "interrupted": "The code was interrupted.",
-            "crashed": "The kernel crashed while running the code.",
-        }[r.status]
+        problem = (
+            r.message
+            or {
+                "timeout": "The code did not finish in time.",
+                "interrupted": "The code was interrupted.",
+                "crashed": "The kernel crashed while running the code.",
+            }[r.status]
+        )
         return PredictOutcome(output, None, (output.rstrip() + "\n" + problem).strip(), "", problem)
     if r.error is not None:
         exc = r.error.ename
@@ -56,8 +59,9 @@ async def run_predict(session, code: str, *, timeout: float = DEFAULT_TIMEOUT) -
     return outcome_from_result(result)
 
 
-def predict_key(code: str, device: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
-                connection_file: str | None = None) -> str:
+def predict_key(
+    code: str, device: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, connection_file: str | None = None
+) -> str:
     """The answer key of a predict card's code, run in a fresh kernel (``pack test``).
 
     Raises RuntimeError with one sentence when the run did not finish, as no key exists then.

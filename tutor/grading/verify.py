@@ -62,7 +62,9 @@ def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
     if run.status in ("crashed", "interrupted"):
         # The engine's sentence ends with what a crash means for a live session (variables
         # gone); a verification kernel is thrown away anyway, so that part would only confuse.
-        message = (run.message or "The kernel stopped while checking your code.").replace(f"; {GONE}.", " while it was being checked.")
+        message = (run.message or "The kernel stopped while checking your code.").replace(
+            f"; {GONE}.", " while it was being checked."
+        )
         return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
     bundle = next((d.data[RESULT_MIME] for d in run.displays if RESULT_MIME in d.data), None)
     if bundle is None:
@@ -82,8 +84,12 @@ def _plain(message: str) -> str:
 def verdict_from_result(result: dict) -> Verdict:
     checks = [
         CheckLine(
-            id=c.get("id"), kind=c.get("kind", "?"), passed=bool(c.get("passed")), message=_plain(c.get("message", "")),
-            expected=c.get("expected"), actual=c.get("actual"),
+            id=c.get("id"),
+            kind=c.get("kind", "?"),
+            passed=bool(c.get("passed")),
+            message=_plain(c.get("message", "")),
+            expected=c.get("expected"),
+            actual=c.get("actual"),
         )
         for c in result.get("checks", [])
     ]
@@ -102,12 +108,19 @@ def verdict_from_result(result: dict) -> Verdict:
         )
     error_text = "\n".join(error.get("traceback") or []) if error else None
     if result.get("passed") and not error:
-        return Verdict("pass", f"All {total} check{'s' if total != 1 else ''} pass." if total > 1 else "The check passes.", checks=checks, mistakes=mistakes)
+        return Verdict(
+            "pass",
+            f"All {total} check{'s' if total != 1 else ''} pass." if total > 1 else "The check passes.",
+            checks=checks,
+            mistakes=mistakes,
+        )
     if error:
         line = error.get("line")
         at = f" at line {line}" if line else ""
         if error.get("ename") == "StdinNotImplementedError":
-            headline = f"Your code called input(){at}: checks run without a keyboard, so give the value in the code instead."
+            headline = (
+                f"Your code called input(){at}: checks run without a keyboard, so give the value in the code instead."
+            )
         else:
             headline = f"Your code raised {error.get('ename')}{at}: {error.get('evalue')}"
         return Verdict("error", headline, checks=checks, mistakes=mistakes, error=error_text)
@@ -151,7 +164,14 @@ class Verifier:
 _background: set[asyncio.Future] = set()
 
 
-async def verify_in_fresh_kernel(exercise: m.Exercise, code: str, *, device: str | None = None, connection_file: str | None = None, timeout: float | None = None) -> Verdict:
+async def verify_in_fresh_kernel(
+    exercise: m.Exercise,
+    code: str,
+    *,
+    device: str | None = None,
+    connection_file: str | None = None,
+    timeout: float | None = None,
+) -> Verdict:
     """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
     from tutor.engine import KernelSession
 

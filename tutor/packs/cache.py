@@ -106,7 +106,11 @@ class LessonCache:
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".pack-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    pickle.dump({"fingerprint": fingerprint(), "where": self._where, "lessons": lessons}, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(
+                        {"fingerprint": fingerprint(), "where": self._where, "lessons": lessons},
+                        f,
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
                 os.replace(tmp, self.file)  # readers see the old file or the new one, never half
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

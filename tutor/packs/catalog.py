@@ -7,9 +7,9 @@ other packs load. Items are addressed ``LESSON/ITEM``, or ``PACK:LESSON/ITEM`` w
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from tutor.errors import TutorError
 from tutor.packs import models as m
@@ -68,7 +68,7 @@ class Catalog:
     broken: list[Path] = field(default_factory=list)  # packs that could not load at all
 
     @classmethod
-    def load(cls, extra_dirs: list[str] | None = None, *, builtin: bool = True) -> "Catalog":
+    def load(cls, extra_dirs: list[str] | None = None, *, builtin: bool = True) -> Catalog:
         cat = cls()
         roots: list[tuple[Path, bool]] = [(builtin_pack_dir(), True)] if builtin else []
         roots += [(Path(d).expanduser(), False) for d in extra_dirs or []]
@@ -81,7 +81,15 @@ class Catalog:
                 cat.broken.append(root)
                 continue
             if pack.id in seen_ids:
-                cat.problems.append(Problem(str(root / "pack.yaml"), 1, 1, "id", f"pack id {pack.id!r} is already used by another loaded pack"))
+                cat.problems.append(
+                    Problem(
+                        str(root / "pack.yaml"),
+                        1,
+                        1,
+                        "id",
+                        f"pack id {pack.id!r} is already used by another loaded pack",
+                    )
+                )
                 cat.broken.append(root)
                 continue
             seen_ids.add(pack.id)
@@ -116,7 +124,9 @@ class Catalog:
         lesson_id, sep, ex_id = rest.partition("/")
         if not sep or not lesson_id or not ex_id:
             raise TutorError(f"{target!r} is not an exercise id: write LESSON/EXERCISE (see `ptfund-tutor list`)")
-        found = [r for r in self.exercises(lesson_id) if r.exercise.id == ex_id and (not pack_id or r.pack.id == pack_id)]
+        found = [
+            r for r in self.exercises(lesson_id) if r.exercise.id == ex_id and (not pack_id or r.pack.id == pack_id)
+        ]
         if not found:
             if pack_id and self.pack(pack_id) is None:
                 raise TutorError(f"no pack {pack_id!r} is loaded (see `ptfund-tutor list`)")

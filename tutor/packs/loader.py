@@ -25,7 +25,12 @@ MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
 # A one-line value ending in .py/.md names a file beside the YAML.
 FILE_REF = re.compile(r"^[\w][\w./-]*\.(py|md)$")
 _ALL_FIELDS = sorted(
-    {name for model in vars(m).values() if isinstance(model, type) and issubclass(model, BaseModel) for name in model.model_fields}
+    {
+        name
+        for model in vars(m).values()
+        if isinstance(model, type) and issubclass(model, BaseModel)
+        for name in model.model_fields
+    }
 )
 
 
@@ -79,7 +84,16 @@ class _Reporter:
         self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
         self.data: object = None
 
-    def at(self, path: tuple, message: str, *, key: bool = False, line: int | None = None, col: int | None = None, file: Path | None = None) -> None:
+    def at(
+        self,
+        path: tuple,
+        message: str,
+        *,
+        key: bool = False,
+        line: int | None = None,
+        col: int | None = None,
+        file: Path | None = None,
+    ) -> None:
         if line is None:
             lookup = path + ("__key__",) if key else path
             line, col = self.located.pos(lookup) if self.located else (1, 1)
@@ -156,7 +170,7 @@ def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
         kind = err["type"]
         msg = err["msg"]
         if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         if kind == "missing":
             rep.at(path, f"required field {loc[-1]!r} is missing")
             continue
@@ -177,7 +191,11 @@ def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
             got = err.get("ctx", {}).get("tag")
             rep.at(path + (tag,), f"unknown {tag} {got!r}: expected one of {', '.join(choices)}")
             continue
-        if kind == "string_type" and isinstance(err.get("input"), (int, float)) and not isinstance(err.get("input"), bool):
+        if (
+            kind == "string_type"
+            and isinstance(err.get("input"), (int, float))
+            and not isinstance(err.get("input"), bool)
+        ):
             msg += " (put it in quotes)"
         if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == m.ID_PATTERN:
             msg = f"{err.get('input')!r} is not an id: ids use lowercase letters, digits, '-' and '_' (e.g. views-and-strides)"
@@ -230,7 +248,10 @@ def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool, re
     for path, line, col, message in located.problems:
         rep.at(path, message, line=line, col=col)
     if not isinstance(located.data, dict):
-        rep.at((), f"expected a mapping of fields ({model.__name__}), found {type(located.data).__name__ if located.data is not None else 'an empty file'}")
+        rep.at(
+            (),
+            f"expected a mapping of fields ({model.__name__}), found {type(located.data).__name__ if located.data is not None else 'an empty file'}",
+        )
         return None, {}, rep.problems, located
     origins: dict[tuple, Pos] = {}
     data = _resolve_refs(located.data, (), located, file.parent, rep, origins) if resolve else located.data
@@ -267,7 +288,15 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         return None, [Problem(str(root), 1, 1, "", "not a folder (a pack is a folder with pack.yaml)")]
     manifest_file = root / MANIFEST
     if not manifest_file.is_file():
-        return None, [Problem(str(manifest_file), 1, 1, "", "pack.yaml not found: is this a pack folder? (`ptfund-tutor pack new DIR` makes one)")]
+        return None, [
+            Problem(
+                str(manifest_file),
+                1,
+                1,
+                "",
+                "pack.yaml not found: is this a pack folder? (`ptfund-tutor pack new DIR` makes one)",
+            )
+        ]
     manifest, _, found, located = _load_yaml(manifest_file, root, m.PackManifest, resolve=False)
     problems += found
     if manifest is None:
@@ -285,7 +314,9 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         lesson, lesson_origins = _remembered(cache, lesson_id)
         if lesson is None:
             rep = _Reporter(root, None, lesson_file)
-            lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True, rep=rep)
+            lesson, lesson_origins, found, lesson_located = _load_yaml(
+                lesson_file, root, m.Lesson, resolve=True, rep=rep
+            )
             problems += found
             if lesson is None:
                 continue

@@ -14,7 +14,7 @@ be a literal such as ``(1, 3)``.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -25,16 +25,43 @@ Markdown = Annotated[str, Field(description="Markdown, inline or the name of a .
 Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
 
 TENSOR_PROPERTIES = (
-    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
-    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+    "shape",
+    "dtype",
+    "device",
+    "stride",
+    "contiguous",
+    "storage_offset",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "grad",
+    "values",
 )
 TensorProperty = Literal[
-    "shape", "dtype", "device", "stride", "contiguous", "storage_offset",
-    "requires_grad", "is_leaf", "grad_fn", "grad", "values",
+    "shape",
+    "dtype",
+    "device",
+    "stride",
+    "contiguous",
+    "storage_offset",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "grad",
+    "values",
 ]
 DTYPES = (
-    "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32",
-    "int64", "bool", "complex64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "complex64",
 )
 
 
@@ -139,7 +166,7 @@ class ArgSpec(Strict):
     values: list | None = Field(None, description="choices for type: choice")
 
     @model_validator(mode="after")
-    def _fits_type(self) -> "ArgSpec":
+    def _fits_type(self) -> ArgSpec:
         if self.type == "tensor" and self.shape is None:
             raise ValueError("a tensor argument needs a shape")
         if self.type == "choice" and not self.values:
@@ -178,7 +205,14 @@ class PythonCheck(_Check):
 
 
 Check = Annotated[
-    Union[ValueCheck, TensorCheck, RaisesCheck, ModuleCheck, StateDictCheck, SameAsSolutionCheck, FunctionCheck, PythonCheck],
+    ValueCheck
+    | TensorCheck
+    | RaisesCheck
+    | ModuleCheck
+    | StateDictCheck
+    | SameAsSolutionCheck
+    | FunctionCheck
+    | PythonCheck,
     Field(discriminator="kind"),
 ]
 CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python")
@@ -197,7 +231,7 @@ class Mistake(Strict):
     message: str = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "Mistake":
+    def _exactly_one(self) -> Mistake:
         given = [k for k in ("when", "code", "failed_check") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("a mistake needs exactly one of when, code or failed_check")
@@ -249,7 +283,7 @@ class ChoiceCard(_Card):
     options: list[ChoiceOption] = Field(min_length=2, max_length=9)
 
     @model_validator(mode="after")
-    def _one_correct(self) -> "ChoiceCard":
+    def _one_correct(self) -> ChoiceCard:
         if sum(o.correct for o in self.options) != 1:
             raise ValueError("a choice card needs exactly one option with correct: true")
         return self
@@ -262,7 +296,7 @@ class ShortCard(_Card):
     case_sensitive: bool = False
 
     @model_validator(mode="after")
-    def _some_answer(self) -> "ShortCard":
+    def _some_answer(self) -> ShortCard:
         if not self.answers and not self.regex:
             raise ValueError("a short card needs answers or a regex")
         if self.regex is not None:
@@ -309,7 +343,7 @@ class ClozeCard(_Card):
         return v
 
 
-Card = Annotated[Union[ChoiceCard, ShortCard, NumericCard, PredictCard, ClozeCard], Field(discriminator="type")]
+Card = Annotated[ChoiceCard | ShortCard | NumericCard | PredictCard | ClozeCard, Field(discriminator="type")]
 CARD_TYPES = ("choice", "short", "numeric", "predict", "cloze")
 
 

@@ -20,10 +20,7 @@ _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cach
 
 def pack_has_python(pack) -> bool:
     """Exercises always carry Python (a solution and checks); of cards only predict does."""
-    return any(
-        lesson.exercises or any(card.type == "predict" for card in lesson.cards)
-        for lesson in pack.lessons
-    )
+    return any(lesson.exercises or any(card.type == "predict" for card in lesson.cards) for lesson in pack.lessons)
 
 
 def needs_trust(pack) -> bool:
@@ -66,4 +63,3 @@ class TrustStore:
         data = self._read()
         data[pack.id] = pack_digest(pack.root)
         write_json(self.path, data)
-

@@ -60,10 +60,16 @@ def _check_markdown(text: str, origin: Pos, path: tuple, rep) -> None:
         marker = mfence.group(1)
         if fence is None:
             fence, open_at = marker[0] * 3, n
-        elif marker.startswith(fence) and not line.strip()[len(marker):].strip():
+        elif marker.startswith(fence) and not line.strip()[len(marker) :].strip():
             fence = None
     if fence is not None:
-        rep.at(path, "code fence opened here is never closed (add a line with ```)", line=origin.line + open_at, col=1, file=origin.file)
+        rep.at(
+            path,
+            "code fence opened here is never closed (add a line with ```)",
+            line=origin.line + open_at,
+            col=1,
+            file=origin.file,
+        )
 
 
 def _check_code(code: str, origin: Pos, path: tuple, rep, *, what: str = "code", mode: str = "exec") -> None:
@@ -137,7 +143,9 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
     for i, card in enumerate(lesson.cards):
         base = ("cards", i)
         if card.id in item_ids:
-            rep.at(base + ("id",), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)")
+            rep.at(
+                base + ("id",), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)"
+            )
         item_ids[card.id] = base
         _check_markdown(card.prompt, origin(*base, "prompt"), base + ("prompt",), rep)
         if card.explanation is not None:

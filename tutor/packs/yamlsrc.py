@@ -8,12 +8,12 @@ true/false): ``yes`` and ``on`` stay strings, as an author writing prose expects
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-import re
 
 # Base loaders resolve no implicit tags: PyYAML's resolver runs a regex loop per scalar
 # in Python, the slowest part of loading; ``_scalar`` types plain scalars itself.
@@ -21,9 +21,9 @@ class _Loader(getattr(yaml, "CBaseLoader", yaml.BaseLoader)):  # type: ignore[mi
     def resolve(self, kind, value, implicit):
         return "?"  # tags are unused: _build types values from the node kind and style
 
+
 _INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
 _FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-
 
 
 @dataclass
@@ -55,7 +55,9 @@ def load_located(text: str, file: Path) -> Located:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
-        raise YamlSyntaxError(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, f"YAML syntax: {problem}") from None
+        raise YamlSyntaxError(
+            mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, f"YAML syntax: {problem}"
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
     located = Located(data=None, file=file)
@@ -101,11 +103,20 @@ def _build(node, path: tuple, located: Located):
         out: dict = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                located.problems.append((path, key_node.start_mark.line + 1, key_node.start_mark.column + 1, "a key must be a plain name"))
+                located.problems.append(
+                    (path, key_node.start_mark.line + 1, key_node.start_mark.column + 1, "a key must be a plain name")
+                )
                 continue
             key = key_node.value
             if key in out:
-                located.problems.append((path + (key,), key_node.start_mark.line + 1, key_node.start_mark.column + 1, f"duplicate key {key!r}"))
+                located.problems.append(
+                    (
+                        path + (key,),
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                        f"duplicate key {key!r}",
+                    )
+                )
                 continue
             out[key] = _build(value_node, path + (key,), located)
             # keep the key's own position too: errors about unknown keys point at the key

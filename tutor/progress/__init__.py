@@ -23,6 +23,18 @@ from tutor.progress.store import (
 )
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "FILENAME", "LEECH_LAPSES", "Attempt", "CardState", "Draft",
-    "DueCards", "ExerciseStats", "Key", "Position", "ProgressStore", "Review", "Settings",
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "FILENAME",
+    "LEECH_LAPSES",
+    "Attempt",
+    "CardState",
+    "Draft",
+    "DueCards",
+    "ExerciseStats",
+    "Key",
+    "Position",
+    "ProgressStore",
+    "Review",
+    "Settings",
 ]

@@ -65,8 +65,13 @@ class CardState:
 
     def fsrs_card(self) -> Card:
         return Card(
-            card_id=0, state=self.state, step=self.step, stability=self.stability,
-            difficulty=self.difficulty, due=utc(self.due), last_review=self.last_review and utc(self.last_review),
+            card_id=0,
+            state=self.state,
+            step=self.step,
+            stability=self.stability,
+            difficulty=self.difficulty,
+            due=utc(self.due),
+            last_review=self.last_review and utc(self.last_review),
         )
 
 

@@ -176,7 +176,7 @@ class ProgressStore:
         self._conn = self._open()
 
     @classmethod
-    def open(cls, data_dir: str | os.PathLike | None = None, **kwargs) -> "ProgressStore":
+    def open(cls, data_dir: str | os.PathLike | None = None, **kwargs) -> ProgressStore:
         """The store in the learner's data dir (``--data-dir``, $PTFUND_TUTOR_HOME, platform)."""
         from tutor.paths import data_dir as resolve
 
@@ -213,15 +213,15 @@ class ProgressStore:
                 return self._connect()
             except _Busy:
                 if time.monotonic() >= deadline:
-                    raise TutorError(f"cannot open the progress database {self.path}: another process keeps it locked") from None
+                    raise TutorError(
+                        f"cannot open the progress database {self.path}: another process keeps it locked"
+                    ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
         try:
@@ -281,7 +281,9 @@ class ProgressStore:
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise TutorError(f"the progress database {self.path} is damaged and could not be moved aside: {exc}") from None
+            raise TutorError(
+                f"the progress database {self.path} is damaged and could not be moved aside: {exc}"
+            ) from None
         # The WAL belongs to the damaged file: a fresh database must never replay it.
         wal = Path(f"{self.path}-wal")
         if wal.exists():
@@ -291,15 +293,14 @@ class ProgressStore:
                 wal.unlink(missing_ok=True)
         Path(f"{self.path}-shm").unlink(missing_ok=True)
         self.notice = (
-            f"Your progress database was damaged ({reason}), so it was moved to {target} "
-            "and a fresh one was started."
+            f"Your progress database was damaged ({reason}), so it was moved to {target} and a fresh one was started."
         )
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "ProgressStore":
+    def __enter__(self) -> ProgressStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -499,8 +500,14 @@ class ProgressStore:
             sched = scheduler(_settings(c).desired_retention, fuzz=self._fuzz)
             card, _ = sched.review_card(card, rating_for(correct), review_datetime=now, review_duration=duration_ms)
             state = CardState(
-                pack=pack, item=item, state=card.state, step=card.step, stability=card.stability,
-                difficulty=card.difficulty, due=card.due, last_review=card.last_review,
+                pack=pack,
+                item=item,
+                state=card.state,
+                step=card.step,
+                stability=card.stability,
+                difficulty=card.difficulty,
+                due=card.due,
+                last_review=card.last_review,
                 first_review=now if old is None else old.first_review,
                 reps=(0 if old is None else old.reps) + 1,
                 lapses=(0 if old is None else old.lapses) + (0 if correct else 1),
@@ -525,9 +532,7 @@ class ProgressStore:
         with self._lock:
             return self._conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
 
-    def due_cards(
-        self, keys: Iterable[Key], now: datetime | None = None, new_limit: int | None = None
-    ) -> DueCards:
+    def due_cards(self, keys: Iterable[Key], now: datetime | None = None, new_limit: int | None = None) -> DueCards:
         """Of ``keys`` (the cards that exist now, in teaching order): those due at ``now``,
         most overdue first, then never-seen ones up to what today's new-card limit allows.
 
@@ -592,9 +597,18 @@ class ProgressStore:
         """Everything, as versioned JSON-ready data (``progress export``)."""
         with self._read() as c:
             attempts = [
-                {"uid": r[0], "pack": r[1], "item": r[2], "passed": bool(r[3]), "at": r[4], "code": r[5],
-                 "content_hash": r[6]}
-                for r in c.execute("SELECT uid, pack, item, passed, at, code, content_hash FROM attempts ORDER BY at, id")
+                {
+                    "uid": r[0],
+                    "pack": r[1],
+                    "item": r[2],
+                    "passed": bool(r[3]),
+                    "at": r[4],
+                    "code": r[5],
+                    "content_hash": r[6],
+                }
+                for r in c.execute(
+                    "SELECT uid, pack, item, passed, at, code, content_hash FROM attempts ORDER BY at, id"
+                )
             ]
             hints = [
                 {"pack": r[0], "item": r[1], "hint": r[2], "at": r[3], "content_hash": r[4]}
@@ -606,12 +620,22 @@ class ProgressStore:
             ]
             cards = [_card_dict(_card_state(r)) for r in c.execute(_CARD_SELECT + " ORDER BY pack, item")]
             reviews = [
-                {"uid": r.uid, "pack": r.pack, "item": r.item, "rating": r.rating, "correct": r.correct,
-                 "at": ts(r.at), "duration_ms": r.duration_ms, "content_hash": r.content_hash}
+                {
+                    "uid": r.uid,
+                    "pack": r.pack,
+                    "item": r.item,
+                    "rating": r.rating,
+                    "correct": r.correct,
+                    "at": ts(r.at),
+                    "duration_ms": r.duration_ms,
+                    "content_hash": r.content_hash,
+                }
                 for r in map(_review, c.execute(_REVIEW_SELECT + " ORDER BY at, id"))
             ]
             row = c.execute("SELECT pack, lesson, exercise, updated_at FROM position WHERE id = 1").fetchone()
-            position = None if row is None else {"pack": row[0], "lesson": row[1], "exercise": row[2], "updated_at": row[3]}
+            position = (
+                None if row is None else {"pack": row[0], "lesson": row[1], "exercise": row[2], "updated_at": row[3]}
+            )
             settings = {r[0]: json.loads(r[1]) for r in c.execute("SELECT name, value FROM settings ORDER BY name")}
         return {
             "format": EXPORT_FORMAT,
@@ -732,17 +756,35 @@ def _settings(c: sqlite3.Connection) -> Settings:
 
 def _card_state(r: tuple) -> CardState:
     return CardState(
-        pack=r[0], item=r[1], state=State(r[2]), step=r[3], stability=r[4], difficulty=r[5],
-        due=parse_ts(r[6]), last_review=parse_ts(r[7]), first_review=parse_ts(r[8]),
-        reps=r[9], lapses=r[10], content_hash=r[11],
+        pack=r[0],
+        item=r[1],
+        state=State(r[2]),
+        step=r[3],
+        stability=r[4],
+        difficulty=r[5],
+        due=parse_ts(r[6]),
+        last_review=parse_ts(r[7]),
+        first_review=parse_ts(r[8]),
+        reps=r[9],
+        lapses=r[10],
+        content_hash=r[11],
     )
 
 
 def _card_dict(s: CardState) -> dict:
     return {
-        "pack": s.pack, "item": s.item, "state": int(s.state), "step": s.step, "stability": s.stability,
-        "difficulty": s.difficulty, "due": ts(s.due), "last_review": ts(s.last_review),
-        "first_review": ts(s.first_review), "reps": s.reps, "lapses": s.lapses, "content_hash": s.content_hash,
+        "pack": s.pack,
+        "item": s.item,
+        "state": int(s.state),
+        "step": s.step,
+        "stability": s.stability,
+        "difficulty": s.difficulty,
+        "due": ts(s.due),
+        "last_review": ts(s.last_review),
+        "first_review": ts(s.first_review),
+        "reps": s.reps,
+        "lapses": s.lapses,
+        "content_hash": s.content_hash,
     }
 
 
@@ -754,8 +796,20 @@ def _upsert_card(c: sqlite3.Connection, s: CardState) -> None:
         "stability = excluded.stability, difficulty = excluded.difficulty, due = excluded.due, "
         "last_review = excluded.last_review, first_review = excluded.first_review, reps = excluded.reps, "
         "lapses = excluded.lapses, content_hash = excluded.content_hash",
-        (s.pack, s.item, int(s.state), s.step, s.stability, s.difficulty, ts(s.due), ts(s.last_review),
-         ts(s.first_review), s.reps, s.lapses, s.content_hash),
+        (
+            s.pack,
+            s.item,
+            int(s.state),
+            s.step,
+            s.stability,
+            s.difficulty,
+            ts(s.due),
+            ts(s.last_review),
+            ts(s.first_review),
+            s.reps,
+            s.lapses,
+            s.content_hash,
+        ),
     )
 
 
@@ -781,8 +835,16 @@ def _replay(c: sqlite3.Connection, local: CardState, imported: CardState, retent
         lapses += 0 if correct else 1
         content_hash = h or content_hash
     return CardState(
-        pack=local.pack, item=local.item, state=card.state, step=card.step, stability=card.stability,
-        difficulty=card.difficulty, due=card.due, last_review=card.last_review,
-        first_review=min(local.first_review, imported.first_review), reps=len(rows), lapses=lapses,
+        pack=local.pack,
+        item=local.item,
+        state=card.state,
+        step=card.step,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+        first_review=min(local.first_review, imported.first_review),
+        reps=len(rows),
+        lapses=lapses,
         content_hash=content_hash or local.content_hash,
     )

@@ -87,9 +87,18 @@ class CardIn(_M):
 
     def to_state(self) -> CardState:
         return CardState(
-            pack=self.pack, item=self.item, state=State(self.state), step=self.step, stability=self.stability,
-            difficulty=self.difficulty, due=self.due, last_review=self.last_review, first_review=self.first_review,
-            reps=self.reps, lapses=self.lapses, content_hash=self.content_hash,
+            pack=self.pack,
+            item=self.item,
+            state=State(self.state),
+            step=self.step,
+            stability=self.stability,
+            difficulty=self.difficulty,
+            due=self.due,
+            last_review=self.last_review,
+            first_review=self.first_review,
+            reps=self.reps,
+            lapses=self.lapses,
+            content_hash=self.content_hash,
         )
 
 
@@ -122,10 +131,10 @@ class ExportDoc(_M):
 def validate(data: object) -> ExportDoc:
     """The document as models, or ValueError with one sentence naming the first problem."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError("it is not a ptfund-tutor progress export (no \"format\": \"ptfund-tutor-progress\")")
+        raise ValueError('it is not a ptfund-tutor progress export (no "format": "ptfund-tutor-progress")')
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise ValueError("its \"version\" is missing or not a whole number")
+        raise ValueError('its "version" is missing or not a whole number')
     if version > VERSION:
         raise ValueError(f"it was exported by a newer ptfund-tutor (format version {version}); upgrade to import it")
     try:
@@ -137,5 +146,5 @@ def validate(data: object) -> ExportDoc:
         more = f" (and {count - 1} more problem{'s' if count > 2 else ''})" if count > 1 else ""
         msg = err["msg"]
         if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         raise ValueError(f"{where}: {msg[0].lower() + msg[1:]}{more}") from None

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.content import Content
+from textual.screen import ModalScreen
 from textual.widgets import Static
 
 # The editor's own keys worth knowing (TextArea's bindings are many; these matter here).

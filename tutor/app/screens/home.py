@@ -52,13 +52,18 @@ def gather(app) -> HomeData:
     rows = []
     for pack, lesson in catalog.lessons():
         keys = [(pack.id, f"{lesson.id}/{ex.id}") for ex in lesson.exercises]
-        rows.append(LessonRow(
-            pack=pack.id, lesson=lesson.id, title=lesson.title, exercises=len(keys),
-            passed=sum(1 for k in keys if k in stats and stats[k].passed),
-            attempted=sum(1 for k in keys if k in stats),
-            cards=len(lesson.cards),
-            due=sum(1 for c in lesson.cards if (pack.id, f"{lesson.id}/{c.id}") in due_keys),
-        ))
+        rows.append(
+            LessonRow(
+                pack=pack.id,
+                lesson=lesson.id,
+                title=lesson.title,
+                exercises=len(keys),
+                passed=sum(1 for k in keys if k in stats and stats[k].passed),
+                attempted=sum(1 for k in keys if k in stats),
+                cards=len(lesson.cards),
+                due=sum(1 for c in lesson.cards if (pack.id, f"{lesson.id}/{c.id}") in due_keys),
+            )
+        )
     position = store.position() if store else None
     pos, label = None, None
     if position is not None:
@@ -85,7 +90,11 @@ def problem_lines(catalog, shown: int = 6) -> list[str]:
     first problems (``pack validate`` lists them all)."""
     lines = []
     for root in catalog.broken:
-        count = sum(1 for p in catalog.problems if p.file == str(root) or p.file.startswith(f"{root.name}/") or p.file.startswith(f"{root}/"))
+        count = sum(
+            1
+            for p in catalog.problems
+            if p.file == str(root) or p.file.startswith(f"{root.name}/") or p.file.startswith(f"{root}/")
+        )
         lines.append(f"Not loaded: {root} ({count} problem{'s' * (count != 1)}; ptfund-tutor pack validate {root})")
     lines += [str(p) for p in catalog.problems[:shown]]
     if len(catalog.problems) > shown:
@@ -177,7 +186,11 @@ class HomeScreen(Screen):
         for row in data.rows:
             if row.pack != current_pack:
                 current_pack = row.pack
-                options.append(Option(Content.styled(data.pack_titles.get(row.pack, row.pack), "bold $text-primary"), disabled=True))
+                options.append(
+                    Option(
+                        Content.styled(data.pack_titles.get(row.pack, row.pack), "bold $text-primary"), disabled=True
+                    )
+                )
             options.append(Option(lesson_prompt(row), id=f"{row.pack}:{row.lesson}"))
         if not data.rows:
             options.append(Option("No lessons loaded: see the problems on the right.", disabled=True))

@@ -53,9 +53,29 @@ class LessonScreen(Screen):
         Binding("f3", "previous", "Prev", tooltip="Previous exercise", id="lesson.previous"),
         Binding("f4,ctrl+n", "next", "Next", tooltip="Next exercise", id="lesson.next"),
         Binding("ctrl+o", "external_editor", "$EDITOR", tooltip="Edit the code in $EDITOR", id="lesson.editor"),
-        Binding("f5", "focus_reading", "Read", tooltip="Cycle editor, exercise text, lesson text (arrows and page keys scroll the text)", id="lesson.read"),
-        Binding("ctrl+l", "focus_repl", "REPL", show=False, tooltip="Move between the editor and the scratch REPL", id="lesson.repl"),
-        Binding("ctrl+@,ctrl+space", "complete", "Complete", show=False, tooltip="Complete the name at the cursor (kernel)", id="lesson.complete"),
+        Binding(
+            "f5",
+            "focus_reading",
+            "Read",
+            tooltip="Cycle editor, exercise text, lesson text (arrows and page keys scroll the text)",
+            id="lesson.read",
+        ),
+        Binding(
+            "ctrl+l",
+            "focus_repl",
+            "REPL",
+            show=False,
+            tooltip="Move between the editor and the scratch REPL",
+            id="lesson.repl",
+        ),
+        Binding(
+            "ctrl+@,ctrl+space",
+            "complete",
+            "Complete",
+            show=False,
+            tooltip="Complete the name at the cursor (kernel)",
+            id="lesson.complete",
+        ),
         Binding("escape", "home", "Home", tooltip="Back to the home screen", id="lesson.home"),
         # The same keys, never shown: they keep working while the footer hides the above.
         Binding("f3", "narrow('previous')", show=False),
@@ -87,12 +107,10 @@ class LessonScreen(Screen):
         yield TopBar(self._where())
         with Horizontal(id="lesson"):
             with TabbedContent(id="reading", initial="tab-exercise"):
-                with TabPane("Exercise", id="tab-exercise"):
-                    with VerticalScroll(id="exercise-scroll"):
-                        yield Markdown("", id="exercise-text")
-                with TabPane("Lesson", id="tab-lesson"):
-                    with VerticalScroll(id="lesson-scroll"):
-                        yield Markdown(self.lesson.intuition, id="lesson-text")
+                with TabPane("Exercise", id="tab-exercise"), VerticalScroll(id="exercise-scroll"):
+                    yield Markdown("", id="exercise-text")
+                with TabPane("Lesson", id="tab-lesson"), VerticalScroll(id="lesson-scroll"):
+                    yield Markdown(self.lesson.intuition, id="lesson-text")
             with Vertical(id="work"):
                 yield CodeEditor(id="editor")
                 with TabbedContent(id="results", initial="tab-output"):
@@ -174,7 +192,9 @@ class LessonScreen(Screen):
         if draft is not None and draft.content_hash and draft.content_hash != ref.content_hash:
             self.notify("This exercise changed since you last worked on it; your code is kept.", timeout=8)
         if self._passed:
-            self.query_one("#checks", CheckResults).show_message("You passed this exercise before. ctrl+t checks again.", "$text-success")
+            self.query_one("#checks", CheckResults).show_message(
+                "You passed this exercise before. ctrl+t checks again.", "$text-success"
+            )
         await asyncio.to_thread(store.set_position, self.pack.id, self.lesson.id, ref.exercise.id)
 
     @staticmethod
@@ -210,7 +230,9 @@ class LessonScreen(Screen):
             return
         self._saved_text = text
         try:
-            await asyncio.to_thread(self.app.store.save_draft, ref.pack.id, ref.key, text, content_hash=ref.content_hash)
+            await asyncio.to_thread(
+                self.app.store.save_draft, ref.pack.id, ref.key, text, content_hash=ref.content_hash
+            )
         except Exception as exc:
             self._saved_text = None  # try again on the next change
             self.notify(f"Could not save your code: {exc}", severity="error")
@@ -328,17 +350,27 @@ class LessonScreen(Screen):
         here = ref == self.ref
         if here:
             checks.show_verdict(verdict)  # before recording: the learner waits for this, not for the disk
-        if self.app.store is not None and verdict.status != "authoring-error":  # an attempt, even if the learner moved on
+        if (
+            self.app.store is not None and verdict.status != "authoring-error"
+        ):  # an attempt, even if the learner moved on
             await asyncio.to_thread(
-                self.app.store.record_attempt, ref.pack.id, ref.key,
-                passed=verdict.passed, code=code, content_hash=ref.content_hash,
+                self.app.store.record_attempt,
+                ref.pack.id,
+                ref.key,
+                passed=verdict.passed,
+                code=code,
+                content_hash=ref.content_hash,
             )
         if not here:
             return
         if verdict.passed:
             self._passed = True
             last = self.index + 1 >= len(self.lesson.exercises)
-            follow = "That was the lesson's last exercise: f4 goes on to the next lesson." if last else "f4 for the next exercise."
+            follow = (
+                "That was the lesson's last exercise: f4 goes on to the next lesson."
+                if last
+                else "f4 for the next exercise."
+            )
             self.notify(f"Passed! {follow}", title=ref.exercise.title, timeout=6)
 
     async def action_interrupt(self) -> None:
@@ -382,7 +414,8 @@ class LessonScreen(Screen):
         self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
         self.run_worker(
             asyncio.to_thread(self.app.store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
-            group="hint", exit_on_error=False,
+            group="hint",
+            exit_on_error=False,
         )
 
     def action_reset(self) -> None:
@@ -404,12 +437,15 @@ class LessonScreen(Screen):
         from tutor.app.screens.solution import SolutionScreen
 
         if not self._passed:
-            sure = await self.app.push_screen_wait(ConfirmScreen(
-                "Show the solution?",
-                "You have not passed this exercise yet. A hint (ctrl+g) may be enough, "
-                "and working it out yourself is what makes it stick.",
-                yes="Show it", no="Keep trying",
-            ))
+            sure = await self.app.push_screen_wait(
+                ConfirmScreen(
+                    "Show the solution?",
+                    "You have not passed this exercise yet. A hint (ctrl+g) may be enough, "
+                    "and working it out yourself is what makes it stick.",
+                    yes="Show it",
+                    no="Keep trying",
+                )
+            )
             if not sure:
                 return
         use = await self.app.push_screen_wait(SolutionScreen(ref.exercise.title, ref.exercise.solution))
@@ -543,7 +579,11 @@ class LessonScreen(Screen):
     def palette_commands(self):
         for title, help, action in (
             ("Run code", "Run the editor's code in the live kernel (ctrl+r)", self.action_run),
-            ("Check code", "Verify the code in a fresh kernel against the exercise's checks (ctrl+t)", self.action_check),
+            (
+                "Check code",
+                "Verify the code in a fresh kernel against the exercise's checks (ctrl+t)",
+                self.action_check,
+            ),
             ("Next hint", "Reveal the next hint (ctrl+g)", self.action_hint),
             ("Interrupt", "Stop the code that is running (ctrl+b)", self.action_interrupt),
             ("Restart kernel", "Clear the live kernel's variables (f8)", self.action_restart),

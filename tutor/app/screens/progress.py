@@ -100,8 +100,10 @@ class ProgressScreen(Screen):
         self.query_one("#reviews-spark", Sparkline).data = data.reviews_per_day
         if data.reviews_total:
             rate = round(100 * data.correct_total / data.reviews_total)
-            summary = (f"{data.reviews_total} reviews, {rate}% right; "
-                       f"{data.reviews_per_day[-1]} today, {sum(data.reviews_per_day[-7:])} this week.")
+            summary = (
+                f"{data.reviews_total} reviews, {rate}% right; "
+                f"{data.reviews_per_day[-1]} today, {sum(data.reviews_per_day[-7:])} this week."
+            )
         else:
             summary = "No reviews yet: the recall quiz (r on the home screen) starts them."
         self.query_one("#reviews-summary", Static).update(summary)

@@ -106,7 +106,9 @@ class QuizScreen(Screen):
         self.answered = False
         self._started = time.monotonic()
         self.query_one(TopBar).set_where(f"Recall quiz › card {self.n + 1} of {len(self.queue)}")
-        self.query_one("#card-title", Static).update(f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}")
+        self.query_one("#card-title", Static).update(
+            f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}"
+        )
         self.query_one("#card", Markdown).update(card_markdown(ref))
         self.query_one("#feedback", Static).update("")
         answer = self.query_one("#answer", Input)
@@ -180,7 +182,9 @@ class QuizScreen(Screen):
             self.right += 1
         else:
             self.wrong += 1
-        parts: list = [("Correct. " if g.correct else "Wrong. ", "bold $text-success" if g.correct else "bold $text-error")]
+        parts: list = [
+            ("Correct. " if g.correct else "Wrong. ", "bold $text-success" if g.correct else "bold $text-error")
+        ]
         if g.feedback not in ("Correct.", "Not quite."):
             parts.append(g.feedback)
         if not g.correct:
@@ -196,7 +200,10 @@ class QuizScreen(Screen):
                 self.leeches.append(advice)
         from tutor.progress.scheduling import when
 
-        parts += ["\n", (f"Next review {when(state.due, datetime.now(timezone.utc))}. Enter for the next card.", "$text-muted")]
+        parts += [
+            "\n",
+            (f"Next review {when(state.due, datetime.now(timezone.utc))}. Enter for the next card.", "$text-muted"),
+        ]
         feedback.update(Content.assemble(*parts))
         self.answered = True
         box.value = ""

@@ -15,9 +15,8 @@ class TooSmallScreen(Screen):
     """
 
     def compose(self) -> ComposeResult:
-        with Middle():
-            with Center():
-                yield Static(id="too-small")
+        with Middle(), Center():
+            yield Static(id="too-small")
 
     def on_mount(self) -> None:
         self._show()

@@ -26,7 +26,7 @@ class Repl(Input):
 
     @dataclass
     class CompletionRequested(Message):
-        repl: "Repl"
+        repl: Repl
         code: str
         cursor: int
 

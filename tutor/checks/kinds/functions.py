@@ -73,11 +73,23 @@ def output_problems(out, ref, name: str, compare, tol, meta: bool, hint: str) ->
         return tensor_problems(out, ref, name, props, tol, hint)
     if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
         if not isinstance(out, (list, tuple)):
-            return [Problem("type", f"{name} is {type_phrase(out)}, expected {type_phrase(ref)} of {len(ref)}",
-                            short_repr(ref), short_repr(out))]
+            return [
+                Problem(
+                    "type",
+                    f"{name} is {type_phrase(out)}, expected {type_phrase(ref)} of {len(ref)}",
+                    short_repr(ref),
+                    short_repr(out),
+                )
+            ]
         if len(out) != len(ref):
-            return [Problem("length", f"{name} has {plural(len(out), 'item')}, expected {len(ref)}",
-                            str(len(ref)), str(len(out)))]
+            return [
+                Problem(
+                    "length",
+                    f"{name} has {plural(len(out), 'item')}, expected {len(ref)}",
+                    str(len(ref)),
+                    str(len(out)),
+                )
+            ]
         found = []
         for i, (o, r) in enumerate(zip(out, ref)):
             found.extend(output_problems(o, r, f"{name}[{i}]", compare, tol, meta, hint))
@@ -90,12 +102,19 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
     if not (isinstance(ref_out, torch.Tensor) and ref_out.requires_grad):
         return []
     if not (isinstance(out, torch.Tensor) and out.requires_grad):
-        return [Problem("grad", "result does not require grad: it lost its autograd history "
-                                "(.detach(), .item(), .numpy() or torch.no_grad() break the graph)",
-                        "requires_grad=True", "requires_grad=False")]
+        return [
+            Problem(
+                "grad",
+                "result does not require grad: it lost its autograd history "
+                "(.detach(), .item(), .numpy() or torch.no_grad() break the graph)",
+                "requires_grad=True",
+                "requires_grad=False",
+            )
+        ]
     gen = torch.Generator().manual_seed(seed)
-    g = torch.randn(tuple(ref_out.shape), generator=gen,
-                    dtype=torch.complex64 if ref_out.is_complex() else torch.float64)
+    g = torch.randn(
+        tuple(ref_out.shape), generator=gen, dtype=torch.complex64 if ref_out.is_complex() else torch.float64
+    )
     ref_out.backward(g.to(ref_out.dtype).to(ref_out.device))
     if tuple(out.shape) != tuple(ref_out.shape):
         return []
@@ -123,10 +142,16 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         return Outcome(False, f"{name} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
 
     names = _parameter_names(ref_fn, fn)
-    tensor_args = [names[i] if i < len(names) else f"argument {i + 1}"
-                   for i, spec in enumerate(check["args"]) if spec.get("type") == "tensor"]
-    hint = (f"create new tensors with device={tensor_args[0]}.device "
-            f"(or torch.zeros_like / {tensor_args[0]}.new_zeros)") if tensor_args else DEVICE_HINT
+    tensor_args = [
+        names[i] if i < len(names) else f"argument {i + 1}"
+        for i, spec in enumerate(check["args"])
+        if spec.get("type") == "tensor"
+    ]
+    hint = (
+        (f"create new tensors with device={tensor_args[0]}.device (or torch.zeros_like / {tensor_args[0]}.new_zeros)")
+        if tensor_args
+        else DEVICE_HINT
+    )
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
     tol = tolerance(check.get("rtol"), check.get("atol"))
     seed = int(check.get("seed") or 0)
@@ -154,8 +179,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if ref_exc is not None:
                 if exc is not None and exception_matches(exc, type(ref_exc).__name__):
                     continue
-                sentences = ([f"{_raised(exc)}, expected {type(ref_exc).__name__}"] if exc is not None else
-                             [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"])
+                sentences = (
+                    [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
+                    if exc is not None
+                    else [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"]
+                )
             elif exc is not None:
                 sentences = [_raised(exc)]
                 details["traceback"] = filtered_traceback(exc)
@@ -169,8 +197,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 ctx.absorb(problems)
                 sentences = [p.sentence for p in problems]
                 if problems:
-                    details["problems"] = [{"property": p.prop, "expected": p.expected, "actual": p.actual}
-                                           for p in problems]
+                    details["problems"] = [
+                        {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
+                    ]
             if sentences:
                 pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
                 failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
@@ -182,10 +211,21 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
-        return Outcome(False, message, expected, actual, {
-            **details, "case": case.describe(), "device": str(dev), "failed": len(failures),
-            "ran": ran, "skipped": skipped, "devices": labels,
-        })
+        return Outcome(
+            False,
+            message,
+            expected,
+            actual,
+            {
+                **details,
+                "case": case.describe(),
+                "device": str(dev),
+                "failed": len(failures),
+                "ran": ran,
+                "skipped": skipped,
+                "devices": labels,
+            },
+        )
     message = f"✓ {name} matches the reference on {plural(ran, 'generated case')} ({join_names(labels)})"
     if skipped:
         message += f"; {skipped} skipped on meta, where the reference needs real values"

@@ -32,11 +32,14 @@ def _name_set_problems(name: str, what: str, actual: list, expected: list, model
     # names under a plain list of layers are explained by that list's own message
     containers = [u for u in plain if u.kind == "modules"]
     for u in containers:
-        prefix = u.path[len(name) + 1:] + "."
+        prefix = u.path[len(name) + 1 :] + "."
         if any(n.startswith(prefix) for n in missing) and u.message not in out:
             out.append(u.message)
-    missing = [n for n in missing if not plain_tensor_at(model, n)
-               and not any(n.startswith(u.path[len(name) + 1:] + ".") for u in containers)]
+    missing = [
+        n
+        for n in missing
+        if not plain_tensor_at(model, n) and not any(n.startswith(u.path[len(name) + 1 :] + ".") for u in containers)
+    ]
     if missing:
         out.append(f"{name} is missing the {what} {join_names(missing)}")
     if extra:
@@ -74,7 +77,9 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         want = check["trainable"]
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         if trainable != want:
-            sentence = f"{name} has {fmt_int(trainable)} trainable parameters (requires_grad=True), expected {fmt_int(want)}"
+            sentence = (
+                f"{name} has {fmt_int(trainable)} trainable parameters (requires_grad=True), expected {fmt_int(want)}"
+            )
             if trainable < want <= total:
                 sentence += ": some parameters are frozen (requires_grad is False)"
             elif trainable > want and check.get("parameters") == total:
@@ -85,8 +90,10 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         expected_out.append(f"{fmt_int(want)} trainable")
         actual_out.append(f"{fmt_int(trainable)} trainable")
 
-    for key, what, names in (("parameter_names", "parameters", lambda: [n for n, _ in model.named_parameters()]),
-                             ("buffer_names", "buffers", lambda: [n for n, _ in model.named_buffers()])):
+    for key, what, names in (
+        ("parameter_names", "parameters", lambda: [n for n, _ in model.named_parameters()]),
+        ("buffer_names", "buffers", lambda: [n for n, _ in model.named_buffers()]),
+    ):
         if check.get(key) is None:
             continue
         actual_names = names()
@@ -121,10 +128,20 @@ def check_module(check: dict, ctx: Context) -> Outcome:
     problems = unique
     details = {"parameters": total, "unregistered": [u.path for u in plain]}
     if problems:
-        return Outcome(False, "; ".join(problems), "; ".join(expected_out) or None,
-                       "; ".join(actual_out) or None, {**details, "problems": problems})
-    return Outcome(True, f"✓ {name} has {join_names(passed, limit=12)}" if passed else f"✓ {name} is an nn.Module",
-                   "; ".join(expected_out) or None, "; ".join(actual_out) or None, details)
+        return Outcome(
+            False,
+            "; ".join(problems),
+            "; ".join(expected_out) or None,
+            "; ".join(actual_out) or None,
+            {**details, "problems": problems},
+        )
+    return Outcome(
+        True,
+        f"✓ {name} has {join_names(passed, limit=12)}" if passed else f"✓ {name} is an nn.Module",
+        "; ".join(expected_out) or None,
+        "; ".join(actual_out) or None,
+        details,
+    )
 
 
 def _modes(model: torch.nn.Module) -> dict:
@@ -208,8 +225,12 @@ def check_state_dict(check: dict, ctx: Context) -> Outcome:
         buffer.seek(0)
         loaded = torch.load(buffer, weights_only=True)
     except Exception as exc:
-        return Outcome(False, f"{name}.state_dict() could not be saved and loaded with weights_only=True "
-                              f"({exception_phrase(exc)}): keep only tensors in it", details=details)
+        return Outcome(
+            False,
+            f"{name}.state_dict() could not be saved and loaded with weights_only=True "
+            f"({exception_phrase(exc)}): keep only tensors in it",
+            details=details,
+        )
 
     factory = check["factory"]
     fresh, early = _module_or_outcome(ctx.eval_learner(factory), f"a fresh {display(factory, 'instance')}")
@@ -218,8 +239,11 @@ def check_state_dict(check: dict, ctx: Context) -> Outcome:
     try:
         fresh.load_state_dict(loaded)
     except Exception as exc:
-        return Outcome(False, f"the saved state_dict does not load into a fresh {display(factory)}: "
-                              f"{exception_phrase(exc, 300)}", details=details)
+        return Outcome(
+            False,
+            f"the saved state_dict does not load into a fresh {display(factory)}: {exception_phrase(exc, 300)}",
+            details=details,
+        )
 
     modes = _modes(model)
     try:
@@ -234,14 +258,19 @@ def check_state_dict(check: dict, ctx: Context) -> Outcome:
     tol = tolerance(1e-6, 1e-7) if same_device else tolerance(1e-3, 1e-5)
     diff = value_problems(restored, original, "the restored model's output", tol)
     if diff:
-        sentence = "the restored model's output differs from the original's on the probe: " + \
-                   "; ".join(p.sentence for p in diff)
+        sentence = "the restored model's output differs from the original's on the probe: " + "; ".join(
+            p.sentence for p in diff
+        )
         lost = [u for u in plain if u.kind == "tensor"]
         for u in lost:
             ctx.note(u.message)
         if lost:
             sentence += "; " + "; ".join(u.message for u in lost)
-        return Outcome(False, sentence, diff[0].expected, diff[0].actual,
-                       {**details, "problems": [p.sentence for p in diff]})
-    return Outcome(True, f"✓ {name} restored from its state_dict ({plural(len(keys), 'key')}) "
-                         f"gives the same output on the probe", details=details)
+        return Outcome(
+            False, sentence, diff[0].expected, diff[0].actual, {**details, "problems": [p.sentence for p in diff]}
+        )
+    return Outcome(
+        True,
+        f"✓ {name} restored from its state_dict ({plural(len(keys), 'key')}) gives the same output on the probe",
+        details=details,
+    )

@@ -36,15 +36,22 @@ def check_raises(check: dict, ctx: Context) -> Outcome:
                 where = own_frames(exc)
                 at = f" at line {where[-1].lineno} of your code" if where else ""
                 message = f"{what} raised {exception_phrase(exc)}{at}, expected {wanted}"
-            return Outcome(False, message, wanted, exception_phrase(exc),
-                           {"raised": type(exc).__name__})
+            return Outcome(False, message, wanted, exception_phrase(exc), {"raised": type(exc).__name__})
         text = str(exc)
         if pattern and not re.search(pattern, text):
-            return Outcome(False, f"{what} raised {exception_phrase(exc)}, but not the expected one: "
-                                  f"its message should match '{pattern}'",
-                           f"{wanted} matching '{pattern}'", exception_phrase(exc),
-                           {"raised": type(exc).__name__})
+            return Outcome(
+                False,
+                f"{what} raised {exception_phrase(exc)}, but not the expected one: "
+                f"its message should match '{pattern}'",
+                f"{wanted} matching '{pattern}'",
+                exception_phrase(exc),
+                {"raised": type(exc).__name__},
+            )
         return Outcome(True, f"✓ {what} raises {type(exc).__name__}", wanted, exception_phrase(exc))
     shown = "" if value is None else f" (it gave {short_repr(value, 80)})"
-    return Outcome(False, f"{what} ran without error, expected {wanted}{shown}", wanted,
-                   "no error" if value is None else short_repr(value))
+    return Outcome(
+        False,
+        f"{what} ran without error, expected {wanted}{shown}",
+        wanted,
+        "no error" if value is None else short_repr(value),
+    )

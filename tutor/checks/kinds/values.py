@@ -4,24 +4,42 @@ import numpy as np
 import torch
 
 from ..compare import (
-    Problem, describe_match, shares_storage, tensor_problems, tolerance, value_problems,
+    Problem,
+    describe_match,
+    shares_storage,
+    tensor_problems,
+    tolerance,
+    value_problems,
 )
 from ..context import AuthoringError, Context, Outcome, display
 from ..describe import join_names, short_repr, type_phrase
 
 
 def problem_details(problems) -> dict:
-    return {"problems": [{"property": p.prop, "expected": p.expected, "actual": p.actual,
-                          "message": p.sentence, **({"data": p.data} if p.data else {})}
-                         for p in problems]}
+    return {
+        "problems": [
+            {
+                "property": p.prop,
+                "expected": p.expected,
+                "actual": p.actual,
+                "message": p.sentence,
+                **({"data": p.data} if p.data else {}),
+            }
+            for p in problems
+        ]
+    }
 
 
 def failed(problems, expected=None, actual=None, extra: dict | None = None) -> Outcome:
     details = problem_details(problems)
     details.update(extra or {})
-    return Outcome(False, "; ".join(p.sentence for p in problems),
-                   expected if expected is not None else problems[0].expected,
-                   actual if actual is not None else problems[0].actual, details)
+    return Outcome(
+        False,
+        "; ".join(p.sentence for p in problems),
+        expected if expected is not None else problems[0].expected,
+        actual if actual is not None else problems[0].actual,
+        details,
+    )
 
 
 def check_value(check: dict, ctx: Context) -> Outcome:
@@ -66,8 +84,7 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     if not isinstance(actual, torch.Tensor):
         return _not_a_tensor(actual, name)
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
-    problems = tensor_problems(actual, expected, name, compare,
-                               tolerance(check.get("rtol"), check.get("atol")))
+    problems = tensor_problems(actual, expected, name, compare, tolerance(check.get("rtol"), check.get("atol")))
     relations = []
     for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
         base_expr = check.get(key)
@@ -81,14 +98,22 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
         shared = shares_storage(actual, base)
         if must_share and not shared:
             kind = "contiguous copy" if actual.is_contiguous() else "copy"
-            problems.append(_relation_problem(
-                f"{name} is a {kind}, not a view of {base_name}: a view shares its memory; "
-                f".contiguous(), .clone() and .reshape() of a non-contiguous tensor make copies",
-                f"a view of {base_name}", f"a {kind}"))
+            problems.append(
+                _relation_problem(
+                    f"{name} is a {kind}, not a view of {base_name}: a view shares its memory; "
+                    f".contiguous(), .clone() and .reshape() of a non-contiguous tensor make copies",
+                    f"a view of {base_name}",
+                    f"a {kind}",
+                )
+            )
         elif not must_share and shared:
-            problems.append(_relation_problem(
-                f"{name} shares memory with {base_name} (it is a view), expected an independent copy: "
-                f"use .clone()", f"independent of {base_name}", f"a view of {base_name}"))
+            problems.append(
+                _relation_problem(
+                    f"{name} shares memory with {base_name} (it is a view), expected an independent copy: use .clone()",
+                    f"independent of {base_name}",
+                    f"a view of {base_name}",
+                )
+            )
         else:
             relations.append(f"a view of {base_name}" if must_share else f"independent of {base_name}")
     ctx.absorb(problems)
@@ -118,8 +143,11 @@ def check_same_as_solution(check: dict, ctx: Context) -> Outcome:
         if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
             problems.extend(tensor_problems(actual, expected, n, ("shape", "dtype", "device", "values"), tol))
         elif isinstance(expected, torch.Tensor) and not isinstance(actual, (np.ndarray, list, tuple)):
-            problems.append(Problem("type", f"{n} is {type_phrase(actual)}, expected a tensor",
-                                    short_repr(expected), short_repr(actual)))
+            problems.append(
+                Problem(
+                    "type", f"{n} is {type_phrase(actual)}, expected a tensor", short_repr(expected), short_repr(actual)
+                )
+            )
         else:
             problems.extend(value_problems(actual, expected, n, tol))
     ctx.absorb(problems)
