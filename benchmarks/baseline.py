@@ -3,7 +3,7 @@ code) driven by a plain blocking jupyter_client, as any Jupyter front end would.
 
 from __future__ import annotations
 
-import os
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,14 +19,13 @@ async def bare_kernel():
     from jupyter_client.blocking import BlockingKernelClient
 
     km = TutorKernelManager(preload_torch=False)
-    with open(os.devnull, "wb") as devnull:
-        await km.start_kernel(stdout=devnull, stderr=devnull)
-        client = BlockingKernelClient()
-        client.load_connection_info(km.get_connection_info())
-        client.start_channels()
-        try:
-            client.wait_for_ready(timeout=60)
-            yield km, client
-        finally:
-            client.stop_channels()
-            await km.shutdown_kernel(now=True)
+    await km.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = BlockingKernelClient()
+    client.load_connection_info(km.get_connection_info())
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield km, client
+    finally:
+        client.stop_channels()
+        await km.shutdown_kernel(now=True)

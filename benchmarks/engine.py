@@ -159,7 +159,7 @@ def render(ready: dict, trip: dict, starts: int, trips: int) -> tuple[str, list[
     ]
     head = ("what", "ptfund engine", "baseline", "ratio", "target", "")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     try:
         load = " / ".join(f"{x:.1f}" for x in os.getloadavg())

@@ -147,7 +147,8 @@ class KeyProbe:
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join)
         deadline = time.monotonic() + drain
-        while (self._pending or self._unpainted) and time.monotonic() < deadline:
+        # The painter thread fills these; polling keeps it free of any asyncio object.
+        while (self._pending or self._unpainted) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
         with self._lock:
             lost = len(self._pending)
@@ -289,9 +290,11 @@ class Phases:
         if isinstance(out, dict) and "started_at" in out:  # a run: also without its first moments
             after = out.pop("started_at") + SETTLE
             raw.setdefault("painted_settled", []).extend(
-                x for x, at in zip(keys.painted, keys.painted_at) if at >= after
+                x for x, at in zip(keys.painted, keys.painted_at, strict=True) if at >= after
             )
-            raw.setdefault("lag_settled", []).extend(x for x, at in zip(lag.samples, lag.at) if at >= after)
+            raw.setdefault("lag_settled", []).extend(
+                x for x, at in zip(lag.samples, lag.at, strict=True) if at >= after
+            )
         raw["gc"] += self.gc.pauses
         return out
 

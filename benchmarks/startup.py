@@ -72,7 +72,7 @@ def run_app(data_dir: str, *, wait_kernel: bool, timeout: float = 180.0) -> dict
     env.pop("NO_COLOR", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        tutor_command() + ["--data-dir", data_dir],
+        [*tutor_command(), "--data-dir", data_dir],
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -384,7 +384,7 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
         assert [r.card.type for r in quiz.queue] == ["choice", "short", "numeric", "predict", "cloze"]
         answers = ["1", "shape", "7", "2", "float32"]
         for n, answer in enumerate(answers):
-            await wait_for(pilot, lambda: quiz.n == n and not quiz.answered, 30, f"card {n + 1}")
+            await wait_for(pilot, lambda n=n: quiz.n == n and not quiz.answered, 30, f"card {n + 1}")
             await type_text(pilot, answer + "\n")
             await wait_for(pilot, lambda: quiz.answered, 120, f"the grade of card {n + 1}")
             feedback = str(quiz.query_one("#feedback").render())

@@ -151,7 +151,7 @@ dims_strategy = st.dictionaries(
 )
 def test_generated_inputs_respect_the_spec_and_are_deterministic(dims, seed, index, dtypes, data):
     names = sorted(dims)
-    shape = data.draw(st.lists(st.sampled_from(names + [2]), min_size=0, max_size=3))
+    shape = data.draw(st.lists(st.sampled_from([*names, 2]), min_size=0, max_size=3))
     spec = [
         {"type": "tensor", "shape": shape, "dtypes": dtypes, "requires_grad": True, "min": None, "max": None},
         {"type": "int", "min": -3, "max": 3},
@@ -161,7 +161,7 @@ def test_generated_inputs_respect_the_spec_and_are_deterministic(dims, seed, ind
     x = one.args[0]
     sizes = [s if isinstance(s, int) else None for s in shape]
     assert x.dim() == len(shape)
-    for size, dim, name in zip(x.shape, sizes, shape):
+    for size, dim, name in zip(x.shape, sizes, shape, strict=True):
         if dim is not None:
             assert size == dim
         else:

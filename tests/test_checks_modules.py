@@ -1,6 +1,8 @@
 """module and state_dict checks: parameter counts, registration (buffers, ModuleList),
 training mode, and the save / load round trip."""
 
+from itertools import pairwise
+
 import torch
 from test_checks_support import check, only, verify
 from torch import nn
@@ -35,7 +37,7 @@ PLAIN_TENSOR = MLP.replace('self.register_buffer("mean", torch.zeros(sizes[0]))'
 
 def test_mlp_784_128_64_10_has_109386_parameters():
     sizes = (784, 128, 64, 10)
-    assert sum(a * b + b for a, b in zip(sizes, sizes[1:])) == 109386
+    assert sum(a * b + b for a, b in pairwise(sizes)) == 109386
     c = check(kind="module", expr="model", parameters=109386, trainable=109386)
     r = verify(MLP, MLP, [c])
     assert r["passed"], r
@@ -64,7 +66,7 @@ def test_buffers_are_in_state_dict_but_not_parameters():
     assert verify(MLP, MLP, [c])["passed"]
     keys = check(kind="state_dict", expr="model", factory="MLP()", probe="torch.randn(4, 784)", keys=["mean", *names])
     assert verify(MLP, MLP, [keys])["passed"]
-    r = verify(MLP, MLP, [check(kind="module", expr="model", parameter_names=names + ["mean"], buffer_names=[])])
+    r = verify(MLP, MLP, [check(kind="module", expr="model", parameter_names=[*names, "mean"], buffer_names=[])])
     msg = only(r)["message"]
     assert "model is missing the parameters mean" in msg and "model has unexpected buffers mean" in msg
 

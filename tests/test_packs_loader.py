@@ -166,7 +166,7 @@ def test_duplicate_ids_and_references(pack: Path):
     assert "used twice" in msgs["cards[1].id"].message
     assert (
         msgs["cards[1].id"].line
-        == [n for n, l in enumerate(f.read_text().splitlines(), 1) if "- id: default-dtype" in l][1]
+        == [n for n, text in enumerate(f.read_text().splitlines(), 1) if "- id: default-dtype" in text][1]
     )
     assert "no check with id 'nope'" in msgs["exercises[0].mistakes[0].failed_check"].message
 

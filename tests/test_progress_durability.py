@@ -82,7 +82,7 @@ def test_kill_9_at_random_moments_loses_nothing_committed(tmp_path):
             else:
                 lines_by_proc.append([])  # kill it wherever it is (import, open, first write)
             proc.send_signal(signal.SIGKILL)
-        for proc, lines in zip(procs, lines_by_proc):
+        for proc, lines in zip(procs, lines_by_proc, strict=True):
             proc.wait()
             assert proc.returncode == -signal.SIGKILL, proc.stderr.read()
             lines.extend(proc.stdout.readlines())
@@ -123,7 +123,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     db = tmp_path / "progress.sqlite3"
     procs = [start_writer(db, f"p{i}", count=300) for i in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, results):
+    for p, (_out, err) in zip(procs, results, strict=True):
         assert p.returncode == 0, err
     lines = [line + "\n" for out, _ in results for line in out.splitlines()]
     attempts, reviews = committed(lines)

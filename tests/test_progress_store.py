@@ -240,7 +240,7 @@ def test_desired_retention_changes_intervals(tmp_path):
 
 def test_a_card_missed_eight_times_is_a_leech(store):
     t = T0
-    for i in range(LEECH_LAPSES):
+    for _ in range(LEECH_LAPSES):
         assert not store.card_state("core", "tensors/c1") or not store.card_state("core", "tensors/c1").leech
         t = store.review("core", "tensors/c1", False, t).due
     s = store.card_state("core", "tensors/c1")
@@ -419,7 +419,7 @@ def test_opening_waits_for_a_lock_the_busy_handler_skips(tmp_path):
     path = tmp_path / FILENAME
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     other.execute("BEGIN EXCLUSIVE")  # what another process holds while it creates the file
-    with pytest.raises(TutorError, match="keeps it locked|cannot open"):
+    with pytest.raises(TutorError, match=r"keeps it locked|cannot open"):
         ProgressStore(path, busy_timeout=0.2)
     released = threading.Event()
     threading.Timer(0.3, lambda: (other.execute("COMMIT"), released.set())).start()

@@ -230,7 +230,7 @@ def test_predict_card_without_a_kernel_uses_the_stored_key(store, pack, monkeypa
 
 
 def test_predict_card_of_an_untrusted_pack_does_not_run(store, pack, monkeypatch):
-    q, text, session = _predict_quiz(
+    _, text, session = _predict_quiz(
         store, pack, "error", monkeypatch, trusted=lambda p: False, outcome=PredictOutcome("", None, "x", "x")
     )
     assert "you have not trusted it" in text and not session.codes

@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # e.g. `ptfund-tutor list | head`: not an error worth a traceback.
         try:
-            sys.stdout = open(os.devnull, "w")
+            # Stays open for the rest of the process: whatever prints next goes nowhere.
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         except OSError:
             pass
         return 0

@@ -11,7 +11,7 @@ def insertion(matches: list[str], replaced_len: int) -> str | None:
     """The only match, or the matches' common prefix when it adds something; else None."""
     if not matches:
         return None
-    text = matches[0] if len(matches) == 1 else os.path.commonprefix(matches)
+    text = matches[0] if len(matches) == 1 else os.path.commonprefix(matches)  # noqa: RUF071 - completions, not paths
     return text if text and len(text) >= replaced_len else None
 
 

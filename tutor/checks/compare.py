@@ -203,7 +203,7 @@ def _grad(t: torch.Tensor):
 
 def _strides_differ(a: torch.Tensor, e: torch.Tensor) -> bool:
     # A stride along a dimension of size 1 never moves anywhere: it cannot matter.
-    return any(size > 1 and sa != se for size, sa, se in zip(e.shape, a.stride(), e.stride()))
+    return any(size > 1 and sa != se for size, sa, se in zip(e.shape, a.stride(), e.stride(), strict=False))
 
 
 def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=None) -> list:
@@ -516,7 +516,9 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
     seq = (list, tuple)
     if isinstance(actual, seq) and isinstance(expected, seq):
         if all(_is_scalar(v) for v in actual) and all(_is_scalar(v) for v in expected):
-            if len(actual) == len(expected) and all(_scalars_equal(a, e, tol) for a, e in zip(actual, expected)):
+            if len(actual) == len(expected) and all(
+                _scalars_equal(a, e, tol) for a, e in zip(actual, expected, strict=False)
+            ):
                 return []
             sa, se = short_repr(actual), short_repr(expected)
             return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
@@ -530,7 +532,7 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
                 )
             ]
         out = []
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
             out.extend(value_problems(a, e, f"{name}[{i}]", tol, depth + 1))
             if len(out) >= 3:
                 break
@@ -565,7 +567,7 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         return out
     try:
         equal = actual == expected
-        if isinstance(equal, torch.Tensor) or isinstance(equal, np.ndarray):
+        if isinstance(equal, (torch.Tensor, np.ndarray)):
             equal = bool(equal.all())
         else:
             equal = bool(equal)
@@ -583,7 +585,7 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
 
 def _fmt_scalar(x) -> str:
     if isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool):
-        if isinstance(x, float) or isinstance(x, np.floating):
+        if isinstance(x, (float, np.floating)):
             return repr(float(x))
         return fmt_number(x)
     return short_repr(x)

@@ -86,7 +86,7 @@ def join_names(names, limit: int = 6) -> str:
     names = [str(n) for n in names]
     if len(names) > limit:
         rest = len(names) - limit
-        names = names[:limit] + [f"{rest} more"]
+        names = [*names[:limit], f"{rest} more"]
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]

@@ -126,7 +126,7 @@ class Connection:
                 await asyncio.sleep(0.05)  # a socket being torn down; do not spin
                 continue
             count = 0
-            for count in range(1, DRAIN_BATCH + 1):
+            for count in range(1, DRAIN_BATCH + 1):  # noqa: B007 - read after the loop
                 try:
                     frames = drain.recv_multipart(zmq.NOBLOCK)
                 except zmq.Again:

@@ -95,7 +95,7 @@ class _Reporter:
         file: Path | None = None,
     ) -> None:
         if line is None:
-            lookup = path + ("__key__",) if key else path
+            lookup = (*path, "__key__") if key else path
             line, col = self.located.pos(lookup) if self.located else (1, 1)
         self.problems.append(Problem(self.display(file or self.file), line, col or 1, field_path(path), message))
 
@@ -130,17 +130,17 @@ def _resolve_refs(data, path: tuple, located: Located, base: Path, rep: _Reporte
     """Replace file references by their text and note where each code/Markdown text starts."""
     if isinstance(data, dict):
         for key, value in list(data.items()):
-            data[key] = _resolve_one(value, path + (key,), key, located, base, rep, origins)
+            data[key] = _resolve_one(value, (*path, key), key, located, base, rep, origins)
         return data
     if isinstance(data, list):
-        return [_resolve_refs(v, path + (i,), located, base, rep, origins) for i, v in enumerate(data)]
+        return [_resolve_refs(v, (*path, i), located, base, rep, origins) for i, v in enumerate(data)]
     return data
 
 
 def _resolve_one(value, path, key, located, base, rep, origins):
     textual = key in CODE_KEYS or key in MARKDOWN_KEYS
     if key == "hints" and isinstance(value, list):
-        return [_resolve_one(v, path + (i,), "prompt", located, base, rep, origins) for i, v in enumerate(value)]
+        return [_resolve_one(v, (*path, i), "prompt", located, base, rep, origins) for i, v in enumerate(value)]
     if not textual or not isinstance(value, str):
         return _resolve_refs(value, path, located, base, rep, origins)
     line, col = located.pos(path)
@@ -189,7 +189,7 @@ def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
             tag = err.get("ctx", {}).get("discriminator", "kind").strip("'")
             choices = m.CHECK_KINDS if tag == "kind" else m.CARD_TYPES
             got = err.get("ctx", {}).get("tag")
-            rep.at(path + (tag,), f"unknown {tag} {got!r}: expected one of {', '.join(choices)}")
+            rep.at((*path, tag), f"unknown {tag} {got!r}: expected one of {', '.join(choices)}")
             continue
         if (
             kind == "string_type"

@@ -113,51 +113,51 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
     for i, ex in enumerate(lesson.exercises):
         base = ("exercises", i)
         if ex.id in item_ids:
-            rep.at(base + ("id",), f"id {ex.id!r} is used twice in this lesson")
+            rep.at((*base, "id"), f"id {ex.id!r} is used twice in this lesson")
         item_ids[ex.id] = base
-        _check_markdown(ex.prompt, origin(*base, "prompt"), base + ("prompt",), rep)
+        _check_markdown(ex.prompt, origin(*base, "prompt"), (*base, "prompt"), rep)
         for h, hint in enumerate(ex.hints):
-            _check_markdown(hint, origin(*base, "hints", h), base + ("hints", h), rep)
+            _check_markdown(hint, origin(*base, "hints", h), (*base, "hints", h), rep)
         for name in ("setup", "starter", "solution"):
-            _check_code(getattr(ex, name), origin(*base, name), base + (name,), rep, what=name)
+            _check_code(getattr(ex, name), origin(*base, name), (*base, name), rep, what=name)
         check_ids: set[str] = set()
         for c, check in enumerate(ex.checks):
-            cpath = base + ("checks", c)
+            cpath = (*base, "checks", c)
             if check.id:
                 if check.id in check_ids:
-                    rep.at(cpath + ("id",), f"check id {check.id!r} is used twice in this exercise")
+                    rep.at((*cpath, "id"), f"check id {check.id!r} is used twice in this exercise")
                 check_ids.add(check.id)
             _validate_check(check, cpath, origin, expr_origin, rep)
         for k, mistake in enumerate(ex.mistakes):
-            mpath = base + ("mistakes", k)
+            mpath = (*base, "mistakes", k)
             if mistake.when is not None:
-                _check_code(mistake.when, expr_origin(*mpath, "when"), mpath + ("when",), rep, what="when", mode="eval")
+                _check_code(mistake.when, expr_origin(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
             if mistake.code is not None:
-                _check_code(mistake.code, origin(*mpath, "code"), mpath + ("code",), rep)
+                _check_code(mistake.code, origin(*mpath, "code"), (*mpath, "code"), rep)
             if mistake.failed_check is not None and mistake.failed_check not in check_ids:
-                rep.at(mpath + ("failed_check",), f"no check with id {mistake.failed_check!r} in this exercise")
+                rep.at((*mpath, "failed_check"), f"no check with id {mistake.failed_check!r} in this exercise")
         for k, wrong in enumerate(ex.wrong_solutions):
-            wpath = base + ("wrong_solutions", k)
-            _check_code(wrong.code, origin(*wpath, "code"), wpath + ("code",), rep)
+            wpath = (*base, "wrong_solutions", k)
+            _check_code(wrong.code, origin(*wpath, "code"), (*wpath, "code"), rep)
 
     for i, card in enumerate(lesson.cards):
         base = ("cards", i)
         if card.id in item_ids:
             rep.at(
-                base + ("id",), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)"
+                (*base, "id"), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)"
             )
         item_ids[card.id] = base
-        _check_markdown(card.prompt, origin(*base, "prompt"), base + ("prompt",), rep)
+        _check_markdown(card.prompt, origin(*base, "prompt"), (*base, "prompt"), rep)
         if card.explanation is not None:
-            _check_markdown(card.explanation, origin(*base, "explanation"), base + ("explanation",), rep)
+            _check_markdown(card.explanation, origin(*base, "explanation"), (*base, "explanation"), rep)
         if card.teaches and lesson.intuition != UNREADABLE and card.teaches.casefold() not in sections:
-            rep.at(base + ("teaches",), f"no heading {card.teaches!r} in this lesson's intuition")
+            rep.at((*base, "teaches"), f"no heading {card.teaches!r} in this lesson's intuition")
         if isinstance(card, m.PredictCard):
-            _check_code(card.code, origin(*base, "code"), base + ("code",), rep)
+            _check_code(card.code, origin(*base, "code"), (*base, "code"), rep)
         if isinstance(card, m.ClozeCard):
             for blank in m.CLOZE_BLANK.findall(card.text):
                 if not all(alt.strip() for alt in blank.split("|")):
-                    rep.at(base + ("text",), f"blank {{{{{blank}}}}} has an empty answer")
+                    rep.at((*base, "text"), f"blank {{{{{blank}}}}} has an empty answer")
 
 
 _EXPR_FIELDS = ("expr", "expected", "shares_storage_with", "independent_of", "factory", "probe")
@@ -170,14 +170,14 @@ def _validate_check(check, cpath: tuple, origin, expr_origin, rep) -> None:
             continue
         # raises may run statements (e.g. `t.view(-1)` or an assignment)
         mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
-        _check_code(value, expr_origin(*cpath, name), cpath + (name,), rep, what=name, mode=mode)
+        _check_code(value, expr_origin(*cpath, name), (*cpath, name), rep, what=name, mode=mode)
     if check.kind == "python":
-        _check_code(check.code, origin(*cpath, "code"), cpath + ("code",), rep)
+        _check_code(check.code, origin(*cpath, "code"), (*cpath, "code"), rep)
     if check.kind == "function":
         for a, arg in enumerate(check.args):
             for dim in arg.shape or []:
                 if isinstance(dim, str) and dim not in check.dims:
-                    rep.at(cpath + ("args", a, "shape"), f"dimension {dim!r} is not defined in dims")
+                    rep.at((*cpath, "args", a, "shape"), f"dimension {dim!r} is not defined in dims")
         for name, (lo, hi) in check.dims.items():
             if lo < 0 or lo > hi:
-                rep.at(cpath + ("dims", name), f"range [{lo}, {hi}] needs 0 <= low <= high")
+                rep.at((*cpath, "dims", name), f"range [{lo}, {hi}] needs 0 <= low <= high")

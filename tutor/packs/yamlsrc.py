@@ -98,7 +98,7 @@ def _build(node, path: tuple, located: Located):
             located.block.add(path)
         return _scalar(node)
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), located) for i, item in enumerate(node.value)]
+        return [_build(item, (*path, i), located) for i, item in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         for key_node, value_node in node.value:
@@ -111,15 +111,15 @@ def _build(node, path: tuple, located: Located):
             if key in out:
                 located.problems.append(
                     (
-                        path + (key,),
+                        (*path, key),
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
                         f"duplicate key {key!r}",
                     )
                 )
                 continue
-            out[key] = _build(value_node, path + (key,), located)
+            out[key] = _build(value_node, (*path, key), located)
             # keep the key's own position too: errors about unknown keys point at the key
-            located.positions[path + (key, "__key__")] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            located.positions[(*path, key, "__key__")] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
         return out
     return None

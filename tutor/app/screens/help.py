@@ -28,10 +28,10 @@ def _sections():
     from tutor.app.widgets.repl import Repl
 
     return [
-        ("Everywhere", TutorApp.BINDINGS + [Binding("ctrl+p", "command_palette", "Command palette")]),
+        ("Everywhere", [*TutorApp.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]),
         ("Home", HomeScreen.BINDINGS),
         ("Lesson", LessonScreen.BINDINGS),
-        ("Scratch REPL (the line under the output)", Repl.BINDINGS + [Binding("enter", "submit", "Run the line")]),
+        ("Scratch REPL (the line under the output)", [*Repl.BINDINGS, Binding("enter", "submit", "Run the line")]),
         ("Recall quiz", QuizScreen.BINDINGS),
         ("Progress", ProgressScreen.BINDINGS),
         ("Questions", ConfirmScreen.BINDINGS),

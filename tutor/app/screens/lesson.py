@@ -138,9 +138,8 @@ class LessonScreen(Screen):
         self.load_exercise()
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action in self.WIDE_ONLY and self.app.size.width < self.WIDE:
-            return False  # hidden from the footer; the "narrow" bindings keep the key working
-        return True
+        # Hidden from the footer when narrow; the "narrow" bindings keep the key working.
+        return not (action in self.WIDE_ONLY and self.app.size.width < self.WIDE)
 
     def on_resize(self) -> None:
         self.refresh_bindings()

@@ -91,7 +91,7 @@ def output_problems(out, ref, name: str, compare, tol, meta: bool, hint: str) ->
                 )
             ]
         found = []
-        for i, (o, r) in enumerate(zip(out, ref)):
+        for i, (o, r) in enumerate(zip(out, ref, strict=False)):
             found.extend(output_problems(o, r, f"{name}[{i}]", compare, tol, meta, hint))
         return found
     return value_problems(out, ref, name, tol)
@@ -123,7 +123,7 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
     except Exception as exc:
         return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
     found = []
-    for j, (a, e) in enumerate(zip(case.args, ref_case.args)):
+    for j, (a, e) in enumerate(zip(case.args, ref_case.args, strict=False)):
         if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and e.requires_grad:
             label = names[j] if j < len(names) else f"argument {j + 1}"
             found.extend(grad_problems(a, e, label, tol))
