@@ -7,12 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tutor.grading.cards import (
+    choice_order,
     cloze_blanks,
     cloze_prompt,
     grade,
     is_exception_key,
     normalise,
     parse_number,
+    review_seed,
     revisit_advice,
     split_cloze_answers,
 )
@@ -80,7 +82,7 @@ def test_short_near_misses_of_spacing_and_unicode_are_right(answer):
     assert grade(short(), answer).correct
 
 
-@pytest.mark.parametrize("answer", ["(3, 1)", "(1, 3, 1)", "1, 3", ""])
+@pytest.mark.parametrize("answer", ["(3, 1)", "(1, 3, 1)", "3, 1", "1 3", "t(1, 3)", ""])
 def test_short_wrong(answer):
     g = grade(short(), answer)
     assert not g.correct and g.expected == "(1, 3)"
@@ -229,6 +231,94 @@ def test_cloze_blank_normalised_like_short():
 def test_split_cloze_answers():
     assert split_cloze_answers("a; b\nc") == ["a", " b", "c"]
     assert split_cloze_answers(("x", "y")) == ["x", "y"]
+    # commas separate only when they give exactly one part per blank, outside brackets
+    assert split_cloze_answers("a, b, c", 3) == ["a", " b", " c"]
+    assert split_cloze_answers("(3, 1), b", 2) == ["(3, 1)", " b"]
+    assert split_cloze_answers("a, b, c", 2) == ["a, b, c"]
+
+
+# ---------------------------------------------------------------- answers in another form
+
+
+@pytest.mark.parametrize("answer", ["3, 1", "[3,1]", "[3, 1]", "torch.Size([3, 1])", "(3, 1,)", "'3', '1'"])
+def test_short_sequences_in_any_bracket_form_are_right_and_show_the_key(answer):
+    g = grade(short(answers=["(3, 1)"]), answer)
+    assert g.correct and g.written == "(3, 1)" and g.feedback == "Usually written: (3, 1)"
+
+
+def test_short_same_form_says_nothing_more_and_quotes_do_not_matter():
+    g = grade(short(answers=["(3, 1)"]), "( 3,1 )")
+    assert g.correct and g.written is None and g.feedback == "Correct."
+    assert grade(short(answers=["cpu"]), "'cpu'").correct
+    assert grade(short(answers=['"cuda:0"']), "cuda:0").correct
+    nested = short(answers=["[[1, 2], [3, 4]]"])
+    assert grade(nested, "((1,2),(3,4))").correct
+
+
+def test_short_calls_and_indexing_keep_their_brackets():
+    assert not grade(short(answers=["t[0]"]), "t(0)").correct
+    assert not grade(short(answers=["x.view(2, 3)"]), "x.view[2, 3]").correct
+
+
+def unordered(**kw) -> ClozeCard:
+    text = "Every tensor carries a {{dtype}}, a {{shape}} and a {{device|the device}}."
+    return ClozeCard(id="u", type="cloze", prompt="Fill in.", text=text, **kw)
+
+
+@pytest.mark.parametrize("answer", ["device; dtype; shape", "shape, device, dtype", ["the device", "shape", "dtype"]])
+def test_unordered_cloze_takes_any_order_and_shows_the_key_order(answer):
+    g = grade(unordered(unordered=True), answer)
+    assert g.correct and g.written in ("dtype; shape; device", "dtype; shape; the device")
+    assert g.feedback == f"Usually written: {g.written}"
+
+
+def test_unordered_cloze_in_key_order_is_plain_correct_and_misses_name_the_missing():
+    assert grade(unordered(unordered=True), "dtype; shape; device").feedback == "Correct."
+    g = grade(unordered(unordered=True), "dtype; dtype; device")
+    assert not g.correct and g.feedback == "2 of 3 blanks right: missing 'shape'."
+    g = grade(unordered(), "device; dtype; shape")  # ordered: the order counts
+    assert not g.correct and "0 of 3" in g.feedback
+
+
+def test_unordered_needs_two_blanks():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="two or more"):
+        ClozeCard(id="u", type="cloze", prompt="p", text="one {{blank}}", unordered=True)
+
+
+# ---------------------------------------------------------------- shuffled choice options
+
+
+class _State:
+    def __init__(self, reps, due):
+        self.reps, self.due = reps, due
+
+
+def test_choice_order_is_stable_per_review_and_changes_between_reviews():
+    from datetime import datetime, timedelta, timezone
+
+    card = choice()
+    t0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    first = choice_order(card, review_seed("p", "l/copy", None))
+    assert first == choice_order(card, review_seed("p", "l/copy", None))  # resumed: same order
+    assert sorted(first) == [0, 1, 2]
+    orders = {
+        tuple(choice_order(card, review_seed("p", "l/copy", _State(n, t0 + timedelta(days=n))))) for n in range(30)
+    }
+    assert len(orders) > 1  # later reviews reshuffle
+    # the right option (index 1 in the file) lands in every position over the reviews
+    assert {o.index(1) for o in orders} == {0, 1, 2}
+
+
+def test_choice_numbers_and_letters_count_in_the_shown_order():
+    card = choice()
+    order = [2, 0, 1]  # shows reshape, view, clone
+    g = grade(card, "3", order=order)
+    assert g.correct and g.expected == "3. t.clone()"
+    g = grade(card, "a", order=order)  # reshape's own feedback follows it
+    assert not g.correct and g.feedback == "reshape copies only when it must." and g.expected == "3. t.clone()"
+    assert grade(card, "t.clone()", order=order).correct
 
 
 # ---------------------------------------------------------------- properties and advice

@@ -334,6 +334,10 @@ class ClozeCard(_Card):
 
     type: Literal["cloze"]
     text: str = Field(min_length=1)
+    unordered: bool = Field(
+        False,
+        description="the blanks are a list whose order does not matter: any order of the answers is right",
+    )
 
     @field_validator("text")
     @classmethod
@@ -341,6 +345,12 @@ class ClozeCard(_Card):
         if not CLOZE_BLANK.search(v):
             raise ValueError("cloze text needs at least one {{blank}}")
         return v
+
+    @model_validator(mode="after")
+    def _unordered_needs_a_list(self) -> ClozeCard:
+        if self.unordered and len(CLOZE_BLANK.findall(self.text)) < 2:
+            raise ValueError("unordered: true needs two or more {{blanks}} (their order is what it frees)")
+        return self
 
 
 Card = Annotated[ChoiceCard | ShortCard | NumericCard | PredictCard | ClozeCard, Field(discriminator="type")]
