@@ -382,7 +382,7 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
         quiz = app.screen
         assert [r.card.type for r in quiz.queue] == ["choice", "short", "numeric", "predict", "cloze"]
-        answers = ["1", "shape", "7", "2", "float32"]
+        answers = ["float32", "shape", "7", "2", "float32; cpu"]
         for n, answer in enumerate(answers):
             await wait_for(pilot, lambda n=n: quiz.n == n and not quiz.answered, 30, f"card {n + 1}")
             await type_text(pilot, answer + "\n")
@@ -402,6 +402,67 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
     with ProgressStore.open(data) as store:
         assert store.review_count() == 5
         assert store.card_state("apptest", "basics/numel").lapses == 1
+
+
+def markdown_text(widget) -> str:
+    """What a Markdown widget shows, as plain text, block by block."""
+    return "\n".join(w._content.plain for w in widget.walk_children() if getattr(w, "_content", None) is not None)
+
+
+async def test_choice_options_are_shuffled_and_stay_put_when_the_quiz_is_reopened(pack, data):
+    from tutor.app.screens.quiz import QuizScreen
+    from tutor.grading.cards import choice_order, review_seed
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        shown = []
+        for _ in range(2):  # open, look, leave; open again: the same order
+            await pilot.press("r")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+            quiz = app.screen
+            ref = quiz.queue[0]
+            order = choice_order(ref.card, review_seed(ref.pack.id, ref.key, None))
+            text = markdown_text(quiz.query_one("#card"))
+            lines = [ref.card.options[i].text for i in order]  # Markdown numbers them 1, 2, ...
+            assert "\n".join(lines) in text
+            shown.append(lines)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, QuizScreen), 10, "home")
+        assert shown[0] == shown[1]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        quiz = app.screen
+        right = shown[0].index("float32") + 1
+        await type_text(pilot, f"{right}\n")
+        await wait_for(pilot, lambda: quiz.answered, 10, "the grade")
+        assert "Correct. Right, float32 is torch's default" in str(quiz.query_one("#feedback").render())
+
+
+async def test_cloze_blanks_show_as_blanks_in_every_builtin_card():
+    from textual.app import App
+    from textual.widgets import Markdown
+
+    from tutor.app.screens.quiz import card_markdown
+    from tutor.grading.cards import cloze_blanks
+    from tutor.packs.catalog import Catalog
+
+    refs = [r for r in Catalog.load().cards() if r.card.type == "cloze"]
+    assert len(refs) >= 10
+
+    class Host(App):
+        def compose(self):
+            yield Markdown("", id="card")
+
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        card = app.query_one("#card", Markdown)
+        for ref in refs:
+            await card.update(card_markdown(ref))
+            await pilot.pause()
+            text = markdown_text(card)
+            for n in range(1, len(cloze_blanks(ref.card)) + 1):
+                assert f"[{n}]____" in text, f"{ref.key}: blank {n} is not shown in {text!r}"
 
 
 async def test_choice_card_out_of_range_asks_again(pack, data):

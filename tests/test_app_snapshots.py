@@ -90,6 +90,22 @@ def test_quiz(app, snap_compare, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_quiz_cloze(app, snap_compare, size):
+    """A cloze card: its blanks show as [1]____ and [2]____, not as Markdown emphasis."""
+
+    async def run_before(pilot):
+        await home_loaded(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "queue", None), 10, "the quiz")
+        quiz = pilot.app.screen
+        quiz.n = next(n for n, ref in enumerate(quiz.queue) if ref.card.type == "cloze")
+        quiz.show_card()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_progress(app, snap_compare, size):
     async def run_before(pilot):
         await home_loaded(pilot)

@@ -86,8 +86,8 @@ cards:
     expected: "2"
   - id: cloze-dtype
     type: cloze
-    prompt: Fill the blank.
-    text: "torch.zeros(2, 3) has dtype torch.{{float32}}."
+    prompt: Fill the blanks.
+    text: "torch.zeros(2, 3) has dtype torch.{{float32}} and lives on the {{cpu}}."
 """,
     "basics/intuition.md": """\
 # Tensor basics

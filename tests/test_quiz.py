@@ -40,15 +40,32 @@ def pack(tmp_path) -> Path:
     return write_pack(tmp_path / "pack")
 
 
+def shown_options(card_key: str, state=None) -> list[str]:
+    """The copy card's options in the order a review with this schedule shows them."""
+    options = ["t.view(-1)", "t.clone()"]
+    from tutor.grading.cards import choice_order, review_seed
+    from tutor.packs.models import ChoiceCard
+
+    card = ChoiceCard(
+        id="copy",
+        type="choice",
+        prompt="p",
+        options=[{"text": t, "correct": t == "t.clone()", "feedback": "f"} for t in options],
+    )
+    return [options[i] for i in choice_order(card, review_seed("quiz-test", card_key, state))]
+
+
 def test_piped_quiz_end_to_end(tmp_path, pack):
     home = tmp_path / "home"
+    shown = shown_options("views/copy")
+    clone = str(shown.index("t.clone()") + 1)  # its number in the shuffled order
     # --lesson keeps the built-in pack's cards (loaded too) out of the session
-    r = cli(["quiz", "--pack", str(pack), "--lesson", "views", "--limit", "3"], "2\n(1,3)\nview; memory\n", home)
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views", "--limit", "3"], f"{clone}\n(1,3)\nview; memory\n", home)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "0 cards due, 4 new" in out
     assert "Asking 3 of them" in out
-    assert "  1. t.view(-1)\n  2. t.clone()" in out  # options numbered
+    assert f"  1. {shown[0]}\n  2. {shown[1]}" in out  # options numbered in the order shown
     assert "Correct. clone always copies." in out
     assert "torch.Size is a tuple subclass." in out  # explanation
     assert "Wrong. 1 of 2 blanks right: blank 2 is 'storage'." in out
@@ -68,7 +85,7 @@ def test_piped_quiz_end_to_end(tmp_path, pack):
 
 def test_end_of_input_mid_session_saves_what_was_answered(tmp_path, pack):
     home = tmp_path / "home"
-    r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "b\n", home)
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "t.clone()\n", home)
     assert r.returncode == 0, r.stderr
     assert "Stopped early; 1 answer saved." in r.stdout
     assert "Session: 1 card, 1 right, 0 wrong." in r.stdout
@@ -119,7 +136,8 @@ def store(tmp_path):
 
 
 def test_retry_on_unreadable_answer_and_empty_answer_counts_wrong(store, pack):
-    q, out = quiz(store, pack, "7\n2\n\n", Clock(T0))
+    clone = shown_options("views/copy").index("t.clone()") + 1
+    q, out = quiz(store, pack, f"7\n{clone}\n\n", Clock(T0))
     q.run(limit=2)
     text = out.getvalue()
     assert "Answer with the number of an option, 1 to 2." in text
@@ -128,10 +146,33 @@ def test_retry_on_unreadable_answer_and_empty_answer_counts_wrong(store, pack):
     assert q.tally.right == 1 and q.tally.wrong == 1
 
 
+def test_choice_options_shuffle_per_review_and_stay_put_when_resumed(store, pack):
+    clock = Clock(T0)
+    seen = []
+    for _ in range(12):
+        # leave before answering, then come back: the same order
+        q, out = quiz(store, pack, "", clock, lesson="views")
+        q.run(limit=1)
+        first = out.getvalue()
+        state = store.card_state("quiz-test", "views/copy")
+        shown = shown_options("views/copy", state)
+        assert f"  1. {shown[0]}\n  2. {shown[1]}" in first
+        # answer by the number shown for view: graded as view, with view's own feedback
+        view = shown.index("t.view(-1)") + 1
+        q, out = quiz(store, pack, f"{view}\n", clock, lesson="views")
+        q.run(limit=1)
+        assert f"  1. {shown[0]}\n  2. {shown[1]}" in out.getvalue()
+        assert "Wrong. view never copies" in out.getvalue()
+        assert f"Answer: {3 - view}. t.clone()" in out.getvalue()
+        seen.append(tuple(shown))
+        clock.t = store.card_state("quiz-test", "views/copy").due
+    assert len(set(seen)) == 2  # later reviews reshuffle: both orders came up
+
+
 def test_leech_points_to_the_lesson_section(store, pack):
     clock = Clock(T0)
     for _ in range(LEECH_LAPSES):
-        q, out = quiz(store, pack, "1\n", clock, lesson="views")
+        q, out = quiz(store, pack, "t.view(-1)\n", clock, lesson="views")
         q.run(limit=1)
         clock.t = store.card_state("quiz-test", "views/copy").due
     text = out.getvalue()
@@ -144,7 +185,7 @@ def test_leech_points_to_the_lesson_section(store, pack):
 
 def test_changed_card_is_announced_and_its_history_kept(store, pack):
     store.review("quiz-test", "views/copy", True, T0 - timedelta(days=30), content_hash="old-hash")
-    q, out = quiz(store, pack, "2\n", Clock(T0))
+    q, out = quiz(store, pack, "t.clone()\n", Clock(T0))
     q.run(limit=1)
     assert "1 card due" in out.getvalue()
     assert "(This card changed since you last saw it.)" in out.getvalue()
@@ -156,7 +197,7 @@ def test_changed_card_is_announced_and_its_history_kept(store, pack):
 
 def test_new_cards_respect_the_daily_limit(store, pack):
     store.update_settings(new_cards_per_day=2)
-    q, out = quiz(store, pack, "2\n(1, 3)\nextra\n", Clock(T0))
+    q, out = quiz(store, pack, "t.clone()\n(1, 3)\nextra\n", Clock(T0))
     q.run()
     assert "0 cards due, 2 new (up to 2 new a day; 0 started today)." in out.getvalue()
     assert q.tally.right == 2

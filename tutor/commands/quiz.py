@@ -183,7 +183,7 @@ class Quiz:
 
     def ask_card(self, ref, n: int, total: int) -> bool:
         """Ask, grade, show feedback, schedule. False when input ended before an answer."""
-        from tutor.grading.cards import Grade, cloze_prompt, grade, revisit_advice
+        from tutor.grading.cards import Grade, choice_order, cloze_prompt, grade, review_seed, revisit_advice
 
         card = ref.card
         state = self.store.card_state(ref.pack.id, ref.key)
@@ -191,13 +191,15 @@ class Quiz:
         if state is not None and state.changed(ref.content_hash):
             self.say("(This card changed since you last saw it.)")
         self.say(card.prompt.strip())
+        order = None
         if card.type == "choice":
-            for i, option in enumerate(card.options, 1):
-                self.say(f"  {i}. {option.text}")
+            order = choice_order(card, review_seed(ref.pack.id, ref.key, state))
+            for n, i in enumerate(order, 1):
+                self.say(f"  {n}. {card.options[i].text}")
             hint = "number"
         elif card.type == "cloze":
             self.say(_indent(cloze_prompt(card)))
-            hint = "blanks separated by ';'"
+            hint = "blanks separated by ';'" + (" (any order)" if card.unordered else "")
         elif card.type == "predict":
             self.say(_indent(card.code.rstrip()))
             hint = "output, or the exception's name"
@@ -212,10 +214,10 @@ class Quiz:
             if card.type == "predict" and answer.strip():
                 outcome_key = self._run_predict(ref)
             if not answer.strip():
-                g = grade(card, answer, key=outcome_key)
+                g = grade(card, answer, key=outcome_key, order=order)
                 g = Grade(False, "No answer given.", g.expected)
             else:
-                g = grade(card, answer, key=outcome_key)
+                g = grade(card, answer, key=outcome_key, order=order)
             if g.retry:
                 self.say(g.feedback)
                 continue

@@ -7,6 +7,7 @@ so the learner sees what torch really prints; the key comes from that run.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from datetime import datetime, timezone
 
@@ -36,18 +37,47 @@ PLACEHOLDER = {
 }
 
 
-def card_markdown(ref) -> str:
+def card_markdown(ref, order: list[int] | None = None) -> str:
+    """The card as Markdown; a choice card's options in ``order`` (see choice_order)."""
     from tutor.grading.cards import cloze_prompt
 
     card = ref.card
     parts = [card.prompt.strip()]
     if card.type == "choice":
-        parts += [""] + [f"{i}. {o.text}" for i, o in enumerate(card.options, 1)]
+        shown = order if order is not None else range(len(card.options))
+        parts += [""] + [f"{n}. {card.options[i].text}" for n, i in enumerate(shown, 1)]
     elif card.type == "cloze":
-        parts += ["", "> " + cloze_prompt(card).replace("\n", "\n> ")]
+        parts += ["", "> " + literal_blanks(cloze_prompt(card)).replace("\n", "\n> ")]
     elif card.type == "predict":
         parts += ["", "```python", card.code.rstrip(), "```"]
     return "\n".join(parts)
+
+
+_BLANK = re.compile(r"\[(\d+)\]____")
+
+
+def literal_blanks(text: str) -> str:
+    """Blanks (``[1]____``) escaped so Markdown shows them as written: unescaped, ``____``
+    reads as emphasis and the blanks vanish. In a code span nothing is emphasis, and an
+    escape would show, so blanks there stay as they are."""
+    out, pos = [], 0
+    for m in _BLANK.finditer(text):
+        in_code = text.count("`", 0, m.start()) % 2 == 1
+        out += [text[pos : m.start()], m.group(0) if in_code else rf"\[{m.group(1)}\]\_\_\_\_"]
+        pos = m.end()
+    return "".join(out) + text[pos:]
+
+
+def option_orders(queue, states) -> dict[int, list[int]]:
+    """Each choice card's option order for this review (stable if the quiz is left and
+    reopened before answering: the seed is the card's schedule, see review_seed)."""
+    from tutor.grading.cards import choice_order, review_seed
+
+    return {
+        n: choice_order(ref.card, review_seed(ref.pack.id, ref.key, states.get((ref.pack.id, ref.key))))
+        for n, ref in enumerate(queue)
+        if ref.card.type == "choice"
+    }
 
 
 class QuizScreen(Screen):
@@ -59,6 +89,7 @@ class QuizScreen(Screen):
         super().__init__()
         self.only_lesson = lesson
         self.queue: list = []
+        self.orders: dict[int, list[int]] = {}  # queue index -> a choice card's option order
         self.n = 0
         self.answered = False
         self.grading = False  # an answer is being graded: enter waits for it
@@ -89,6 +120,8 @@ class QuizScreen(Screen):
         refs = {(r.pack.id, r.key): r for r in app.catalog.cards(lesson=self.only_lesson)}
         picked = await asyncio.to_thread(app.store.due_cards, list(refs))
         self.queue = [refs[k] for k in picked.due + picked.new]
+        states = await asyncio.to_thread(app.store.card_states)
+        self.orders = option_orders(self.queue, states)
         if not self.queue:
             nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
             msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
@@ -109,11 +142,13 @@ class QuizScreen(Screen):
         self.query_one("#card-title", Static).update(
             f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}"
         )
-        self.query_one("#card", Markdown).update(card_markdown(ref))
+        self.query_one("#card", Markdown).update(card_markdown(ref, self.orders.get(self.n)))
         self.query_one("#feedback", Static).update("")
         answer = self.query_one("#answer", Input)
         answer.value = ""
         answer.placeholder = PLACEHOLDER.get(ref.card.type, "your answer, then enter")
+        if getattr(ref.card, "unordered", False):
+            answer.placeholder = "the blanks in any order, separated by ';', then enter"
         answer.disabled = False
         answer.focus()
 
@@ -167,7 +202,7 @@ class QuizScreen(Screen):
             ran = await self._run_predict(ref)
             key = ran.key if ran is not None and ran.ok else None
             box.disabled = False
-        g = grade(card, text, key=key)
+        g = grade(card, text, key=key, order=self.orders.get(self.n))
         if g.retry:
             feedback.update(Content.styled(g.feedback, "$text-warning"))
             box.focus()
