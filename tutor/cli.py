@@ -20,6 +20,7 @@ HANDLERS = {
     ("open",): "tui:run",
     ("list",): "listing:run",
     ("check",): "check:run",
+    ("grade",): "grade:run",
     ("quiz",): "quiz:run",
     ("progress",): "progress:run_show",
     ("progress", "export"): "progress:run_export",
@@ -99,6 +100,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)"
     )
     p.add_argument("--trust", action="store_true", help="trust the exercise's pack (its Python runs on this machine)")
+
+    p = add(
+        "grade",
+        "verify every learner's files in fresh kernels and write a gradebook (see docs/grading.md)",
+    )
+    p.add_argument(
+        "submissions",
+        nargs="?",
+        metavar="SUBMISSIONS",
+        help="folder with one folder per learner (LESSON/EXERCISE.py files) or learners' progress exports (NAME.json)",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="verify N files at once (default: up to 4, one per core)"
+    )
+    p.add_argument("--out", metavar="CSV", help="write the gradebook as CSV to this file")
+    p.add_argument("--json", action="store_true", help="print every verdict with its checks and messages as JSON")
+    p.add_argument(
+        "--lesson", action="append", metavar="LESSON", help="grade only this lesson's exercises (repeatable)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS", help="time limit per file (default: the exercise's)"
+    )
+    p.add_argument(
+        "--gradescope",
+        metavar="DIR",
+        help="grade the one submission in DIR/submission and write DIR/results/results.json (DIR: usually /autograder)",
+    )
+    p.add_argument(
+        "--no-cache", dest="cache", action="store_false", help="verify every file again, ignoring cached verdicts"
+    )
+    p.add_argument("--trust", action="store_true", help="trust the packs in use (their Python runs on this machine)")
 
     p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")
     p.add_argument("--lesson", metavar="LESSON", help="only cards of this lesson")

@@ -30,7 +30,7 @@ def run(args) -> int:
     code = read_code(args.file)
     catalog = Catalog.load(args.pack)
     ref = catalog.find_exercise(args.target)
-    _require_trust(ref, args)
+    require_trust(ref.pack, args)
     verdict = asyncio.run(
         verify_in_fresh_kernel(
             ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout
@@ -44,21 +44,21 @@ def run(args) -> int:
     return 0 if verdict.passed else 1
 
 
-def _require_trust(ref, args) -> None:
+def require_trust(pack, args) -> None:
     """Pack code from outside the built-in set runs only once the learner trusts the pack."""
     from tutor.packs.trust import TrustStore, needs_trust
     from tutor.paths import data_dir
 
-    if not needs_trust(ref.pack):
+    if not needs_trust(pack):
         return
     store = TrustStore(data_dir(args.data_dir))
-    if store.is_trusted(ref.pack):
+    if store.is_trusted(pack):
         return
     if args.trust:
-        store.trust(ref.pack)
+        store.trust(pack)
         return
     raise TutorError(
-        f"pack {ref.pack.id} ({ref.pack.root}) contains Python that would run on this machine; "
+        f"pack {pack.id} ({pack.root}) contains Python that would run on this machine; "
         "if you trust its author, run again with --trust"
     )
 

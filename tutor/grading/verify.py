@@ -164,6 +164,13 @@ class Verifier:
 _background: set[asyncio.Future] = set()
 
 
+async def wait_for_disposal() -> None:
+    """Wait until the kernels handed back in the background have exited: a process that
+    ends its event loop before then would leave them running."""
+    while _background:
+        await asyncio.gather(*list(_background), return_exceptions=True)
+
+
 async def verify_in_fresh_kernel(
     exercise: m.Exercise,
     code: str,

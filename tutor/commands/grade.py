@@ -1,0 +1,172 @@
+"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json]`` and ``grade --gradescope DIR``.
+
+The gradebook goes to --out (CSV) and/or stdout (CSV, or JSON with --json); progress goes
+to stderr: a bar on a terminal, one line per learner otherwise. See docs/grading.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tutor.errors import TutorError
+
+DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
+
+
+def run(args) -> int:
+    from tutor.grading import submissions
+    from tutor.grading.gradebook import grade_all
+    from tutor.grading.gradecache import VerdictCache
+
+    if args.jobs is None:
+        args.jobs = DEFAULT_JOBS
+    if args.jobs < 1:
+        raise TutorError("--jobs needs a whole number of at least 1")
+    if bool(args.submissions) == bool(args.gradescope):
+        raise TutorError("grade needs SUBMISSIONS (a folder of learner folders) or --gradescope DIR, not both")
+    columns = _columns(args)
+    if args.gradescope:
+        learners = [_gradescope_learner(Path(args.gradescope), columns)]
+    else:
+        learners = submissions.collect(Path(args.submissions), columns)
+    for learner in learners:
+        for note in learner.notes:
+            print(f"ptfund-tutor: {learner.name}: {note}", file=sys.stderr)
+
+    progress = _Progress(len(learners), sum(len(lr.code) for lr in learners), enabled=not args.gradescope)
+    cache = VerdictCache().load() if args.cache else None
+    try:
+        book = asyncio.run(
+            grade_all(
+                learners,
+                columns,
+                jobs=args.jobs,
+                device=args.device,
+                timeout=args.timeout,
+                cache=cache,
+                on_verdict=progress.verdict,
+                on_learner=progress.learner,
+            )
+        )
+    finally:
+        progress.close()
+        if cache is not None:
+            cache.close()
+    if cache is not None and not args.gradescope:
+        print(f"ptfund-tutor: verdicts cached in {cache.path} (reused when a file is unchanged)", file=sys.stderr)
+
+    if args.gradescope:
+        from tutor.grading.gradescope import write_results
+
+        path = write_results(Path(args.gradescope), book)
+        print(f"ptfund-tutor: wrote {path}", file=sys.stderr)
+        return 0
+    if args.out:
+        _write(Path(args.out), book.csv_text())
+    if args.json:
+        print(json.dumps(book.to_json(), indent=2))
+    elif not args.out:
+        sys.stdout.write(book.csv_text())
+    return 0
+
+
+def _columns(args):
+    """The exercises graded: those of the --pack packs (the built-in pack without any),
+    narrowed to --lesson when given."""
+    from tutor.commands.check import require_trust
+    from tutor.grading.submissions import columns_for
+    from tutor.packs.catalog import Catalog
+
+    catalog = Catalog.load(args.pack, builtin=not args.pack)
+    if catalog.problems:
+        from tutor.packs.problems import PackError
+
+        raise PackError(catalog.broken[0] if catalog.broken else Path("."), catalog.problems)
+    refs = list(catalog.exercises())
+    if args.lesson:
+        unknown = [les for les in args.lesson if not any(r.lesson.id == les for r in refs)]
+        if unknown:
+            raise TutorError(f"no lesson {unknown[0]!r} in the packs in use (see `ptfund-tutor list`)")
+        refs = [r for r in refs if r.lesson.id in args.lesson]
+    if not refs:
+        raise TutorError("the packs in use have no exercises to grade")
+    for pack in {r.pack.id: r.pack for r in refs}.values():
+        require_trust(pack, args)
+    return columns_for(refs)
+
+
+def _gradescope_learner(root: Path, columns):
+    from tutor.grading import submissions
+
+    folder = root / "submission"
+    if not folder.is_dir():
+        raise TutorError(f"{folder} does not exist: --gradescope wants the autograder folder (usually /autograder)")
+    name = _gradescope_name(root) or "submission"
+    exports = [p for p in folder.glob("*.json") if p.name != "submission_metadata.json"]
+    if len(exports) == 1 and not any(folder.rglob("*.py")):
+        return submissions.read_export(exports[0], columns, name=name)
+    return submissions.read_folder(folder, columns, name=name)
+
+
+def _gradescope_name(root: Path) -> str | None:
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        return str(meta["users"][0]["name"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise TutorError(f"cannot write {path}: {exc.strerror}") from None
+
+
+class _Progress:
+    """A bar on a terminal; one line per finished learner when stderr is a file or a pipe."""
+
+    def __init__(self, learners: int, files: int, *, enabled: bool = True):
+        self.learners, self.files = learners, files
+        self.done_learners = self.done_files = 0
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+
+    def verdict(self, row, column, cell) -> None:
+        self.done_files += 1
+        self._draw()
+
+    def learner(self, row) -> None:
+        from collections import Counter
+
+        self.done_learners += 1
+        if not self.enabled:
+            return
+        if self.tty:
+            self._draw()
+            return
+        counts = Counter(cell.grade for cell in row.cells.values())
+        others = ", ".join(f"{n} {grade}" for grade, n in sorted(counts.items()) if grade != "pass")
+        total = sum(counts.values())
+        line = f"{row.learner.name}: {counts.get('pass', 0)}/{total} pass" + (f" ({others})" if others else "")
+        print(line, file=sys.stderr, flush=True)
+
+    def _draw(self) -> None:
+        if not self.tty:
+            return
+        width = 30
+        filled = int(width * self.done_files / self.files) if self.files else width
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(
+            f"\r[{bar}] {self.done_files}/{self.files} files, {self.done_learners}/{self.learners} learners"
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

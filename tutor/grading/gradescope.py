@@ -1,0 +1,51 @@
+"""Gradescope's autograder ``results.json`` for one learner's gradebook row.
+
+Gradescope runs ``/autograder/run_autograder`` with the submission in
+``/autograder/submission`` and reads ``/autograder/results/results.json``: a list of tests,
+each with a name, score, max_score, status (passed / failed) and output text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tutor.grading.gradebook import MISSING, Gradebook
+
+
+def results(book: Gradebook) -> dict:
+    row = book.rows[0]
+    tests = []
+    for number, column in enumerate(book.columns, start=1):
+        cell = row.cells[column.name]
+        passed = cell.grade == "pass"
+        if cell.grade == MISSING:
+            output = f"No solution handed in: add {column.ref.key}.py to the submission."
+        else:
+            output = cell.verdict.feedback() if cell.verdict else cell.grade
+        tests.append(
+            {
+                "name": f"{column.name}: {column.ref.exercise.title}",
+                "number": str(number),
+                "score": 1.0 if passed else 0.0,
+                "max_score": 1.0,
+                "status": "passed" if passed else "failed",
+                "output": output,
+                "tags": [cell.grade],
+            }
+        )
+    notes = "\n".join(row.learner.notes)
+    return {
+        "score": float(row.passed),
+        "output": f"{row.passed} of {len(book.columns)} exercises pass." + (f"\n{notes}" if notes else ""),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def write_results(root: Path, book: Gradebook) -> Path:
+    path = root / "results" / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results(book), indent=2), encoding="utf-8")
+    return path

@@ -1,0 +1,115 @@
+"""What a class hands in: one folder per learner (``LESSON/EXERCISE.py`` files), or one
+learner's ``progress export`` file (their last attempt per exercise).
+
+Reading never runs anything; a file that cannot be used becomes a note for the instructor,
+never an exception that stops the rest of the class.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tutor.errors import TutorError
+from tutor.packs.catalog import ExerciseRef
+
+# A learner's file larger than this is not sent to a kernel: no exercise needs it, and a
+# generated megabyte of code would only slow the class down.
+MAX_CODE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Column:
+    """One exercise of the gradebook; ``name`` is LESSON/EXERCISE (PACK:LESSON/EXERCISE when ids clash)."""
+
+    name: str
+    ref: ExerciseRef
+
+
+@dataclass
+class Learner:
+    name: str
+    source: Path
+    code: dict[str, str] = field(default_factory=dict)  # column name -> code
+    too_large: dict[str, int] = field(default_factory=dict)  # column name -> bytes
+    notes: list[str] = field(default_factory=list)  # files that match no exercise, unreadable ones
+
+
+def columns_for(refs: list[ExerciseRef]) -> list[Column]:
+    keys = [r.key for r in refs]
+    return [Column(r.qualified if keys.count(r.key) > 1 else r.key, r) for r in refs]
+
+
+def collect(root: Path, columns: list[Column]) -> list[Learner]:
+    """Every learner under ``root``: each folder, and each ``*.json`` progress export."""
+    root = Path(root)
+    if not root.is_dir():
+        raise TutorError(f"cannot read submissions in {root}: no such folder")
+    learners = []
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            learners.append(read_folder(entry, columns, name=entry.name))
+        elif entry.suffix == ".json":
+            learners.append(read_export(entry, columns, name=entry.stem))
+    if not learners:
+        raise TutorError(f"{root} holds no learner folders and no progress exports (see docs/grading.md)")
+    return learners
+
+
+def read_folder(folder: Path, columns: list[Column], *, name: str) -> Learner:
+    learner = Learner(name, folder)
+    by_path = {}
+    for col in columns:
+        by_path[f"{col.ref.lesson.id}/{col.ref.exercise.id}.py"] = col
+        by_path[f"{col.ref.pack.id}/{col.ref.lesson.id}/{col.ref.exercise.id}.py"] = col
+    for path in sorted(folder.rglob("*.py")):
+        rel = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts):
+            continue
+        col = by_path.get(rel)
+        if col is None:
+            learner.notes.append(f"{rel} matches no exercise in use")
+            continue
+        _take(learner, col, rel, path)
+    return learner
+
+
+def _take(learner: Learner, col: Column, rel: str, path: Path) -> None:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CODE_BYTES:
+            learner.too_large[col.name] = size
+            return
+        learner.code[col.name] = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        learner.notes.append(f"{rel} is not UTF-8 text")
+    except OSError as exc:
+        learner.notes.append(f"{rel} cannot be read: {exc.strerror}")
+
+
+def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
+    """A ``progress export`` file: the last attempt at each exercise counts."""
+    from tutor.progress.transfer import validate
+
+    learner = Learner(name, path)
+    try:
+        doc = validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+        learner.notes.append(f"{path.name} is not a usable progress export: {exc}")
+        return learner
+    by_item = {(c.ref.pack.id, c.ref.key): c for c in columns}
+    last = {}
+    for attempt in doc.attempts:
+        col = by_item.get((attempt.pack, attempt.item))
+        if col is not None and (col.name not in last or attempt.at >= last[col.name].at):
+            last[col.name] = attempt
+    for col_name, attempt in last.items():
+        size = len(attempt.code.encode("utf-8"))
+        if size > MAX_CODE_BYTES:
+            learner.too_large[col_name] = size
+        else:
+            learner.code[col_name] = attempt.code
+    return learner
