@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from . import patterns
 from .describe import (
     fmt_int,
     fmt_number,
@@ -336,6 +337,9 @@ def tensor_problems(
                 data = {"mismatch": stats}
                 if name.endswith(".grad"):
                     data.update(grad_multiple=grad_multiple(to_numpy(actual), to_numpy(expected)), name=name)
+                pattern = patterns.explain(name, to_numpy(actual), to_numpy(expected))
+                if pattern:
+                    data["pattern"] = pattern
                 out.append(
                     Problem("values", mismatch_sentence(name, stats), short_repr(expected), short_repr(actual), data)
                 )
@@ -451,6 +455,9 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
     data = {"mismatch": stats}
     if name.endswith(".grad"):
         data.update(grad_multiple=grad_multiple(a, e), name=name)
+    pattern = patterns.explain(name, a, e)
+    if pattern:
+        data["pattern"] = pattern
     sentence = mismatch_sentence(name, stats)
     if data.get("grad_multiple"):
         sentence += f" ({name} is {data['grad_multiple']}x the expected gradient)"
@@ -510,6 +517,10 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         number = (numbers.Number, np.generic)
         sa, se = _fmt_scalar(actual), _fmt_scalar(expected)
         sentence = f"{name} is {sa}, expected {se}"
+        both_real = isinstance(actual, numbers.Real) and isinstance(expected, numbers.Real)
+        pattern = patterns.scale(name, actual, expected) if both_real and not isinstance(actual, bool) else None
+        if pattern:
+            return [Problem("value", sentence, se, sa, {"pattern": pattern})]
         if not (isinstance(actual, number) and isinstance(expected, number)) and type(actual) is not type(expected):
             sentence = f"{name} is {sa} ({type_phrase(actual)}), expected {se} ({type_phrase(expected)})"
         return [Problem("value", sentence, se, sa)]

@@ -2,6 +2,7 @@
 failures caused by the learner's objects (undefined names, missing attributes)."""
 
 import ast
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
@@ -70,6 +71,15 @@ class Context:
         self.code_error = code_error
         self.solution_error = solution_error
         self.findings: list = []  # built-in signature messages, in order found
+        self.topics: dict = {}  # finding -> topic, so a more precise sentence can replace it
+        self.tracer = None  # a trace.Tracer while the run is traced
+        self.segment = "run"  # which check is running (its index), for the trace
+
+    def side(self, side: str):
+        """Record protocol calls made while ``side`` ("learner" or "ref") runs, under the current check."""
+        if self.tracer is None:
+            return contextlib.nullcontext()
+        return self.tracer.recording(side, self.segment)
 
     # ------------------------------------------------------------ evaluation
 
@@ -85,13 +95,15 @@ class Context:
     def eval_learner(self, expr: str, extra: dict | None = None):
         code = compile_code(expr, CHECK, "eval")
         seed_all(self.seed)  # both sides draw the same random numbers (probes, dropout)
-        return eval(code, self.scope(self.learner, extra))
+        with self.side("learner"):
+            return eval(code, self.scope(self.learner, extra))
 
     def eval_ref(self, expr: str):
         try:
             code = compile_code(expr, CHECK, "eval")
             seed_all(self.seed)
-            return eval(code, self.scope(self.ref))
+            with self.side("ref"):
+                return eval(code, self.scope(self.ref))
         except Exception as exc:
             why = (
                 f"the reference solution failed ({self.solution_error.ename})"
@@ -107,7 +119,8 @@ class Context:
         except SyntaxError:
             code = compile_code(source, CHECK, "exec")
         seed_all(self.seed)
-        return eval(code, self.scope(self.learner, extra))
+        with self.side("learner"):
+            return eval(code, self.scope(self.learner, extra))
 
     # ------------------------------------------------------------ wording
 
@@ -141,14 +154,18 @@ class Context:
 
     # ------------------------------------------------------------ signatures
 
-    def note(self, message: str) -> None:
+    def note(self, message: str, topic: str | None = None) -> None:
         if message not in self.findings:
             self.findings.append(message)
+            if topic:
+                self.topics[message] = topic
 
     def absorb(self, problems) -> None:
         """Record built-in signatures carried by comparison problems (accumulated grads)."""
         for p in problems:
             data = p.data or {}
+            if data.get("pattern"):
+                self.note(data["pattern"])
             k = data.get("grad_multiple")
             if k:
-                self.note(signatures.accumulation(data.get("name", "the gradient"), k))
+                self.note(signatures.accumulation(data.get("name", "the gradient"), k), "zero_grad")

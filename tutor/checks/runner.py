@@ -22,6 +22,7 @@ import torch
 
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
+from .diagnose import diagnose
 from .kinds import KINDS
 from .mistakes import matched_messages
 from .namespaces import (
@@ -36,6 +37,7 @@ from .namespaces import (
     run_code,
     seed_all,
 )
+from .trace import Tracer
 
 AUTHORING = "this check could not run (a problem in the exercise, not in your code)"
 
@@ -98,23 +100,37 @@ def run_verification(payload: dict) -> dict:
     mistakes = list(payload.get("mistakes") or [])
     device = torch.device(payload.get("device") or "cpu")
 
+    tracer = Tracer().install()
+    try:
+        return _verify(setup, code, solution, seed, checks, mistakes, device, tracer)
+    finally:
+        tracer.uninstall()
+
+
+def _verify(setup, code, solution, seed, checks, mistakes, device, tracer) -> dict:
     ref, learner = new_namespace(device), new_namespace(device)
     quiet = BoundedOutput(limit=0)
     with captured(quiet):  # the reference's prints would give the answer away
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
-        solution_error = None if setup_error else run_code(solution, ref, SOLUTION, "solution")
+        solution_error = None
+        if not setup_error:
+            with tracer.recording("ref"):
+                solution_error = run_code(solution, ref, SOLUTION, "solution")
     code_error = None
     if setup_error is None:
         # The learner's own prints stream as usual (the engine caps a flood).
         seed_all(seed)
         setup_error = run_code(setup, learner, SETUP, "setup")
         if setup_error is None:
-            code_error = run_code(code, learner, YOUR_CODE, "code")
+            with tracer.recording("learner"):
+                code_error = run_code(code, learner, YOUR_CODE, "code")
 
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
+    ctx.tracer = tracer
     results = []
-    for check in checks:
+    for index, check in enumerate(checks):
+        ctx.segment = index
         if setup_error is not None:
             results.append(
                 _not_run(
@@ -130,15 +146,14 @@ def run_verification(payload: dict) -> dict:
         failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
         with captured(quiet):
             messages = matched_messages(mistakes, ctx, code, failed_ids)
-    # Built-in signatures speak only when no authored mistake did, and only if no failing
-    # check already says the same: one cause, said once.
-    if not messages:
-        said = " ".join(r["message"] for r in results if not r["passed"])
-        for found in ctx.findings:
-            if found not in messages and found not in said:
-                messages.append(found)
-
     error = setup_error or solution_error or code_error
+    # The product's own diagnosis speaks only when no authored mistake did, only when
+    # something failed, and not where a failing check already says the same.
+    failing = error is not None or not all(r["passed"] for r in results)
+    if not messages and failing and setup_error is None and solution_error is None:
+        said = " ".join(r["message"] for r in results if not r["passed"])
+        with captured(quiet):
+            messages = [m for m in diagnose(ctx, results, code, solution) if m not in said]
     return jsonable(
         {
             "passed": error is None and all(r["passed"] for r in results),

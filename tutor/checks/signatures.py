@@ -29,3 +29,172 @@ def plain_modules(path: str, container: str, layers: int, counted: int, total: i
         f"{path} is a plain {container}: its {plural(layers, 'layer')} {verb} not registered "
         f"({fmt_int(counted)} of their {plural(total, 'parameter')} are counted); use {fix}"
     )
+
+
+def scaled(name: str, k: int) -> str:
+    return (
+        f"{name} is exactly {k} times the expected value: a sum where a mean was meant? "
+        f"(a result off by exactly the number of values averaged, such as the batch size, is the sign)"
+    )
+
+
+def shrunk(name: str, k: int) -> str:
+    return (
+        f"{name} is exactly 1/{k} of the expected value: a mean where a sum was meant? "
+        f"(a result off by exactly the number of values, such as the batch size, is the sign)"
+    )
+
+
+def reordered(name: str, dims: tuple) -> str:
+    how = f"dimensions {dims[0]} and {dims[1]} swapped" if len(dims) == 2 else f"its dimensions permuted as {dims}"
+    return (
+        f"{name} holds the right values in the wrong order: they are the expected tensor with {how}, laid out "
+        f"again in row-major order; reshape() and view() only regroup elements in memory order, so use "
+        f"transpose()/permute() to swap axes (and reshape() after that if needed)"
+    )
+
+
+def regrouped(name: str) -> str:
+    return (
+        f"{name} holds the right values in the wrong order: it is a transpose/permute of what was expected; "
+        f"to regroup elements in their row-major order (rows of a new shape) use reshape() or view(), "
+        f"which never move elements"
+    )
+
+
+def graph_kept(name: str, grad_fn: str) -> str:
+    return (
+        f"{name} holds loss tensors that still carry their autograd graph (grad_fn={grad_fn}), not numbers: "
+        f"every one keeps its step's whole graph alive, so memory grows with each step; store loss.item() instead"
+    )
+
+
+def graph_kept_total(name: str, grad_fn: str) -> str:
+    return (
+        f"{name} is a tensor with a graph (grad_fn={grad_fn}) where a Python number is expected: adding loss "
+        f"tensors chains every step's graph onto one that never gets freed; add loss.item() instead"
+    )
+
+
+def moved_leaf(name: str, grad_fn: str) -> str:
+    return (
+        f"{name} is not a leaf (grad_fn={grad_fn}): it was created with requires_grad=True and then moved or "
+        f"converted, and the copy gets no .grad (an optimizer would update the original); create it on the "
+        f"device with the right dtype directly (torch.randn(..., device=DEVICE, requires_grad=True))"
+    )
+
+
+def uncleared(name: str, backward_calls: int) -> str:
+    return (
+        f"the reference clears {name}.grad between steps (its {name}.grad ends as None); yours is never cleared, "
+        f"so each of your {backward_calls} backward() calls adds its gradient to the previous ones: set "
+        f"{name}.grad = None (or call zero_grad()) after each update"
+    )
+
+
+def graph_cut(name: str) -> str:
+    return (
+        f"{name} is cut off from the graph (it has no grad_fn) where the reference's is not: "
+        f".detach(), .item(), .data, .numpy() or torch.tensor(...) made a value autograd cannot follow, so no "
+        f"gradient flows back through it"
+    )
+
+
+def still_attached(name: str, grad_fn: str) -> str:
+    return (
+        f"{name} is still part of the graph (grad_fn={grad_fn}) where the reference's is detached: take it with "
+        f".detach() (and .clone() if it must not change with the original)"
+    )
+
+
+def shares_numpy(name: str, array: str) -> str:
+    return (
+        f"{name} and the NumPy array {array} share memory (torch.from_numpy, torch.as_tensor and .numpy() make "
+        f"no copy on the CPU), so a change to one shows in the other; the reference's do not share: make a copy "
+        f"(torch.tensor(array) for a tensor, t.numpy().copy() for an array)"
+    )
+
+
+def live_state(name: str, model: str) -> str:
+    return (
+        f"{name} holds {model}'s live tensors: state_dict() returns references to the parameters, not copies, "
+        f"so it changes as training goes on; keep a snapshot with copy.deepcopy({model}.state_dict()) "
+        f"(or {{k: v.clone() for k, v in ...items()}})"
+    )
+
+
+def copies_numpy(name: str, array: str) -> str:
+    return (
+        f"{name} is a copy, but it should share memory with the NumPy array {array}: torch.from_numpy({array}) "
+        f"(or torch.as_tensor) wraps the same memory, while torch.tensor() always copies"
+    )
+
+
+# Errors whose message names a classic bug: (text in the exception message, explanation).
+ERRORS = (
+    (
+        "modified by an inplace operation",
+        "an in-place operation (x += ..., x *= ..., x[...] = ..., .add_(), relu(inplace=True)) changed a tensor "
+        "that autograd saved for backward(); compute a new tensor instead (x = x * 2)",
+    ),
+    (
+        "does not require grad and does not have a grad_fn",
+        "the value backward() started from is cut off from the graph: .detach(), .item(), .data, .numpy(), "
+        "torch.tensor(...) or torch.no_grad() broke the chain back to the tensors that require grad",
+    ),
+    (
+        "backward through the graph a second time",
+        "backward() ran twice through the same graph, whose saved tensors the first call freed: build the "
+        "graph again each step (recompute the loss), and never add loss tensors across steps (use loss.item())",
+    ),
+    (
+        "a leaf Variable that requires grad is being used in an in-place operation",
+        "an in-place update of a leaf that requires grad must not be recorded: do it inside "
+        "`with torch.no_grad():` (w -= lr * w.grad), or assign to w.data",
+    ),
+    (
+        "grad can be implicitly created only for scalar outputs",
+        "backward() without an argument needs a single number: reduce first (loss.sum() or loss.mean()) or "
+        "pass the gradient of the output, y.backward(torch.ones_like(y))",
+    ),
+    (
+        "Can't call numpy() on Tensor that requires grad",
+        "a tensor that requires grad cannot become a NumPy array directly: use t.detach().cpu().numpy()",
+    ),
+    (
+        "Expected all tensors to be on the same device",
+        "tensors on different devices met in one operation: create every tensor with device=DEVICE (or "
+        "device=x.device) and move the model with model.to(DEVICE)",
+    ),
+    (
+        "view size is not compatible with input tensor's size and stride",
+        "view() needs memory laid out in the new shape's order, and this tensor is not contiguous (a "
+        "transpose, say): use reshape(), which copies when it must",
+    ),
+    (
+        "is not on the expected device",
+        "a tensor was created on another device than the inputs: create it with device=x.device (or "
+        "torch.zeros_like(x) / x.new_tensor(...)) so the function works wherever its inputs live",
+    ),
+    (
+        "expected scalar type Long",
+        "class indices for cross_entropy / nll_loss must be integers (torch.long): convert them with .long()",
+    ),
+    (
+        "Weights only load failed",
+        "torch.load(..., weights_only=True) refused the file: it holds a pickled object, not only tensors; "
+        "save model.state_dict() and load it into a fresh model with load_state_dict",
+    ),
+    (
+        "Missing key(s) in state_dict",
+        "the state_dict's keys do not match the model's: a layer is named differently, or held in a plain "
+        "list (unregistered)",
+    ),
+)
+
+
+def for_error(text: str) -> str | None:
+    for needle, explanation in ERRORS:
+        if needle.lower() in (text or "").lower():
+            return explanation
+    return None

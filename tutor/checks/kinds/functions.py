@@ -168,12 +168,14 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             except SpecError as exc:
                 raise AuthoringError(f"the inputs of this check cannot be generated: {exc}") from None
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
-            ref_out, ref_exc = _call(ref_fn, ref_case.args)
+            with ctx.side("ref"):
+                ref_out, ref_exc = _call(ref_fn, ref_case.args)
             if ref_exc is not None and meta:
                 skipped += 1  # the reference itself needs real data here: nothing to compare
                 continue
             seed_all(seed + i)
-            out, exc = _call(fn, case.args)
+            with ctx.side("learner"):
+                out, exc = _call(fn, case.args)
             ran += 1
             details = {}
             if ref_exc is not None:
@@ -194,12 +196,14 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                         problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i)
                     except Exception as err:
                         problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
-                ctx.absorb(problems)
+                details["absorb"] = problems
                 sentences = [p.sentence for p in problems]
                 if problems:
                     details["problems"] = [
                         {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
                     ]
+            if not sentences:
+                details.pop("absorb", None)
             if sentences:
                 pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
                 failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
@@ -208,6 +212,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     if failures:
         failures.sort(key=lambda f: f[0])
         _, case, dev, sentences, details, (expected, actual) = failures[0]
+        ctx.absorb(details.pop("absorb", []))  # signatures of the case reported, not of others
         message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"

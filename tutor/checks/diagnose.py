@@ -1,0 +1,45 @@
+"""What the product itself says when checks fail and no authored mistake matched: the
+first difference of the protocol traces, built-in signatures found by the checks, by
+comparing both namespaces, and in the exception messages, each said once."""
+
+from . import signatures, tracediff
+from .scan import compare_namespaces
+
+
+def _error_texts(ctx, results) -> list:
+    texts = []
+    if ctx.code_error is not None:
+        texts.append(f"{ctx.code_error.ename}: {ctx.code_error.evalue}")
+    for r in results:
+        if not r["passed"]:
+            texts.append(r.get("message") or "")
+            texts.extend((r.get("details") or {}).get("traceback") or [])
+    return texts
+
+
+def diagnose(ctx, results, code: str, solution: str) -> list:
+    """Sentences for the result's ``mistakes``, most explanatory first."""
+    found: list = []  # (sentence, topic)
+    if ctx.tracer is not None:
+        found.extend(tracediff.differences(ctx.tracer))
+    forward = tracediff.direct_forward(code, solution)
+    if forward:
+        found.append((forward, None))
+    topics = {t for _, t in found if t}
+    for f in ctx.findings:
+        if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
+            found.append((f, ctx.topics.get(f)))
+    backward_calls = 0
+    if ctx.tracer is not None:
+        backward_calls = sum(e.kind == "backward" for e in ctx.tracer.events("learner"))
+    for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
+        found.append((sentence, None))
+    for text in _error_texts(ctx, results):
+        explanation = signatures.for_error(text)
+        if explanation:
+            found.append((explanation, None))
+    out = []
+    for sentence, _ in found:
+        if sentence not in out:
+            out.append(sentence)
+    return out

@@ -1,0 +1,78 @@
+"""What a wrong result's values say about the bug: the right values in another order
+(reshape where a transpose was meant, or the reverse), or a result off by an exact whole
+factor (a sum where a mean was meant). Called on values that already differ."""
+
+import itertools
+
+import numpy as np
+
+from . import signatures
+
+MAX_ELEMENTS = 100_000  # larger results are not searched (the diff alone is said)
+
+
+def _same(a: np.ndarray, e: np.ndarray) -> bool:
+    try:
+        return a.shape == e.shape and bool(np.allclose(a, e, rtol=1e-5, atol=1e-7, equal_nan=True))
+    except TypeError:
+        return bool(np.array_equal(a, e))
+
+
+def _factors(n: int):
+    return [(r, n // r) for r in range(2, n) if n % r == 0]
+
+
+def reorder(name: str, a: np.ndarray, e: np.ndarray) -> str | None:
+    if a.size != e.size or a.size < 4 or a.size > MAX_ELEMENTS or a.dtype.kind not in "biuf":
+        return None
+    fa, fe = a.ravel(), e.ravel()
+    if _same(np.sort(fa), np.sort(fe)) is False:
+        return None
+    if e.ndim >= 2 and e.ndim <= 4:
+        for perm in itertools.permutations(range(e.ndim)):
+            if perm == tuple(range(e.ndim)):
+                continue
+            if _same(np.transpose(e, perm).ravel(), fa):
+                swapped = [i for i, p in enumerate(perm) if p != i]
+                return signatures.reordered(name, tuple(swapped) if len(swapped) == 2 else perm)
+            if _same(np.transpose(a, perm).ravel(), fe):
+                return signatures.regrouped(name)
+    if e.ndim == 1:
+        for r, c in _factors(a.size):
+            if _same(fa.reshape(r, c).T.ravel(), fe):
+                return signatures.reordered(name, (0, 1))
+            if _same(fe.reshape(r, c).T.ravel(), fa):
+                return signatures.regrouped(name)
+    return None
+
+
+def scale(name: str, a, e) -> str | None:
+    """``a`` is exactly k or 1/k times ``e`` (k a whole number >= 2)."""
+    try:
+        a = np.asarray(a, dtype=np.float64)
+        e = np.asarray(e, dtype=np.float64)
+        if a.shape != e.shape or a.size == 0:
+            return None
+        if np.all(np.mod(e, 1) == 0) and np.all(np.mod(a, 1) == 0):
+            return None  # whole numbers are whole multiples of each other by chance too often
+        nz = e != 0
+        if not nz.any() or np.any(a[~nz] != 0) or np.any(a[nz] == 0):
+            return None
+        ratios = a[nz] / e[nz]
+        k = float(np.median(ratios))
+        if not np.allclose(ratios, k, rtol=1e-4, atol=0):
+            return None
+        if k >= 1.5 and abs(k - round(k)) < 1e-3 * k:
+            return signatures.scaled(name, round(k))
+        inv = 1 / k if k else 0
+        if inv >= 1.5 and abs(inv - round(inv)) < 1e-3 * inv:
+            return signatures.shrunk(name, round(inv))
+    except Exception:
+        return None
+    return None
+
+
+def explain(name: str, a, e) -> str | None:
+    if name.endswith(".grad"):
+        return None  # a whole multiple of a gradient is accumulation (compare.grad_multiple)
+    return scale(name, a, e) or (reorder(name, np.asarray(a), np.asarray(e)) if np.ndim(a) else None)

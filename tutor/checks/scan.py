@@ -1,0 +1,117 @@
+"""Built-in signatures found by comparing the learner's variables with the reference's of
+the same name (after a check failed): loss tensors kept instead of numbers, a leaf moved
+off its device, a graph cut or kept, NumPy memory shared or copied, plain lists of layers."""
+
+import types
+
+import numpy as np
+import torch
+
+from . import signatures
+from .compare import shares_storage
+from .registration import unregistered
+
+_SKIP = (types.ModuleType, types.FunctionType, type)
+MAX_NAMES = 200  # a namespace this large is not a lesson's: look at the first ones only
+
+
+def _grad_fn(t) -> str | None:
+    fn = getattr(t, "grad_fn", None)
+    return None if fn is None else type(fn).__name__
+
+
+def _arrays(ns: dict) -> dict:
+    return {k: v for k, v in ns.items() if isinstance(v, np.ndarray) and not k.startswith("_")}
+
+
+def _shared_array(t: torch.Tensor, arrays: dict) -> str | None:
+    if t.device.type != "cpu":
+        return None
+    for name, arr in arrays.items():
+        try:
+            if shares_storage(t, torch.from_numpy(arr)) or np.shares_memory(t.detach().numpy(), arr):
+                return name
+        except Exception:
+            continue
+    return None
+
+
+def _tensor_findings(name: str, mine: torch.Tensor, theirs: torch.Tensor, my_arrays, their_arrays) -> list:
+    out = []
+    if theirs.requires_grad and theirs.is_leaf and not mine.is_leaf and _grad_fn(mine) in ("ToCopyBackward0",):
+        out.append(signatures.moved_leaf(name, _grad_fn(mine)))
+    elif _grad_fn(theirs) and not _grad_fn(mine):
+        out.append(signatures.graph_cut(name))
+    elif not theirs.requires_grad and _grad_fn(mine):
+        out.append(signatures.still_attached(name, _grad_fn(mine)))
+    if my_arrays or their_arrays:
+        a, b = _shared_array(mine, my_arrays), _shared_array(theirs, their_arrays)
+        if a and not b:
+            out.append(signatures.shares_numpy(name, a))
+        elif b and not a:
+            out.append(signatures.copies_numpy(name, b))
+    return out
+
+
+def _is_float_list(v) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, float) for x in v)
+
+
+def _uncleared(name: str, mine, theirs, backward_calls: int) -> str | None:
+    if backward_calls < 2 or not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)):
+        return None
+    if theirs.is_leaf and theirs.requires_grad and theirs.grad is None and mine.is_leaf and mine.grad is not None:
+        return signatures.uncleared(name, backward_calls)
+    return None
+
+
+def _live_owner(state: dict, modules: dict) -> str | None:
+    """The module whose parameters or buffers ``state`` holds by reference (not copies)."""
+    tensors = [v for v in state.values() if isinstance(v, torch.Tensor)]
+    if not tensors:
+        return None
+    for name, module in modules.items():
+        if name.startswith("_"):
+            continue
+        live = list(module.parameters()) + list(module.buffers())
+        if any(shares_storage(t, p) for t in tensors[:50] for p in live[:50]):
+            return name
+    return None
+
+
+def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> list:
+    """``backward_calls``: how often the learner's code called backward() (from the trace)."""
+    out = []
+    my_arrays, their_arrays = _arrays(learner), _arrays(ref)
+    for i, (name, theirs) in enumerate(ref.items()):
+        if i > MAX_NAMES:
+            break
+        if name.startswith("_") or name not in learner or isinstance(theirs, _SKIP):
+            continue
+        mine = learner[name]
+        try:
+            uncleared = _uncleared(name, mine, theirs, backward_calls)
+            if uncleared:
+                out.append(uncleared)
+            if isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor):
+                out.extend(_tensor_findings(name, mine, theirs, my_arrays, their_arrays))
+            elif _is_float_list(theirs) and isinstance(mine, list):
+                kept = next((x for x in mine if isinstance(x, torch.Tensor) and _grad_fn(x)), None)
+                if kept is not None:
+                    out.append(signatures.graph_kept(name, _grad_fn(kept)))
+            elif isinstance(theirs, float) and isinstance(mine, torch.Tensor) and _grad_fn(mine):
+                out.append(signatures.graph_kept_total(name, _grad_fn(mine)))
+        except Exception:  # a learner's odd object must never break the verdict
+            continue
+    modules = {k: v for k, v in list(learner.items())[:MAX_NAMES] if isinstance(v, torch.nn.Module)}
+    for name, value in list(learner.items())[:MAX_NAMES]:
+        if isinstance(value, dict) and name in ref and isinstance(ref[name], dict) and not name.startswith("_"):
+            model = _live_owner(value, modules)
+            if model and not _live_owner(ref[name], {k: v for k, v in ref.items() if isinstance(v, torch.nn.Module)}):
+                out.append(signatures.live_state(name, model))
+        if isinstance(value, torch.nn.Module) and not name.startswith("_"):
+            try:
+                out.extend(u.message for u in unregistered(value, name) if u.kind == "modules")
+            except Exception:
+                continue
+    return out

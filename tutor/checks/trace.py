@@ -1,0 +1,322 @@
+"""A trace of PyTorch protocol calls made by the learner's code and by the reference.
+
+While the reference solution and the learner's code run (and while a check calls into
+them), thin wrappers record the calls that make up PyTorch's protocols: optimizer
+``zero_grad``/``step``, ``backward``/``autograd.grad``, ``train``/``eval``, entering
+``no_grad``/``inference_mode``/``enable_grad``, ``torch.save``/``torch.load``, device
+moves, seeding and random draws, ``DataLoader`` construction, and cross-entropy fed with
+probabilities. tracediff.py compares the two traces when a check fails.
+
+Only calls made directly by the learner's or the reference's own lines are recorded (a
+``no_grad`` inside ``nn.init`` is torch's business), so the wrappers cost one frame look-up
+per call; nothing is recorded while neither side is running.
+"""
+
+import contextlib
+import os
+import random
+import sys
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from .namespaces import SOLUTION, YOUR_CODE
+
+USER_FILES = (YOUR_CODE, SOLUTION)
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+RNG_DRAWS = ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli")
+RNG_METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_")
+
+
+class Event(NamedTuple):
+    kind: str  # zero_grad, step, backward, train, no_grad, save, load, to, seed, draw, loader, ce_probs, ...
+    name: str  # what the learner would call the object: 'opt', 'model', 'w' (or a phrase)
+    info: dict
+
+
+def _name_of(obj, frame, fallback: str) -> str:
+    """The caller's variable that holds ``obj`` (locals first, then globals)."""
+    if frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for key, value in scope.items():
+                if value is obj and not key.startswith("_"):
+                    return key
+    return fallback
+
+
+class Tracer:
+    def __init__(self):
+        self.side = None  # "ref" | "learner" while one of them runs, else None
+        self.segment = "run"
+        self.traces: dict = {}  # (side, segment) -> [Event, ...]
+        self.ran: set = set()  # (side, segment) pairs that ran, with or without events
+        self._undo: list = []
+
+    # ------------------------------------------------------------ recording
+
+    @contextlib.contextmanager
+    def recording(self, side: str, segment="run"):
+        saved = self.side, self.segment
+        self.side, self.segment = side, segment
+        self.ran.add((side, segment))
+        try:
+            yield
+        finally:
+            self.side, self.segment = saved
+
+    def events(self, side: str, segment="run") -> list:
+        return self.traces.get((side, segment), [])
+
+    def segments(self) -> list:
+        seen = []
+        for _, seg in sorted(self.ran, key=lambda k: -1 if k[1] == "run" else k[1]):
+            if seg not in seen:
+                seen.append(seg)
+        return seen
+
+    def _caller(self, depth: int = 1):
+        """The user frame that made this call, looking through at most ``depth`` torch frames."""
+        if self.side is None:
+            return None
+        frame = sys._getframe(2)  # skip _caller and the wrapper
+        for _ in range(depth):
+            if frame is None:
+                return None
+            filename = frame.f_code.co_filename
+            if filename in USER_FILES:
+                return frame
+            if not filename.startswith(_TORCH_DIR):
+                return None  # the checker's own code, setup's helpers, or our wrapper (a nested call)
+            frame = frame.f_back
+        return None
+
+    def _add(self, kind: str, name: str, **info) -> None:
+        self.traces.setdefault((self.side, self.segment), []).append(Event(kind, name, info))
+
+    # ------------------------------------------------------------ patching
+
+    def _patch(self, owner, attr: str, make):
+        original = getattr(owner, attr)
+        wrapper = make(original)
+        try:
+            wrapper.__wrapped__ = original
+            wrapper.__name__ = getattr(original, "__name__", attr)
+            wrapper.__doc__ = getattr(original, "__doc__", None)
+        except (AttributeError, TypeError):
+            pass
+        setattr(owner, attr, wrapper)
+        self._undo.append((owner, attr, original))
+
+    def install(self) -> "Tracer":
+        tracer = self
+
+        def simple(kind, depth=1, fallback="", owner_arg=True, **fixed):
+            def make(original):
+                def wrapper(*args, **kwargs):
+                    frame = tracer._caller(depth)
+                    if frame is not None:
+                        name = _name_of(args[0], frame, fallback) if owner_arg and args else fallback
+                        tracer._add(kind, name, **fixed)
+                    return original(*args, **kwargs)
+
+                return wrapper
+
+            return make
+
+        self._patch(torch.optim.Optimizer, "zero_grad", simple("zero_grad", fallback="the optimizer"))
+        self._patch(torch.nn.Module, "zero_grad", simple("zero_grad", fallback="the model"))
+        self._patch(torch.Tensor, "backward", simple("backward", fallback="the loss"))
+        self._patch(torch.autograd, "grad", simple("backward", fallback="torch.autograd.grad", owner_arg=False))
+
+        from torch.optim import optimizer as optim_module
+
+        def step_hook(opt, args, kwargs):
+            frame = tracer._caller(6)
+            if frame is not None:
+                tracer._add("step", _name_of(opt, frame, "the optimizer"))
+
+        handle = optim_module.register_optimizer_step_pre_hook(step_hook)
+        self._undo.append((None, "hook", handle))
+
+        def make_train(original):
+            def train(module, mode=True):
+                frame = tracer._caller(2)  # eval() is train(False)
+                if frame is not None:
+                    tracer._add("train", _name_of(module, frame, "the model"), mode=bool(mode))
+                return original(module, mode)
+
+            return train
+
+        self._patch(torch.nn.Module, "train", make_train)
+        for cls, kind in ((torch.no_grad, "no_grad"), (torch.inference_mode, "inference_mode")):
+            self._patch(cls, "__enter__", simple(kind, owner_arg=False))
+        self._patch(torch.enable_grad, "__enter__", simple("enable_grad", owner_arg=False))
+        self._patch(torch, "set_grad_enabled", simple("set_grad_enabled", owner_arg=False))
+
+        def make_save(original):
+            def save(obj, f, *args, **kwargs):
+                if tracer._caller() is not None:
+                    tracer._add("save", "", what=_saved_kind(obj), to=_target(f))
+                return original(obj, f, *args, **kwargs)
+
+            return save
+
+        def make_load(original):
+            def load(f, *args, **kwargs):
+                if tracer._caller() is not None:
+                    tracer._add("load", "", weights_only=kwargs.get("weights_only"), source=_target(f))
+                return original(f, *args, **kwargs)
+
+            return load
+
+        self._patch(torch, "save", make_save)
+        self._patch(torch, "load", make_load)
+
+        def make_move(method):
+            def make(original):
+                def move(obj, *args, **kwargs):
+                    out = original(obj, *args, **kwargs)
+                    frame = tracer._caller()
+                    if frame is not None:
+                        if isinstance(obj, torch.nn.Module):
+                            tracer._add("move", _name_of(obj, frame, "the model"), method=method, module=True)
+                        elif (
+                            isinstance(obj, torch.Tensor)
+                            and obj.requires_grad
+                            and obj.is_leaf
+                            and isinstance(out, torch.Tensor)
+                            and not out.is_leaf
+                        ):
+                            tracer._add("moved_leaf", _name_of(obj, frame, "the tensor"), method=method)
+                    return out
+
+                return move
+
+            return make
+
+        for method in ("to", "cuda", "cpu", "double", "float", "half"):
+            self._patch(torch.Tensor, method, make_move(method))
+        for method in ("to", "cuda", "cpu"):
+            self._patch(torch.nn.Module, method, make_move(method))
+
+        def make_seed(label):
+            def make(original):
+                def seed(*args, **kwargs):
+                    if tracer._caller() is not None:
+                        tracer._add("seed", label, value=args[0] if args else kwargs.get("seed"))
+                    return original(*args, **kwargs)
+
+                return seed
+
+            return make
+
+        self._patch(torch, "manual_seed", make_seed("torch.manual_seed"))
+        self._patch(np.random, "seed", make_seed("np.random.seed"))
+        self._patch(random, "seed", make_seed("random.seed"))
+
+        def make_draw(label):
+            def make(original):
+                def draw(*args, **kwargs):
+                    if tracer._caller() is not None:
+                        tracer._add("draw", label, generator=kwargs.get("generator") is not None)
+                    return original(*args, **kwargs)
+
+                return draw
+
+            return make
+
+        for fn in RNG_DRAWS:
+            if hasattr(torch, fn):
+                self._patch(torch, fn, make_draw(f"torch.{fn}"))
+        for fn in RNG_METHODS:
+            self._patch(torch.Tensor, fn, make_draw(f".{fn}"))
+
+        from torch.utils.data import DataLoader
+
+        def make_loader(original):
+            def init(loader, dataset, *args, **kwargs):
+                if tracer._caller() is not None:
+                    names = ("batch_size", "shuffle", "sampler")
+                    given = dict(zip(names, args, strict=False))
+                    given.update(kwargs)
+                    tracer._add(
+                        "loader",
+                        "DataLoader",
+                        shuffle=bool(given.get("shuffle")),
+                        generator=given.get("generator") is not None,
+                        batch_size=given.get("batch_size", 1),
+                        num_workers=given.get("num_workers", 0),
+                        drop_last=bool(given.get("drop_last", False)),
+                    )
+                return original(loader, dataset, *args, **kwargs)
+
+            return init
+
+        self._patch(DataLoader, "__init__", make_loader)
+
+        functional = torch.nn.functional
+
+        def make_loss(label):
+            def make(original):
+                def loss(input, target, *args, **kwargs):
+                    if tracer.side is not None and tracer._caller(6) is not None:
+                        shape = _probability_like(input, log=label == "nll_loss")
+                        if shape:
+                            tracer._add("ce_probs", label, looks=shape)
+                    return original(input, target, *args, **kwargs)
+
+                return loss
+
+            return make
+
+        self._patch(functional, "cross_entropy", make_loss("cross_entropy"))
+        self._patch(functional, "nll_loss", make_loss("nll_loss"))
+        return self
+
+    def uninstall(self) -> None:
+        while self._undo:
+            owner, attr, original = self._undo.pop()
+            if owner is None:
+                original.remove()
+            else:
+                setattr(owner, attr, original)
+
+
+def _saved_kind(obj) -> str:
+    if isinstance(obj, torch.nn.Module):
+        return "module"
+    if isinstance(obj, torch.optim.Optimizer):
+        return "optimizer"
+    if isinstance(obj, torch.Tensor):
+        return "tensor"
+    if isinstance(obj, dict):
+        if obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
+            return "state_dict"
+        if any(isinstance(v, (torch.nn.Module, torch.optim.Optimizer)) for v in obj.values()):
+            return "dict holding objects"
+        return "dict"
+    return type(obj).__name__
+
+
+def _target(f) -> str:
+    return "file" if isinstance(f, (str, bytes, os.PathLike)) else "buffer"
+
+
+def _probability_like(x, log: bool = False) -> str | None:
+    """'probabilities' when rows of ``x`` are non-negative and sum to 1 (softmax output);
+    for nll_loss, anything that is not log-probabilities (positive values)."""
+    try:
+        if not isinstance(x, torch.Tensor) or x.is_meta or x.dim() < 1 or not x.is_floating_point():
+            return None
+        with torch.no_grad():
+            x = x.detach()
+            if log:
+                return "not log-probabilities" if bool((x > 0).any()) else None
+            dim = 1 if x.dim() > 1 else 0
+            if bool((x >= 0).all()) and bool(torch.allclose(x.sum(dim), torch.ones((), device=x.device), atol=1e-4)):
+                return "probabilities"
+    except Exception:
+        return None
+    return None

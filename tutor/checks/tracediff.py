@@ -1,0 +1,414 @@
+"""The first meaningful difference between the learner's protocol trace and the reference's,
+stated in words (see trace.py for what is recorded).
+
+Rules run in order of how much a difference explains: the optimizer protocol (zero_grad,
+backward, step), train/eval modes, grad modes, save/load, device moves, seeds and random
+draws, DataLoader options. Each rule returns a sentence or None; the first sentence wins
+per segment (the code's run, or one check's calls into the learner's functions).
+"""
+
+import ast
+
+from .describe import plural
+
+# Topics let the runner drop a built-in signature that says the same thing less precisely.
+TOPIC_ZERO_GRAD = "zero_grad"
+
+
+def _kinds(events, *kinds) -> list:
+    return [e for e in events if e.kind in kinds]
+
+
+def _first_name(events, kind: str, fallback: str) -> str:
+    for e in events:
+        if e.kind == kind and e.name:
+            return e.name
+    return fallback
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+# ---------------------------------------------------------------- optimizer protocol
+
+
+def _protocol(events) -> str:
+    """'ZBS' letters: zero_grad, backward, step (the order that matters)."""
+    letters = {"zero_grad": "Z", "backward": "B", "step": "S"}
+    return "".join(letters[e.kind] for e in events if e.kind in letters)
+
+
+def _step_without_backward(seq: str) -> bool:
+    """A step with no backward since the last step (or the start)."""
+    fresh = False
+    for c in seq:
+        if c == "B":
+            fresh = True
+        elif c == "S":
+            if not fresh:
+                return True
+            fresh = False
+    return False
+
+
+def _zero_between(seq: str) -> bool:
+    """zero_grad after a backward and before the step that should use it."""
+    pending = False
+    for c in seq:
+        if c == "B":
+            pending = True
+        elif c == "Z" and pending:
+            return True
+        elif c == "S":
+            pending = False
+    return False
+
+
+def _optimizer(learner, ref):
+    ls, rs = _protocol(learner), _protocol(ref)
+    if ls == rs:
+        return None
+    opt = _first_name(ref, "step", None) or _first_name(ref, "zero_grad", "opt")
+    lopt = _first_name(learner, "step", None) or _first_name(learner, "zero_grad", opt)
+    rb, lb = rs.count("B"), ls.count("B")
+    rz, lz = rs.count("Z"), ls.count("Z")
+    rstep, lstep = rs.count("S"), ls.count("S")
+    loss = _first_name(learner, "backward", "loss")
+    if rstep and not lstep:
+        if not lb:
+            return (
+                f"the reference calls {loss}.backward() and {opt}.step() {_times(rstep)}; your code calls neither, "
+                f"so no gradient is computed and the weights never change"
+            )
+        return (
+            f"the reference calls {opt}.step() after each backward() ({_times(rstep)}); your code never calls it, "
+            f"so the gradients are computed but the weights never change"
+        )
+    if rb and not lb:
+        return (
+            f"the reference calls {loss}.backward() {_times(rb)}; your code never calls it, so no gradients are "
+            f"computed (and step() has nothing to apply)"
+        )
+    if lstep and _step_without_backward(ls) and not _step_without_backward(rs):
+        return (
+            f"your code calls {lopt}.step() before {loss}.backward(): step() applies whatever .grad holds at that "
+            f"moment (nothing on the first call, the previous batch's gradient after), not this batch's; call "
+            f"backward() first, then step()"
+        )
+    if _zero_between(ls) and not _zero_between(rs):
+        return (
+            f"your code calls zero_grad() between {loss}.backward() and {lopt}.step(): it wipes the gradients "
+            f"backward() just computed, so step() has nothing to apply; clear them before the forward pass instead"
+        )
+    if rz and not lz and lb:
+        return (
+            f"the reference calls {opt}.zero_grad() before each of its {plural(rb, 'backward() call')}; "
+            f"your code never calls it, so gradients add up across batches"
+        )
+    if rz >= rb and lz < lb and lz < rz:
+        return (
+            f"the reference calls {opt}.zero_grad() before each of its {plural(rb, 'backward() call')}; yours "
+            f"calls it {_times(lz)} for {plural(lb, 'backward() call')}, so gradients add up between the clears"
+        )
+    if lb != rb:
+        return f"the reference calls backward() {_times(rb)}; your code calls it {_times(lb)}" + (
+            " (each call adds to .grad)" if lb > rb else ""
+        )
+    if lstep != rstep:
+        return f"the reference calls {opt}.step() {_times(rstep)}; your code calls it {_times(lstep)}"
+    return None
+
+
+# ---------------------------------------------------------------- modes
+
+
+def _modes(learner, ref):
+    lt, rt = _kinds(learner, "train"), _kinds(ref, "train")
+    if [e.info["mode"] for e in lt] == [e.info["mode"] for e in rt]:
+        return None
+    model = next((e.name for e in rt + lt if e.name), "model")
+    r_eval = [e for e in rt if not e.info["mode"]]
+    l_eval = [e for e in lt if not e.info["mode"]]
+    if r_eval and not l_eval:
+        return (
+            f"the reference calls {model}.eval() before evaluating ({_times(len(r_eval))}); your code never does, "
+            f"so dropout stays active and batch norm normalises with (and updates) batch statistics"
+        )
+    if l_eval and _back_to_train(rt) > _back_to_train(lt):
+        return (
+            f"your code calls {model}.eval() for evaluation but does not switch back with {model}.train() "
+            f"afterwards (the reference does, {_times(_back_to_train(rt))}), so the training that follows runs "
+            f"in eval mode: dropout off, batch-norm statistics frozen"
+        )
+    if rt and rt[-1].info["mode"] and lt and not lt[-1].info["mode"]:
+        return (
+            f"your code calls {model}.eval() but never {model}.train() afterwards; the reference switches back, "
+            f"so your later training steps run in eval mode (dropout off, batch-norm statistics frozen)"
+        )
+    if l_eval and not r_eval:
+        return (
+            f"your code calls {model}.eval() where the reference stays in training mode: dropout is off and "
+            f"batch norm uses its running statistics there"
+        )
+    r_train = [e for e in rt if e.info["mode"]]
+    l_train = [e for e in lt if e.info["mode"]]
+    if r_train and not l_train:
+        return (
+            f"the reference calls {model}.train() ({_times(len(r_train))}); your code never does, so the model "
+            f"stays in whatever mode it was left in"
+        )
+    return None
+
+
+def _back_to_train(events) -> int:
+    """How often train() follows an eval()."""
+    n, in_eval = 0, False
+    for e in events:
+        if not e.info["mode"]:
+            in_eval = True
+        elif in_eval:
+            n, in_eval = n + 1, False
+    return n
+
+
+def _grad_modes(learner, ref):
+    kinds = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled")
+    lk, rk = [e.kind for e in _kinds(learner, *kinds)], [e.kind for e in _kinds(ref, *kinds)]
+    if lk == rk:
+        return None
+    if "inference_mode" in lk and "inference_mode" not in rk and "no_grad" in rk:
+        return (
+            "your code uses torch.inference_mode() where the reference uses torch.no_grad(): tensors made under "
+            "inference_mode can never take part in autograd later (using one in a graph raises)"
+        )
+    off = ("no_grad", "inference_mode")
+    if any(k in off for k in rk) and not any(k in off for k in lk):
+        which = "torch.no_grad()" if "no_grad" in rk else "torch.inference_mode()"
+        return (
+            f"the reference runs part of its work under {which} (an update, an evaluation or a constant); your code "
+            f"never does, so autograd records that work too: its results require grad and keep a graph"
+        )
+    if any(k in off for k in lk) and not any(k in off for k in rk):
+        return (
+            "your code runs part of its work under torch.no_grad() where the reference does not: nothing computed "
+            "there is recorded, so no gradient flows back through it"
+        )
+    return None
+
+
+# ---------------------------------------------------------------- save / load
+
+
+def _save_load(learner, ref):
+    ls, rs = _kinds(learner, "save"), _kinds(ref, "save")
+    ll, rl = _kinds(learner, "load"), _kinds(ref, "load")
+    r_what = [e.info["what"] for e in rs]
+    l_what = [e.info["what"] for e in ls]
+    if "module" in l_what and "module" not in r_what:
+        return (
+            "your code saves the whole module object (torch.save(model, ...)); the reference saves "
+            "model.state_dict(): a pickled module needs its class to load, and torch.load(..., "
+            "weights_only=True) refuses it"
+        )
+    if rs and ls and r_what != l_what:
+        for r, lw in zip(r_what, l_what, strict=False):
+            if r != lw:
+                return f"your code saves {_article(lw)}, the reference saves {_article(r)}"
+    if rs and not ls:
+        return f"the reference calls torch.save {_times(len(rs))}; your code never does"
+    for r, lo in zip(rl, ll, strict=False):
+        if r.info["weights_only"] is True and lo.info["weights_only"] is not True:
+            how = "weights_only=False" if lo.info["weights_only"] is False else "no weights_only argument"
+            return (
+                f"the reference loads with torch.load(..., weights_only=True); yours passes {how}, so loading "
+                f"a file can run arbitrary code hidden in it (and older torch releases default to that)"
+            )
+    if all(r.info["weights_only"] is True for r in rl):
+        risky = [lo for lo in ll if lo.info["weights_only"] is not True]
+        if risky:
+            how = "weights_only=False" if risky[0].info["weights_only"] is False else "no weights_only argument"
+            return (
+                f"the reference loads with torch.load(..., weights_only=True); yours passes {how}, so loading "
+                f"a file can run arbitrary code hidden in it (and older torch releases default to that)"
+            )
+    if rl and not ll:
+        return f"the reference calls torch.load {_times(len(rl))}; your code never does"
+    return None
+
+
+def _article(what: str) -> str:
+    return {"state_dict": "a state_dict (a dict of tensors)", "module": "a whole module"}.get(what, f"a {what}")
+
+
+# ---------------------------------------------------------------- devices, RNG, data, losses
+
+
+def _moves(learner, ref):
+    for e in _kinds(learner, "moved_leaf"):
+        if not any(r.kind == "moved_leaf" and r.name == e.name for r in ref):
+            return (
+                f"{e.name} was created with requires_grad=True and then moved with .{e.info['method']}(): the moved "
+                f"copy is not a leaf, so backward() leaves its .grad empty and an optimizer would update the "
+                f"original; create it where it belongs (torch.randn(..., device=DEVICE, requires_grad=True)) "
+                f"or call .requires_grad_() after moving"
+            )
+    rm = {e.name for e in _kinds(ref, "move") if e.info.get("module")}
+    lm = {e.name for e in _kinds(learner, "move") if e.info.get("module")}
+    missing = sorted(rm - lm)
+    if missing and not lm:
+        return f"the reference moves {missing[0]} to the device with .to(DEVICE); your code never moves it"
+    return None
+
+
+def _seeds(learner, ref):
+    lseeds = [(e.name, e.info.get("value")) for e in _kinds(learner, "seed")]
+    rseeds = [(e.name, e.info.get("value")) for e in _kinds(ref, "seed")]
+    if lseeds == rseeds:
+        return None
+    for fn, value in rseeds:
+        mine = [v for f, v in lseeds if f == fn]
+        if not mine:
+            return f"the reference calls {fn}({value!r}); your code never does, so those random numbers are not reproducible"
+        if value not in mine:
+            return f"the reference calls {fn}({value!r}); yours calls {fn}({mine[0]!r})"
+    for fn, value in lseeds:
+        if fn not in [f for f, _ in rseeds]:
+            return (
+                f"your code calls {fn}({value!r}) where the reference does not: reseeding the global generator "
+                f"changes every random number drawn after it"
+            )
+    return None
+
+
+def _draws(learner, ref):
+    ld, rd = _kinds(learner, "draw"), _kinds(ref, "draw")
+    lkey = [(e.name, e.info.get("generator")) for e in ld]
+    rkey = [(e.name, e.info.get("generator")) for e in rd]
+    if lkey == rkey:
+        return None
+    r_gen = [e for e in rd if e.info.get("generator")]
+    l_gen = [e for e in ld if e.info.get("generator")]
+    if r_gen and len(l_gen) < len(r_gen):
+        return (
+            f"the reference passes its own torch.Generator to {r_gen[0].name}(..., generator=g); your code draws "
+            f"from the global generator, which changes every random number drawn after it (and depends on them)"
+        )
+    for i, (a, b) in enumerate(zip(ld, rd, strict=False)):
+        if a.name != b.name:
+            return (
+                f"random numbers are drawn in a different order: the reference's draw #{i + 1} is {b.name}(...), "
+                f"yours is {a.name}(...), so every random number after it differs"
+            )
+    return None  # a different number of draws alone is too weak a sign: extra code draws too
+
+
+def _loaders(learner, ref):
+    for le, re_ in zip(_kinds(learner, "loader"), _kinds(ref, "loader"), strict=False):
+        for key, what in (
+            ("shuffle", "shuffle"),
+            ("generator", "generator"),
+            ("batch_size", "batch_size"),
+            ("drop_last", "drop_last"),
+            ("num_workers", "num_workers"),
+        ):
+            a, b = le.info.get(key), re_.info.get(key)
+            if a == b:
+                continue
+            if key == "generator":
+                if b:
+                    return (
+                        "the reference gives its DataLoader a seeded torch.Generator (generator=g); yours has none, "
+                        "so its shuffle order comes from the global generator and changes with every draw before it"
+                    )
+                return "your DataLoader gets a generator= where the reference's draws from the global generator"
+            return f"the reference builds its DataLoader with {what}={b!r}; yours has {what}={a!r}"
+    if _kinds(ref, "loader") and not _kinds(learner, "loader"):
+        return "the reference builds a torch.utils.data.DataLoader; your code never does"
+    return None
+
+
+def _losses(learner, ref):
+    for e in _kinds(learner, "ce_probs"):
+        if not any(r.kind == "ce_probs" for r in ref):
+            if e.name == "nll_loss":
+                return (
+                    "F.nll_loss (or nn.NLLLoss) received values that are not log-probabilities: it expects "
+                    "F.log_softmax(logits, dim=1), not logits or probabilities"
+                )
+            return (
+                "the cross-entropy loss received probabilities (each row sums to 1): nn.CrossEntropyLoss and "
+                "F.cross_entropy apply log_softmax themselves and want the raw logits; drop the softmax"
+            )
+    return None
+
+
+RULES = (
+    (_losses, None),
+    (_optimizer, TOPIC_ZERO_GRAD),
+    (_modes, None),
+    (_grad_modes, None),
+    (_moves, None),
+    (_save_load, None),
+    (_loaders, None),
+    (_seeds, None),
+    (_draws, None),
+)
+
+ONE_SIDED = ((_losses, None), (_moves, None))
+# Save/load are judged over the whole run too: a check may compare a loaded model with a
+# value the reference computes without loading anything.
+WHOLE_RUN = ((_save_load, None),)
+
+
+def _whole(tracer, side: str) -> list:
+    return [
+        e for (s, _), events in sorted(tracer.traces.items(), key=lambda kv: str(kv[0])) if s == side for e in events
+    ]
+
+
+def differences(tracer) -> list:
+    """[(sentence, topic)]: the first meaningful difference of each segment, in order, once each."""
+    out, used = [], set()
+    for segment in tracer.segments():
+        learner, ref = tracer.events("learner", segment), tracer.events("ref", segment)
+        both = ("ref", segment) in tracer.ran and ("learner", segment) in tracer.ran
+        # One side only (a python check runs the learner's side alone): nothing to compare,
+        # only what is wrong on its face.
+        for rule, topic in RULES if both else ONE_SIDED:
+            sentence = rule(learner, ref)
+            if sentence:
+                if rule not in used:  # the first segment's numbers say it; later ones repeat it
+                    used.add(rule)
+                    out.append((sentence, topic if rule is not _optimizer or "zero_grad" in sentence else None))
+                break
+    for rule, topic in WHOLE_RUN:
+        if rule not in used:
+            sentence = rule(_whole(tracer, "learner"), _whole(tracer, "ref"))
+            if sentence:
+                out.append((sentence, topic))
+    return out
+
+
+def direct_forward(code: str, solution: str) -> str | None:
+    """The learner calls ``model.forward(x)`` where the reference calls ``model(x)``."""
+
+    def forwards(src):
+        try:
+            tree = ast.parse(src or "")
+        except SyntaxError:
+            return []
+        return [
+            ast.unparse(n.func.value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "forward"
+        ]
+
+    mine, theirs = forwards(code), forwards(solution)
+    extra = [m for m in mine if m not in theirs and m != "super()"]
+    if extra:
+        return (
+            f"your code calls {extra[0]}.forward(...) directly; call {extra[0]}(...) instead: __call__ runs "
+            f"the module's hooks around forward, and a direct call skips them"
+        )
+    return None
