@@ -21,7 +21,11 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     """Sentences for the result's ``mistakes``, most explanatory first."""
     found: list = []  # (sentence, topic)
     if ctx.tracer is not None:
-        found.extend(tracediff.differences(ctx.tracer))
+        finding_topics = set(ctx.topics.values())
+        for sentence, topic in tracediff.differences(ctx.tracer):
+            # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
+            if not (topic == "backward_count" and "zero_grad" in finding_topics):
+                found.append((sentence, topic))
     forward = tracediff.direct_forward(code, solution)
     if forward:
         found.append((forward, None))

@@ -51,7 +51,7 @@ def scale(name: str, a, e) -> str | None:
     try:
         a = np.asarray(a, dtype=np.float64)
         e = np.asarray(e, dtype=np.float64)
-        if a.shape != e.shape or a.size == 0:
+        if a.shape != e.shape or a.size == 0 or not (np.isfinite(a).all() and np.isfinite(e).all()):
             return None
         if np.all(np.mod(e, 1) == 0) and np.all(np.mod(a, 1) == 0):
             return None  # whole numbers are whole multiples of each other by chance too often

@@ -367,6 +367,14 @@ def _whole(tracer, side: str) -> list:
     ]
 
 
+def _topic(rule, sentence: str, topic):
+    if rule is not _optimizer:
+        return topic
+    if "zero_grad" in sentence:
+        return TOPIC_ZERO_GRAD
+    return "backward_count" if sentence.startswith("the reference calls backward()") else None
+
+
 def differences(tracer) -> list:
     """[(sentence, topic)]: the first meaningful difference of each segment, in order, once each."""
     out, used = [], set()
@@ -380,7 +388,7 @@ def differences(tracer) -> list:
             if sentence:
                 if rule not in used:  # the first segment's numbers say it; later ones repeat it
                     used.add(rule)
-                    out.append((sentence, topic if rule is not _optimizer or "zero_grad" in sentence else None))
+                    out.append((sentence, _topic(rule, sentence, topic)))
                 break
     for rule, topic in WHOLE_RUN:
         if rule not in used:

@@ -201,7 +201,9 @@ class PythonCheck(_Check):
 
     kind: Literal["python"]
     code: Code = Field(min_length=1)
-    message: str = Field(description="what the learner is told when the block fails")
+    message: str | None = Field(
+        None, description="what the learner is told when the block fails (the failing assert and its values follow)"
+    )
 
 
 Check = Annotated[

@@ -1,0 +1,252 @@
+"""The product's own diagnosis, with no authored mistakes or messages: the protocol trace
+diffed against the reference, and the built-in signatures, each on a real buggy snippet
+run with real torch; the sentence is asserted. Also: silent when the checks pass."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_checks_support import check, verify
+
+REPO = Path(__file__).resolve().parent.parent
+
+TRAIN_SETUP = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    X = torch.randn(16, 3)
+    y = torch.randint(0, 2, (16,))
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loss_fn = nn.CrossEntropyLoss()
+    """
+)
+
+
+def train(body: str, steps: int = 3) -> str:
+    return f"for _ in range({steps}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+GOOD_LOOP = train(
+    """
+    opt.zero_grad()
+    loss = loss_fn(model(X), y)
+    loss.backward()
+    opt.step()
+    """
+)
+WEIGHT = [check(kind="tensor", expr="model.weight", rtol=1e-5)]
+
+
+def said(code: str, solution: str, checks, setup: str = "import torch\n") -> str:
+    r = verify(code, solution, checks, setup=setup)
+    assert not r["passed"]
+    return "\n".join(r["mistakes"])
+
+
+def test_missing_zero_grad_is_named_with_the_reference_s_count():
+    code = train("loss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\n")
+    text = said(code, GOOD_LOOP, WEIGHT, TRAIN_SETUP)
+    assert (
+        "the reference calls opt.zero_grad() before each of its 3 backward() calls; your code never calls it, "
+        "so gradients add up across batches" in text
+    )
+
+
+def test_missing_step():
+    code = train("opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\n")
+    assert "your code never calls it, so the gradients are computed but the weights never change" in said(
+        code, GOOD_LOOP, WEIGHT, TRAIN_SETUP
+    )
+
+
+def test_step_before_backward():
+    code = train("opt.zero_grad()\nloss = loss_fn(model(X), y)\nopt.step()\nloss.backward()\n")
+    assert "your code calls opt.step() before loss.backward()" in said(code, GOOD_LOOP, WEIGHT, TRAIN_SETUP)
+
+
+def test_zero_grad_between_backward_and_step():
+    code = train("loss = loss_fn(model(X), y)\nloss.backward()\nopt.zero_grad()\nopt.step()\n")
+    assert "your code calls zero_grad() between loss.backward() and opt.step()" in said(
+        code, GOOD_LOOP, WEIGHT, TRAIN_SETUP
+    )
+
+
+def test_silent_when_the_checks_pass_even_if_the_traces_differ():
+    # zero_grad(set_to_none) vs model.zero_grad: different calls, same result: nothing to say
+    code = train("model.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\n")
+    r = verify(code, GOOD_LOOP, WEIGHT, setup=TRAIN_SETUP)
+    assert r["passed"] and r["mistakes"] == []
+
+
+EVAL_SETUP = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+    X = torch.randn(32, 4)
+    """
+)
+
+
+def test_eval_never_called():
+    solution = "model.eval()\nwith torch.no_grad():\n    out = model(X)\nmodel.train()\n"
+    code = "with torch.no_grad():\n    out = model(X)\n"
+    text = said(code, solution, [check(kind="tensor", expr="out")], EVAL_SETUP)
+    assert "the reference calls model.eval() before evaluating (once); your code never does" in text
+
+
+def test_train_never_restored_after_validation():
+    text = said(
+        "model.train()\nmodel.eval()\nflag = model.training\n",
+        "model.train()\nmodel.eval()\nmodel.train()\nflag = model.training\n",
+        [check(kind="value", expr="flag")],
+        EVAL_SETUP,
+    )
+    assert "does not switch back with model.train() afterwards (the reference does, once)" in text
+
+
+def test_loss_on_probabilities():
+    setup = "import torch\nimport torch.nn.functional as F\nlogits = torch.tensor([[2.0, -1.0], [0.5, 1.5]])\n"
+    text = said(
+        "loss = F.cross_entropy(logits.softmax(dim=1), torch.tensor([0, 1]))",
+        "loss = F.cross_entropy(logits, torch.tensor([0, 1]))",
+        [check(kind="tensor", expr="loss", rtol=1e-5)],
+        setup,
+    )
+    assert "the cross-entropy loss received probabilities (each row sums to 1)" in text
+
+
+def test_loss_tensors_kept_instead_of_item():
+    solution = train(
+        "opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\nhist.append(loss.item())"
+    )
+    code = solution.replace("loss.item()", "loss")
+    text = said(
+        "hist = []\n" + code,
+        "hist = []\n" + solution,
+        [check(kind="value", expr="[type(v).__name__ for v in hist]")],
+        TRAIN_SETUP,
+    )
+    assert "hist holds loss tensors that still carry their autograd graph (grad_fn=NllLossBackward0)" in text
+    assert "store loss.item() instead" in text
+
+
+def test_layers_in_a_plain_list():
+    setup = "import torch\nfrom torch import nn\n"
+    src = textwrap.dedent(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = LAYERS
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        torch.manual_seed(0)
+        net = Net()
+        n_params = sum(p.numel() for p in net.parameters())
+        """
+    )
+    text = said(
+        src.replace("LAYERS", "[nn.Linear(2, 2), nn.Linear(2, 1)]"),
+        src.replace("LAYERS", "nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 1)])"),
+        [check(kind="value", expr="n_params")],
+        setup,
+    )
+    assert "net.layers is a plain list: its 2 layers are not registered" in text and "use nn.ModuleList" in text
+
+
+def test_weights_made_then_moved_are_no_longer_leaves():
+    # On a GPU machine .to(DEVICE) copies; a dtype conversion copies on every machine.
+    setup = "import torch\nx = torch.ones(4, 3)\n"
+    text = said(
+        "w = torch.randn(3, 2, requires_grad=True).to(torch.float64).float()\n(x @ w).sum().backward()",
+        "w = torch.randn(3, 2, requires_grad=True)\n(x @ w).sum().backward()",
+        [check(kind="tensor", expr="w.grad", compare=["shape", "values"])],
+        setup,
+    )
+    assert "w was created with requires_grad=True and then moved with .to()" in text or "w is not a leaf" in text
+
+
+def test_a_detach_that_cuts_the_graph():
+    setup = "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+    text = said(
+        "h = (x * 3).detach().requires_grad_()\n(h ** 2).sum().backward()",
+        "h = x * 3\nh.retain_grad()\n(h ** 2).sum().backward()",
+        [check(kind="value", expr="x.grad")],
+        setup,
+    )
+    assert "h is cut off from the graph (it has no grad_fn) where the reference's is not" in text
+
+
+def test_in_place_change_to_a_saved_tensor():
+    setup = "import torch\nx = torch.ones(2, 2)\nw = torch.ones(2, 2, requires_grad=True)\n"
+    text = said(
+        "h = torch.sigmoid(x @ w)\nh *= 2\nh.sum().backward()",
+        "h = torch.sigmoid(x @ w) * 2\nh.sum().backward()",
+        [check(kind="value", expr="w.grad")],
+        setup,
+    )
+    assert "an in-place operation" in text and "changed a tensor that autograd saved for backward()" in text
+
+
+def test_numpy_array_that_silently_shares_memory():
+    setup = "import numpy as np\nimport torch\narr = np.linspace(0.0, 1.0, 5)\n"
+    text = said(
+        "t = torch.from_numpy(arr)\narr[0] = 42.0",
+        "t = torch.tensor(arr)\narr[0] = 42.0",
+        [check(kind="tensor", expr="t")],
+        setup,
+    )
+    assert "t and the NumPy array arr share memory" in text
+
+
+def test_reshape_where_a_transpose_was_meant():
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    text = said(
+        "t = a.reshape(3, 2)", "t = a.t()", [check(kind="tensor", expr="t", compare=["shape", "values"])], setup
+    )
+    assert "t holds the right values in the wrong order" in text and "use transpose()/permute()" in text
+
+
+def test_sum_where_a_mean_was_meant():
+    setup = "import torch\nx = torch.tensor([[0.5, 1.25], [2.0, 0.75], [1.5, 3.0], [0.1, 0.3]])\n"
+    text = said("m = x.sum(dim=0)", "m = x.mean(dim=0)", [check(kind="tensor", expr="m", rtol=1e-5)], setup)
+    assert "m is exactly 4 times the expected value: a sum where a mean was meant?" in text
+
+
+def test_save_whole_module_and_load_without_weights_only():
+    setup = "import io\nimport torch\nnet = torch.nn.Linear(2, 2)\n"
+    solution = (
+        "buf = io.BytesIO()\ntorch.save(net.state_dict(), buf)\nbuf.seek(0)\n"
+        "state = torch.load(buf, weights_only=True)\nkeys = sorted(state)\n"
+    )
+    code = (
+        "buf = io.BytesIO()\ntorch.save(net, buf)\nbuf.seek(0)\nstate = torch.load(buf, weights_only=False)\nkeys = 1\n"
+    )
+    text = said(code, solution, [check(kind="value", expr="keys")], setup)
+    assert "your code saves the whole module object (torch.save(model, ...))" in text
+
+
+def test_rng_seed_and_loader_generator():
+    setup = "import torch\nfrom torch.utils.data import DataLoader\nds = list(range(12))\n"
+    solution = "g = torch.Generator().manual_seed(3)\norder = [int(i) for b in DataLoader(ds, batch_size=4, shuffle=True, generator=g) for i in b]\n"
+    code = "order = [int(i) for b in DataLoader(ds, batch_size=4, shuffle=True) for i in b]\n"
+    text = said(code, solution, [check(kind="value", expr="order")], setup)
+    assert "the reference gives its DataLoader a seeded torch.Generator (generator=g); yours has none" in text
+
+
+@pytest.mark.slow
+def test_the_buggy_set_is_named_without_authored_feedback():
+    """benchmarks/feedback.py: every buggy solution against the stripped built-in pack."""
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "feedback.py")], capture_output=True, text=True, timeout=600
+    ).stdout
+    named, total = map(int, out.strip().splitlines()[-1].split(" named")[0].split(" of "))
+    assert total >= 30 and named >= total - 2, out
