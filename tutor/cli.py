@@ -62,6 +62,13 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         default=default(None),
         help="attach to an existing Jupyter kernel instead of starting one",
     )
+    parser.add_argument(
+        "--gateway",
+        metavar="URL",
+        default=default(None),
+        help="start kernels on this Jupyter Kernel Gateway or Enterprise Gateway "
+        "(also $PTFUND_TUTOR_GATEWAY; token from $PTFUND_TUTOR_GATEWAY_TOKEN)",
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,10 +185,27 @@ def _handler_key(args: argparse.Namespace) -> tuple[str, ...]:
     return (command,)
 
 
+def _use_gateway(args: argparse.Namespace) -> None:
+    """Every kernel the command starts (the app's, check's, grade's) goes through the
+    gateway: sessions read its URL from the environment."""
+    if not (args.gateway or os.environ.get("PTFUND_TUTOR_GATEWAY")):
+        return
+    from tutor.engine.gateway import ENV_URL
+
+    if args.gateway:
+        os.environ[ENV_URL] = args.gateway
+    url = os.environ[ENV_URL]
+    if args.kernel:
+        raise TutorError("--kernel and --gateway both say where kernels run: give one of them")
+    if not url.startswith(("http://", "https://")):
+        raise TutorError(f"the gateway URL {url!r} must start with http:// or https://")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _use_gateway(args)
         key = _handler_key(args)
         module_name, func_name = HANDLERS[key].split(":")
         module = importlib.import_module(f"tutor.commands.{module_name}")

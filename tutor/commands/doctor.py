@@ -7,6 +7,7 @@ never imports torch (it must stay light enough for the TUI).
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import sys
 from importlib import metadata
@@ -35,6 +36,23 @@ async def _probe(device: str | None, connection_file: str | None):
         await session.shutdown()
 
 
+async def _gateway_rows(url: str) -> list[tuple[str, str]]:
+    """The gateway, its version and the kernels it offers (the device comes from the probe)."""
+    from tutor.engine.gateway import ENV_KERNEL, GatewayClient
+
+    client = GatewayClient(url)
+    version = await client.version()
+    specs = await client.kernelspecs()
+    default = specs.get("default")
+    names = sorted((specs.get("kernelspecs") or {}).keys())
+    chosen = os.environ.get(ENV_KERNEL) or default
+    listed = ", ".join(f"{n} (used)" if n == chosen else n for n in names) or "none"
+    return [
+        ("gateway", f"{url} (Jupyter Server API {version}{', token set' if client.token else ', no token'})"),
+        ("kernelspecs", listed),
+    ]
+
+
 def run(args) -> int:
     rows: list[tuple[str, str]] = [
         ("ptfund-tutor", __version__),
@@ -49,6 +67,16 @@ def run(args) -> int:
     sys.stdout.flush()
 
     from tutor.engine.errors import EngineError
+    from tutor.engine.gateway import gateway_url
+
+    gateway = None if connection_file else gateway_url()
+    if gateway:
+        try:
+            _print(asyncio.run(_gateway_rows(gateway)))
+        except EngineError as exc:
+            _print([("gateway", f"{gateway}: {exc}")])
+            return 1
+        sys.stdout.flush()
 
     try:
         info, seconds, checks_error = asyncio.run(_probe(getattr(args, "device", None), connection_file))
@@ -57,7 +85,7 @@ def run(args) -> int:
         return 1
     late = [
         ("torch", info.torch_version or "unknown"),
-        ("device", info.label()),
+        ("device", info.label() + (" (on the gateway)" if gateway else "")),
         ("kernel ready", f"{seconds:.2f} s (torch imported, checks loaded)"),
     ]
     if checks_error:

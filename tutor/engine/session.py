@@ -195,11 +195,16 @@ class KernelSession:
         interrupt_grace: float = INTERRUPT_GRACE,
         startup_timeout: float = STARTUP_TIMEOUT,
         preload_torch: bool = False,
+        gateway: str | None = None,
     ):
+        from tutor.engine.gateway import gateway_url
+
         if device is not None and device not in DEVICES:
             raise EngineError(f"Unknown device {device!r}; use one of: {', '.join(DEVICES)}.")
         self.device = device
         self.connection_file = str(connection_file) if connection_file else None
+        # A Kernel Gateway's URL (also $PTFUND_TUTOR_GATEWAY); an attached kernel wins over it.
+        self.gateway = None if self.connection_file else gateway_url(gateway)
         self.cwd = str(cwd) if cwd else None
         self.extra_env = dict(extra_env or {})
         self.interrupt_grace = interrupt_grace
@@ -214,6 +219,8 @@ class KernelSession:
         self.checks_error: str | None = None  # why ptfund_checks failed to load, if it did
 
         self._km = None  # TutorKernelManager, when we own the kernel
+        self._gw = None  # GatewayClient, when a gateway owns the kernel
+        self._gw_kernel: str | None = None  # the kernel's id on the gateway
         self._conn: Connection | None = None
         self._log_file = None
         self._log_path: Path | None = None
@@ -374,6 +381,8 @@ class KernelSession:
             async with self._life_lock:
                 if self.attached:
                     await self._attach()
+                elif self.gateway:
+                    await self._open_gateway()
                 else:
                     await self._launch()
                 await self._boot()
@@ -401,6 +410,19 @@ class KernelSession:
         await km.start_kernel(**kwargs)
         self._conn = Connection(km.client())
         self._conn.start()
+
+    async def _open_gateway(self, kernel_id: str | None = None) -> None:
+        """A kernel on the gateway (a new one unless ``kernel_id``) and its websocket."""
+        from tutor.engine.gateway import ENV_KERNEL, GatewayClient, GatewayConnection
+
+        if self._gw is None:
+            self._gw = GatewayClient(self.gateway or "")
+        if kernel_id is None:
+            kernel_id = await self._gw.start_kernel(os.environ.get(ENV_KERNEL) or None)
+        self._gw_kernel = kernel_id
+        conn = GatewayConnection(self._gw, kernel_id)
+        await conn.open()
+        self._conn = conn  # type: ignore[assignment]
 
     async def _attach(self) -> None:
         path = Path(self.connection_file or "")
@@ -522,6 +544,9 @@ class KernelSession:
         conn = self._conn
         if conn is None:
             return "gone"
+        lost = getattr(conn, "lost", None)  # what a gateway said about its kernel
+        if lost:
+            return "replaced" if lost == "restarting" else "gone"
         now = asyncio.get_running_loop().time()
         if not force and now - self._last_ping < HEARTBEAT_INTERVAL:
             return None
@@ -549,7 +574,7 @@ class KernelSession:
                     pass
                 # One missed beat can be a busy machine; two in a row is a dead kernel.
                 if not await conn.ping(HEARTBEAT_INTERVAL) and not await conn.ping(HEARTBEAT_INTERVAL):
-                    return "gone"
+                    return "replaced" if getattr(conn, "lost", None) == "restarting" else "gone"
                 if loop.time() > deadline:
                     return None  # beating but its control thread is stuck: treat as alive
         finally:
@@ -718,6 +743,8 @@ class KernelSession:
             if self._km is not None:
                 if self._km.has_kernel:
                     await self._km.interrupt_kernel()
+            elif self._gw is not None and self._gw_kernel:
+                await self._gw.interrupt(self._gw_kernel)
             elif self._conn is not None:
                 self._conn.send("control", "interrupt_request", {})
         except Exception:  # a kernel dying right now: the run's wait loop will notice
@@ -792,6 +819,8 @@ class KernelSession:
         try:
             if self._km is not None:
                 await self._restart_local()
+            elif self._gw is not None:
+                await self._restart_gateway(already_dead)
             else:
                 await self._restart_attached(already_dead)
             await self._boot()
@@ -809,6 +838,31 @@ class KernelSession:
         await km.restart_kernel(now=True)
         self._conn = Connection(km.client())
         self._conn.start()
+
+    async def _restart_gateway(self, already_dead: bool) -> None:
+        """The gateway restarts the kernel (REST); one that died was already restarted by the
+        gateway's own nanny, or is gone, and then a new kernel replaces it."""
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+        self._kernel_session = None
+        gw, kernel_id = self._gw, self._gw_kernel
+        if kernel_id is not None and not already_dead:
+            try:
+                await gw.restart(kernel_id)
+            except EngineError:
+                log.debug("gateway restart failed; starting a new kernel", exc_info=True)
+            else:
+                await self._open_gateway(kernel_id)
+                return
+        model = await gw.kernel(kernel_id) if kernel_id else None
+        if model is not None and model.get("execution_state") != "dead":
+            await self._open_gateway(kernel_id)
+            return
+        if kernel_id:
+            await gw.delete(kernel_id)
+        self._gw_kernel = None
+        await self._open_gateway()
 
     async def _restart_attached(self, already_dead: bool) -> None:
         """Ask the kernel to restart (shutdown_request with restart=True) and wait until a
@@ -874,6 +928,12 @@ class KernelSession:
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
+        gw, kernel_id, self._gw_kernel = self._gw, self._gw_kernel, None
+        if gw is not None and kernel_id is not None:
+            try:
+                await gw.delete(kernel_id)
+            except EngineError:
+                log.debug("gateway kernel delete failed", exc_info=True)
         km, self._km = self._km, None
         if km is not None:
             try:
