@@ -199,3 +199,13 @@ async def test_shutdown_then_start_again(kernel):
     assert r.message == "Your code was stopped before it started running; nothing changed in the kernel."
     r = await kernel.execute("'never_set' in dir(), 3")
     assert r.result_text == "(False, 3)" and kernel.state == "ready"
+
+
+async def test_these_kernels_are_forked(kernel):
+    """Every fault above was handled in a kernel from the fork server (where it is used)."""
+    import sys
+
+    from tutor.engine.launch import FORK
+
+    if sys.platform.startswith("linux"):
+        assert kernel.launcher == FORK

@@ -1,4 +1,5 @@
-"""``ptfund-tutor doctor``: versions, device, data dir and how long a kernel takes to start.
+"""``ptfund-tutor doctor``: versions, device, data dir, how long a kernel takes to start and
+how fresh kernels are started (forked from the fork server, or new processes and why).
 
 torch's version and the device come from a kernel, like everything torch: this process
 never imports torch (it must stay light enough for the TUI).
@@ -31,7 +32,7 @@ async def _probe(device: str | None, connection_file: str | None):
     session = KernelSession(device=device, connection_file=connection_file)
     try:
         await session.start()
-        return session.device_info, session.startup_time, session.checks_error
+        return session.device_info, session.startup_time, session.checks_error, session.launcher
     finally:
         await session.shutdown()
 
@@ -79,7 +80,7 @@ def run(args) -> int:
         sys.stdout.flush()
 
     try:
-        info, seconds, checks_error = asyncio.run(_probe(getattr(args, "device", None), connection_file))
+        info, seconds, checks_error, launcher = asyncio.run(_probe(getattr(args, "device", None), connection_file))
     except EngineError as exc:
         _print([("torch", "unknown"), ("device", "unknown"), ("kernel ready", f"failed: {exc}")])
         return 1
@@ -87,6 +88,7 @@ def run(args) -> int:
         ("torch", info.torch_version or "unknown"),
         ("device", info.label() + (" (on the gateway)" if gateway else "")),
         ("kernel ready", f"{seconds:.2f} s (torch imported, checks loaded)"),
+        ("kernels from", launcher or "the attached kernel"),
     ]
     if checks_error:
         late.append(("checks", f"failed to load in the kernel: {checks_error}"))

@@ -24,6 +24,8 @@ CHANNELS = ("shell", "iopub", "stdin", "control")
 DRAIN_BATCH = 500  # messages handled per loop turn before yielding to other tasks
 FLOOD_MESSAGES, FLOOD_WINDOW, FLOOD_PAUSE = 100, 0.1, 0.01  # >100 messages in 100 ms: batch
 
+RECONNECT_FIRST_MS, RECONNECT_MAX_MS = 5, 1000
+
 Handler = Callable[[str, dict], None]  # (channel name, message)
 
 
@@ -70,8 +72,21 @@ class Connection:
     # ---- lifecycle
 
     def start(self) -> None:
-        # The heartbeat runs on demand (ping), not as jupyter_client's thread.
-        self.client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=True)
+        # A fresh kernel binds its ports a few ms after we connect: zmq retries after
+        # RECONNECT_IVL (100 ms by default), so a short first retry, backing off to 1 s.
+        context = self.client.context
+        options = {zmq.RECONNECT_IVL: RECONNECT_FIRST_MS, zmq.RECONNECT_IVL_MAX: RECONNECT_MAX_MS}
+        saved = {opt: context.sockopts.get(opt) for opt in options}
+        context.sockopts.update(options)  # defaults for the sockets created next
+        try:
+            # The heartbeat runs on demand (ping), not as jupyter_client's thread.
+            self.client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=True)
+        finally:
+            for opt, value in saved.items():
+                if value is None:
+                    context.sockopts.pop(opt, None)
+                else:
+                    context.sockopts[opt] = value
         loop = asyncio.get_running_loop()
         for name in CHANNELS:
             self._tasks.append(loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))

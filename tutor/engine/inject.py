@@ -89,6 +89,11 @@ def __ptfund_install_checks(package, sources, packages):
         def get_source(self, fullname):
             return self.sources.get(fullname)
 
+    # A kernel forked from a warm parent has this very library loaded already: keep it.
+    for finder in sys.meta_path:
+        if (getattr(finder, "ptfund_package", None) == package and finder.sources == sources
+                and finder.packages == set(packages)):
+            return
     # Re-running the bootstrap (a new attach, a newer library) replaces the old finder and
     # forgets modules loaded from it, so the new source takes effect.
     sys.meta_path[:] = [f for f in sys.meta_path

@@ -6,13 +6,20 @@ installed with, whatever kernelspecs (or none) the machine has.
 
 from __future__ import annotations
 
+import logging
 import os
+import pathlib
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
+
+log = logging.getLogger("tutor.engine")
 
 # An alternative launcher (preload_torch=True): ipykernel_launcher plus torch imported in a
 # background thread from the first instant, to overlap ipykernel's own start-up. Measured
@@ -67,12 +74,26 @@ def kernel_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class TutorKernelManager(AsyncKernelManager):
-    """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk."""
+    """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk.
+    With ``fork=True`` its kernels come from the fork server when it can be used."""
 
-    def __init__(self, *args, preload_torch: bool = False, **kwargs):
+    def __init__(self, *args, preload_torch: bool = False, fork: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self._tutor_spec = make_kernel_spec(preload_torch)
         self.kernel_name = KERNEL_NAME
+        if fork:
+            import uuid
+
+            self.kernel_id = str(uuid.uuid4())
+            self.provisioner = ForkProvisioner(kernel_id=self.kernel_id, kernel_spec=self._tutor_spec, parent=self)
+
+    @property
+    def launcher(self) -> str:
+        """Which launcher started the current kernel (FORK or SPAWN), with why not the
+        fork server when it was not."""
+        launcher = getattr(self.provisioner, "launcher", SPAWN)
+        refusal = getattr(self.provisioner, "refusal", None)
+        return f"{launcher} ({refusal})" if launcher == SPAWN and refusal else launcher
 
     @property
     def kernel_spec(self) -> KernelSpec:  # type: ignore[override]
@@ -85,3 +106,65 @@ def log_file_path(kernel_id: str) -> Path:
     folder = Path(tempfile.gettempdir()) / "ptfund-tutor-kernels"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{kernel_id}.log"
+
+
+# ---------------------------------------------------------------- which launcher
+
+LAUNCHER_ENV = "PTFUND_TUTOR_LAUNCHER"  # "fork" or "spawn"; unset: fork where it is known safe
+FORK = "fork server"
+SPAWN = "new process"
+
+
+def fork_refusal() -> str | None:
+    """Why fresh kernels are not forked here, or None when they are."""
+    choice = os.environ.get(LAUNCHER_ENV, "").strip().lower()
+    if choice == "spawn":
+        return f"{LAUNCHER_ENV}=spawn"
+    if not hasattr(os, "fork"):
+        return "this platform cannot fork"
+    # macOS can fork, but its system frameworks are not fork-safe once loaded (torch loads
+    # Accelerate and Metal); it is opt-in there until proven.
+    if not sys.platform.startswith("linux") and choice != "fork":
+        return f"forking is opt-in on {sys.platform} ({LAUNCHER_ENV}=fork)"
+    return None
+
+
+class ForkProvisioner(LocalProvisioner):
+    """A LocalProvisioner whose kernels are forked by the fork server (forkserver.py)
+    instead of started as new processes; falls back to a new process when the server is
+    unavailable. ``launcher`` says which one started the current kernel, ``refusal`` why
+    the fork server was not used."""
+
+    launcher = SPAWN
+    refusal: str | None = None
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        import asyncio
+
+        from tutor.engine.forkclient import ForkedProcess, ForkServerUnavailable, shared_server
+
+        self.refusal = fork_refusal()
+        if self.refusal is None:
+            try:
+                server = shared_server(kernel_env())
+                await asyncio.wrap_future(server.ready)
+                out = kwargs.get("stdout")
+                pid = await asyncio.wrap_future(
+                    server.spawn(
+                        self.parent.connection_file,
+                        dict(kwargs.get("env") or kernel_env()),
+                        str(kwargs["cwd"]) if kwargs.get("cwd") else None,
+                        getattr(out, "name", None) if out is not None else None,
+                    )
+                )
+            except ForkServerUnavailable as exc:
+                self.refusal = str(exc)
+            else:
+                self.process = ForkedProcess(server, pid)
+                self.pid = self.pgid = pid  # the kernel leads a process group of its own
+                self.cwd = kwargs.get("cwd", pathlib.Path.cwd())
+                self.launcher = FORK
+                return self.connection_info
+        log.info("kernel started as a new process: %s", self.refusal)
+        self.launcher = SPAWN
+        return await super().launch_kernel(cmd, **kwargs)

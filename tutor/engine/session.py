@@ -240,6 +240,12 @@ class KernelSession:
         return self.connection_file is not None
 
     @property
+    def launcher(self) -> str | None:
+        """How the current kernel was started: "fork server", or "new process" with the
+        reason the fork server was not used; None when attached (see launch.py)."""
+        return self._km.launcher if self._km is not None else None
+
+    @property
     def kernel_log(self) -> Path | None:
         """The kernel process's own stdout/stderr (local kernels), e.g. a crash dump."""
         return self._log_path
@@ -396,7 +402,7 @@ class KernelSession:
     async def _launch(self) -> None:
         from tutor.engine.launch import TutorKernelManager, kernel_env, log_file_path
 
-        km = TutorKernelManager(preload_torch=self.preload_torch)
+        km = TutorKernelManager(preload_torch=self.preload_torch, fork=not self.preload_torch)
         self._km = km
         self._log_path = log_file_path(uuid.uuid4().hex)
         self._log_file = open(self._log_path, "ab")

@@ -1,0 +1,153 @@
+"""Kernels forked from the fork server: isolated from each other, tied to the server's and
+the tutor's lives, and replaced by new processes when the server cannot be used."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from engine_helpers import pid_alive, until
+
+from tutor.engine import KernelPool, KernelSession, forkclient
+from tutor.engine.launch import FORK, SPAWN
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")]
+
+# What one verification may leave behind in its process; the next must see none of it.
+LEAVE_TRACES = textwrap.dedent(
+    """
+    import os, random, sys, threading, wave
+    import numpy, torch
+    first_draw = numpy.random.rand(3).tolist()
+    torch.rand(1000); numpy.random.rand(1000); random.random()
+    torch.ptfund_mark = 1
+    threading.Thread(target=threading.Event().wait, name="ptfund-left-behind", daemon=True).start()
+    leaked = open(os.devnull)
+    first_draw, leaked.fileno()
+    """
+)
+
+LOOK_FOR_TRACES = textwrap.dedent(
+    """
+    import os, sys, threading, torch
+    def open_files():
+        links = []
+        for fd in os.listdir('/proc/self/fd'):
+            try:
+                links.append(os.readlink(f'/proc/self/fd/{fd}'))
+            except OSError:
+                pass  # the listing's own descriptor, closed by now
+        return links
+    # Unused since seeded: the default generator draws what a new one on its seed draws.
+    fresh = torch.Generator().manual_seed(torch.initial_seed())
+    unused = bool((torch.rand(3) == torch.rand(3, generator=fresh)).all())
+    (unused, __import__('numpy').random.rand(3).tolist(), 'wave' in sys.modules, hasattr(torch, 'ptfund_mark'),
+     [t.name for t in threading.enumerate() if t.name == 'ptfund-left-behind'],
+     open_files().count(os.devnull))
+    """
+)
+
+
+async def test_nothing_of_one_verification_is_visible_to_the_next():
+    pool = KernelPool(size=1)
+    try:
+        await pool.start()
+        first = await pool.take()
+        assert first.launcher == FORK
+        left = await first.execute(LEAVE_TRACES)
+        assert left.ok, left.error
+        first_draw, _ = eval(left.result_text)
+        nulls_before = (await first.execute(LOOK_FOR_TRACES)).result_text
+        await first.shutdown()
+
+        second = await pool.take()
+        try:
+            assert second.launcher == FORK and second.report["pid"] != first.report["pid"]
+            looked = await second.execute(LOOK_FOR_TRACES)
+            assert looked.ok, looked.error
+            unused, draw, has_wave, marked, threads, nulls = eval(looked.result_text)
+            # Generators start as in a new process, whatever the last kernel drew.
+            assert unused and draw != first_draw
+            assert not has_wave and not marked and threads == []
+            assert nulls < eval(nulls_before)[5]  # the file left open is not open here
+        finally:
+            await second.shutdown()
+    finally:
+        await pool.shutdown()
+
+
+async def test_a_kernel_dies_with_its_fork_server_and_the_session_recovers():
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == FORK
+        server = forkclient.shared_server({})
+        kernel_pid = session.report["pid"]
+        os.kill(server.pid, signal.SIGKILL)
+        await until(lambda: not pid_alive(kernel_pid), 10, "the forked kernel to die with its server")
+        r = await session.execute("1 + 1")
+        assert r.result_text == "2" and "stopped since the last run" in (r.message or "")
+        assert session.launcher == FORK and forkclient.shared_server({}).pid != server.pid
+    finally:
+        await session.shutdown()
+
+
+TUTOR = textwrap.dedent(
+    """
+    import asyncio, sys
+    from tutor.engine import KernelSession
+    from tutor.engine import forkclient
+
+    async def main():
+        session = KernelSession()
+        await session.start()
+        print(forkclient.shared_server({}).pid, session.report["pid"], session.launcher, flush=True)
+        await asyncio.sleep(600)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_server_and_its_kernels_never_outlive_the_tutor():
+    tutor = subprocess.Popen([sys.executable, "-c", TUTOR], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid, kernel_pid, launcher = tutor.stdout.readline().split(maxsplit=2)
+        assert launcher.strip() == FORK
+        tutor.kill()  # no atexit, no cleanup: only the death signals are left
+        tutor.wait()
+        import asyncio
+
+        asyncio.run(until(lambda: not pid_alive(int(server_pid)), 10, "the fork server to exit"))
+        asyncio.run(until(lambda: not pid_alive(int(kernel_pid)), 10, "its kernel to exit"))
+    finally:
+        if tutor.poll() is None:
+            tutor.kill()
+
+
+async def test_spawn_is_used_when_asked_for(monkeypatch):
+    monkeypatch.setenv("PTFUND_TUTOR_LAUNCHER", "spawn")
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == f"{SPAWN} (PTFUND_TUTOR_LAUNCHER=spawn)"
+        assert (await session.execute("1 + 1")).result_text == "2"
+    finally:
+        await session.shutdown()
+
+
+async def test_a_server_that_cannot_start_falls_back_to_new_processes(monkeypatch):
+    forkclient.shutdown_shared()
+    monkeypatch.setattr(forkclient, "SERVER_CODE", "import sys; sys.exit(3)")
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == f"{SPAWN} (the fork server exited while warming up (status 3))"
+        assert (await session.execute("1 + 1")).result_text == "2"
+    finally:
+        await session.shutdown()
+        forkclient.shutdown_shared()

@@ -1,0 +1,332 @@
+"""The fork server process: one warm parent from which every fresh kernel is forked.
+
+Run by the tutor as ``python -c "from tutor.engine.forkserver import main; main()" FD``
+(see forkclient.py), never imported by the UI or CLI process: it imports torch.
+
+The parent imports ipykernel, torch, numpy and the check library and warms them with small
+operations only, so that at fork time it has one thread, no zmq context, no CUDA or MPS
+state and torch's intra-op thread pool not started: everything a child needs is already in
+memory, and a child may start threads, GPUs and sockets of its own safely. Each child is a
+complete ipykernel on its own connection file, in its own process group, with its own
+stdout/stderr log; it dies with the server (PR_SET_PDEATHSIG on Linux, a watcher thread
+elsewhere), and the server dies with the tutor (EOF on the control socket, or its own
+death signal).
+
+Protocol on the control socket, one JSON object per line:
+  server -> tutor   {"ready": true, "pid": ...} | {"ready": false, "error": "..."}
+  tutor -> server   {"id": N, "connection_file": ..., "env": {...}, "cwd": ..., "log": ...}
+  server -> tutor   {"id": N, "pid": ...} | {"id": N, "error": "..."}
+  server -> tutor   {"exit": PID, "status": S}  (S as subprocess's returncode: -N for signal N)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+
+PR_SET_PDEATHSIG = 1
+
+
+def _set_death_signal(sig: int) -> bool:
+    """Ask Linux to send ``sig`` to this process when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+# What a kernel's start-up imports (measured: the modules a forked IPKernelApp.initialize()
+# and a first execute load), so that children find them already in memory.
+KERNEL_MODULES = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.debugger",  # debugpy and pydevd: ~0.3 s, loaded by every kernel
+    "IPython.core.completer",
+    "IPython.core.history",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
+    "sqlite3",
+    "pdb",
+    "psutil",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.queues",
+    "tornado.platform.asyncio",
+    "http.server",
+    "xmlrpc.server",
+    "faulthandler",
+    "mimetypes",
+    "pydoc",
+)
+
+# Before torch 2.x (some release) every process started from this seed; newer ones draw one.
+TORCH_FIXED_SEED = 67280421310721
+_torch_seeds_randomly = True
+
+# numpy's OpenBLAS starts its worker threads when it loads; it stops them itself before a
+# fork (pthread_atfork) and starts them again in the child when needed, so those are the
+# only threads allowed: the count after importing numpy is the most a fork may see.
+_allowed_threads = 1
+
+
+def warm() -> None:
+    """Import and warm what every kernel needs, touching neither threads nor GPUs."""
+    global _allowed_threads
+    import numpy  # noqa: F401
+
+    _allowed_threads = _thread_count()
+    for name in KERNEL_MODULES:
+        importlib.import_module(name)
+    import torch
+
+    from tutor.engine.inject import checks_bootstrap_source
+
+    # A fresh process's RNG state: the warm-up below must not leave children a used one.
+    rng = torch.get_rng_state()
+    global _torch_seeds_randomly
+    _torch_seeds_randomly = torch.initial_seed() != TORCH_FIXED_SEED
+    exec(compile(checks_bootstrap_source(), "<ptfund_checks bootstrap>", "exec"), {})
+    import ptfund_checks
+
+    # CPU and meta only: a GPU touched here would be unusable in every child.
+    ptfund_checks.warm_up(None)
+    torch.set_rng_state(rng)
+
+
+def _fork_problem() -> str | None:
+    """Why forking this process now would be unsafe, or None."""
+    import threading
+
+    threads = _thread_count()
+    if threads > _allowed_threads or threading.active_count() != 1:
+        return f"the fork server has {threads} threads after warming up"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "CUDA was initialised in the fork server"
+    return None
+
+
+class Server:
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.children: set[int] = set()
+        self.selector = selectors.DefaultSelector()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.buffer = b""
+
+    def send(self, obj: dict) -> None:
+        try:
+            self.sock.sendall(json.dumps(obj).encode() + b"\n")
+        except OSError:
+            self.stop()
+
+    def serve(self) -> None:
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake the selector
+        signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the tutor's to handle
+        self.selector.register(self.sock, selectors.EVENT_READ)
+        self.selector.register(self.wake_r, selectors.EVENT_READ)
+        self.send({"ready": True, "pid": os.getpid()})
+        while True:
+            for key, _ in self.selector.select():
+                if key.fd == self.wake_r:
+                    try:
+                        while os.read(self.wake_r, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    self.reap()
+                else:
+                    data = self.sock.recv(1 << 16)
+                    if not data:
+                        self.stop()  # the tutor is gone
+                    self.buffer += data
+                    while b"\n" in self.buffer:
+                        line, self.buffer = self.buffer.split(b"\n", 1)
+                        self.handle(json.loads(line))
+
+    def handle(self, request: dict) -> None:
+        problem = _fork_problem()
+        if problem is not None:
+            self.send({"id": request["id"], "error": problem})
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self.become_kernel(request)  # never returns
+        try:
+            os.setpgid(pid, pid)  # also done by the child: whichever runs first
+        except OSError:
+            pass
+        self.children.add(pid)
+        self.send({"id": request["id"], "pid": pid})
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            self.send({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+
+    def stop(self) -> None:
+        for pid in list(self.children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        os._exit(0)
+
+    # ---------------------------------------------------------------- in the child
+
+    def become_kernel(self, request: dict) -> None:
+        code = 1
+        try:
+            server_pid = os.getppid()
+            try:
+                os.setpgid(0, 0)  # signals for this kernel reach its own subprocesses too
+            except OSError:
+                pass
+            if _set_death_signal(signal.SIGKILL) and os.getppid() != server_pid:
+                os._exit(1)  # the server died between fork and prctl
+            # Nothing of the server survives in the kernel: its sockets, pipes and handlers.
+            signal.set_wakeup_fd(-1)
+            self.selector.close()
+            self.sock.close()
+            os.close(self.wake_r)
+            os.close(self.wake_w)
+            for sig in (signal.SIGCHLD, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            _redirect(request.get("log"))
+            env = request.get("env")
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+            if request.get("cwd"):
+                os.chdir(request["cwd"])
+            if not sys.platform.startswith("linux"):
+                _watch_parent(server_pid)
+            _seed_like_a_fresh_process()
+            code = _run_kernel(request["connection_file"])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            try:
+                import atexit
+
+                atexit._run_exitfuncs()
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+
+
+def _seed_like_a_fresh_process() -> None:
+    """Random generators start as in a new process: from the OS's entropy where torch and
+    numpy seed that way (Python's random reseeds itself after a fork), else torch's fixed
+    seed, which the parent kept unused."""
+    import numpy
+    import torch
+
+    numpy.random.seed()
+    if _torch_seeds_randomly:
+        torch.seed()
+
+
+def _redirect(log: str | None) -> None:
+    """stdin from /dev/null; stdout and stderr (the C level too) to the kernel's log."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log else null
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    for fd in {null, out}:
+        os.close(fd)
+
+
+def _watch_parent(server_pid: int) -> None:
+    """Without PR_SET_PDEATHSIG: a thread that ends the kernel once the server is gone."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == server_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ptfund-server-watch", daemon=True).start()
+
+
+def _run_kernel(connection_file: str) -> int:
+    from ipykernel.kernelapp import IPKernelApp
+
+    sys.argv = [sys.executable, "-f", connection_file]
+    app = IPKernelApp.instance()
+    # History lives in memory: parallel kernels would otherwise queue on one SQLite file,
+    # and nothing reads a fresh kernel's history back.
+    app.initialize(["-f", connection_file, "--HistoryManager.enabled=False"])
+    app.start()
+    return 0
+
+
+def main() -> None:
+    fd = int(sys.argv[1])
+    sock = socket.socket(fileno=fd)
+    sock.setblocking(True)
+    tutor_pid = os.getppid()
+    if _set_death_signal(signal.SIGTERM) and os.getppid() != tutor_pid:
+        os._exit(0)
+    # The kernel's cwd is not where the tutor was started; neither is its import path.
+    if sys.path and sys.path[0] in ("", "."):
+        del sys.path[0]
+    try:
+        warm()
+        problem = _fork_problem()
+    except BaseException as exc:  # reported to the tutor, which falls back to spawning
+        problem = f"the fork server could not warm up ({type(exc).__name__}: {exc})"
+    if problem is not None:
+        sock.sendall(json.dumps({"ready": False, "error": problem}).encode() + b"\n")
+        os._exit(1)
+    Server(sock).serve()
+
+
+if __name__ == "__main__":
+    main()
