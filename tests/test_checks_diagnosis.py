@@ -250,3 +250,18 @@ def test_the_buggy_set_is_named_without_authored_feedback():
     ).stdout
     named, total = map(int, out.strip().splitlines()[-1].split(" named")[0].split(" of "))
     assert total >= 30 and named >= total - 2, out
+
+
+def test_labels_private_setup_names_and_long_expressions():
+    setup = "import torch\n_probe = lambda f: f(torch.ones(2))\n"
+    labelled = check(kind="tensor", expr="_probe(double)", label="double of a probe")
+    r = verify("def double(x):\n    return x * 3", "def double(x):\n    return x * 2", [labelled], setup=setup)
+    assert r["checks"][0]["message"].startswith("double of a probe differs from the expected values")
+    bare = check(kind="tensor", expr="_probe(double)")
+    r = verify("def double(x):\n    return x * 3", "def double(x):\n    return x * 2", [bare], setup=setup)
+    message = r["checks"][0]["message"]
+    assert "_probe" not in message and message.startswith("the result checked for double differs")
+    long_expr = "torch.linspace(-1, 1, 2 * 784).reshape(2, 1, 28, 28).flatten(1).sum(dim=1) + offset * torch.ones(2)"
+    r = verify("offset = 1.0", "offset = 0.5", [check(kind="tensor", expr=long_expr)])
+    message = r["checks"][0]["message"]
+    assert "the checked expression" not in message and message.startswith("torch.linspace(-1, 1, 2 * 784)")

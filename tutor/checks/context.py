@@ -2,14 +2,17 @@
 failures caused by the learner's objects (undefined names, missing attributes)."""
 
 import ast
+import builtins
 import contextlib
 from dataclasses import dataclass, field
 
 import torch
 
 from . import signatures
-from .describe import exception_phrase
+from .describe import exception_phrase, shorten
 from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
+
+_NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
 
 
 @dataclass
@@ -27,11 +30,22 @@ class AuthoringError(Exception):
     """The exercise itself is broken (e.g. the expected value cannot be computed)."""
 
 
-def display(expr: str | None, fallback: str = "the checked expression") -> str:
-    """The expression itself when it reads like a name (t, t.stride(), model.fc1); else a phrase."""
-    if expr and "\n" not in expr.strip() and len(expr.strip()) <= 80:
-        return expr.strip()
-    return fallback
+def private_names(expr: str | None) -> list:
+    """Names in ``expr`` that start with ``_``: setup's private helpers, never shown to a learner."""
+    return sorted(n for n in _names_in(expr) if n.startswith("_"))
+
+
+def display(expr: str | None, fallback: str = "the checked value") -> str:
+    """How feedback names a checked expression: the expression itself on one line (t,
+    t.stride(), model.fc1); shortened when long; never with setup's ``_`` helpers in it,
+    which become 'the result checked for NAMES' (the learner's own names in it)."""
+    text = " ".join((expr or "").split())
+    if not text:
+        return fallback
+    if private_names(expr):
+        visible = sorted(n for n in _names_in(expr) if not n.startswith("_") and n not in _NOT_LEARNERS)
+        return f"the result checked for {', '.join(visible)}" if visible else fallback
+    return shorten(text, 120)
 
 
 def _names_in(expr: str | None) -> set:
@@ -74,6 +88,11 @@ class Context:
         self.topics: dict = {}  # finding -> topic, so a more precise sentence can replace it
         self.tracer = None  # a trace.Tracer while the run is traced
         self.segment = "run"  # which check is running (its index), for the trace
+        self.label = None  # the running check's learner-facing label, if it has one
+
+    def display(self, expr: str | None, fallback: str = "the checked value") -> str:
+        """The running check's label, else :func:`display` of ``expr``."""
+        return self.label or display(expr, fallback)
 
     def side(self, side: str):
         """Record protocol calls made while ``side`` ("learner" or "ref") runs, under the current check."""
@@ -133,7 +152,7 @@ class Context:
         """A learner-facing sentence for an exception raised while checking ``expr``.
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
-        what = display(expr) if shown else "the check"
+        what = self.display(expr) if shown else "the check"
         mine = own_frames(exc)
         name = getattr(exc, "name", None)
         if isinstance(exc, NameError) and not mine and name and (expr is None or name in _names_in(expr)):

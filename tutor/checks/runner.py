@@ -52,6 +52,7 @@ def _compose(check: dict, outcome: Outcome) -> str:
 
 def run_check(check: dict, ctx: Context) -> dict:
     kind = check.get("kind")
+    ctx.label = check.get("label")
     handler = KINDS.get(kind)
     try:
         if handler is None:

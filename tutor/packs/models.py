@@ -75,6 +75,11 @@ class Strict(BaseModel):
 class _Check(Strict):
     id: Id | None = Field(None, description="names the check in results and in mistakes.failed_check")
     message: str | None = Field(None, description="feedback shown when this check fails, before the generated diff")
+    label: str | None = Field(
+        None,
+        min_length=1,
+        description="how feedback names what is checked, instead of the raw expression, e.g. 'the loss after one step'",
+    )
 
 
 class _Tolerance(Strict):

@@ -49,7 +49,7 @@ def _name_set_problems(name: str, what: str, actual: list, expected: list, model
 
 def check_module(check: dict, ctx: Context) -> Outcome:
     expr = check["expr"]
-    name = display(expr, "the model")
+    name = ctx.display(expr, "the model")
     model, early = _module_or_outcome(ctx.eval_learner(expr), name)
     if early:
         return early
@@ -188,7 +188,7 @@ def _cpu(value):
 
 def check_state_dict(check: dict, ctx: Context) -> Outcome:
     expr = check["expr"]
-    name = display(expr, "the model")
+    name = ctx.display(expr, "the model")
     model, early = _module_or_outcome(ctx.eval_learner(expr), name)
     if early:
         return early

@@ -2,7 +2,7 @@
 
 import re
 
-from ..context import Context, Outcome, display
+from ..context import Context, Outcome
 from ..describe import exception_phrase, short_repr
 from ..namespaces import own_frames
 
@@ -25,7 +25,7 @@ def check_raises(check: dict, ctx: Context) -> Outcome:
     source = check["expr"]
     wanted = check["exception"]
     pattern = check.get("match")
-    what = display(source, "the checked code")
+    what = ctx.display(source, "the checked code")
     try:
         value = ctx.exec_learner(source)
     except Exception as exc:

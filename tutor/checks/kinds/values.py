@@ -44,7 +44,7 @@ def failed(problems, expected=None, actual=None, extra: dict | None = None) -> O
 
 def check_value(check: dict, ctx: Context) -> Outcome:
     expr = check["expr"]
-    name = display(expr)
+    name = ctx.display(expr)
     actual = ctx.eval_learner(expr)
     expected = ctx.eval_ref(check.get("expected") or expr)
     problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
@@ -77,7 +77,7 @@ def _not_a_tensor(actual, name: str) -> Outcome:
 
 def check_tensor(check: dict, ctx: Context) -> Outcome:
     expr = check["expr"]
-    name = display(expr)
+    name = ctx.display(expr)
     actual = ctx.eval_learner(expr)
     expected_expr = check.get("expected") or expr
     expected = _as_expected_tensor(ctx.eval_ref(expected_expr), expected_expr)
