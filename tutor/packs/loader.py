@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import gc
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from tutor.packs import models as m
 from tutor.packs.cache import digest, open_cache
+from tutor.packs.files import inside, walk
+from tutor.packs.limits import MAX_FILE_BYTES
 from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
 from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
 
@@ -108,13 +111,24 @@ class _Reporter:
 
 
 def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | None:
+    real = path.resolve()
+    if not inside(rep.root.resolve(), real):
+        rep.at(path_in_yaml, f"{path.name} is reached through a link that leads out of the pack (to {real})")
+        return None
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(real.stat().st_mode):
+            rep.at(path_in_yaml, f"{path.name} is not a regular file")
+            return None
+        with open(real, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # never more, whatever the file claims its size is
     except FileNotFoundError:
         rep.at(path_in_yaml, f"file not found: {path.name}")
         return None
     except OSError as exc:
         rep.at(path_in_yaml, f"cannot read {path.name}: {exc.strerror}")
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        rep.at(path_in_yaml, f"{path.name} is larger than {MAX_FILE_BYTES:,} bytes (the limit for a pack file)")
         return None
     try:
         text = data.decode("utf-8")
@@ -152,7 +166,7 @@ def _resolve_one(value, path, key, located, base, rep, origins):
         if ".." in Path(name).parts:
             rep.at(path, f"{name} is outside the lesson folder: keep files beside lesson.yaml")
             return stand_in
-        text = _read_text(target, rep, path)
+        text = _read_text(base / name, rep, path)
         if text is None:
             return stand_in
         origins[path] = Pos(target, 1, 1)
@@ -297,6 +311,7 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
                 "pack.yaml not found: is this a pack folder? (`ptfund-tutor pack new DIR` makes one)",
             )
         ]
+    problems += _links_out(root)
     manifest, _, found, located = _load_yaml(manifest_file, root, m.PackManifest, resolve=False)
     problems += found
     if manifest is None:
@@ -331,6 +346,17 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
     return Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins), problems
+
+
+def _links_out(root: Path) -> list[Problem]:
+    """A link that leaves the pack would let it read, or run, files no one reviewed with it."""
+    rep = _Reporter(root, None, root)
+    return [
+        Problem(
+            rep.display(root / name), 1, 1, "", f"link leads out of the pack (to {target}): copy the file in instead"
+        )
+        for name, target in walk(root).links_out
+    ]
 
 
 def _remembered(cache, lesson_id: str) -> tuple[m.Lesson | None, dict[tuple, Pos]]:

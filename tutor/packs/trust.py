@@ -9,13 +9,12 @@ No textual here: the screens call this from workers.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from tutor.jsonfile import read_json, write_json
+from tutor.packs.files import walk
 
 FILENAME = "trusted-packs.json"
-_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
 
 
 def pack_has_python(pack) -> bool:
@@ -28,21 +27,25 @@ def needs_trust(pack) -> bool:
 
 
 def pack_digest(root: Path) -> str:
-    """A hash of every file in the pack (names and bytes), in a stable order."""
+    """A hash of every file in the pack (names and bytes), in a stable order.
+
+    Links inside the pack count as the files they point to; links out of it (which make
+    the pack invalid) count by where they point, so retargeting one changes the hash.
+    """
     digest = hashlib.sha256()
-    root = Path(root)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith(".") or name.endswith(".pyc"):
-                continue
-            path = Path(dirpath) / name
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(data).digest())
+    found = walk(Path(root))
+    for name, path in found.files:
+        if any(part.startswith(".") for part in name.split("/")) or name.endswith(".pyc"):
+            continue
+        try:
+            with open(path, "rb") as f:
+                file_hash = hashlib.file_digest(f, "sha256")
+        except OSError:
+            continue
+        digest.update(name.encode() + b"\0")
+        digest.update(file_hash.digest())
+    for name, target in found.links_out:
+        digest.update(f"{name} -> {target}".encode() + b"\0")
     return digest.hexdigest()[:32]
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from tutor.packs.limits import MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES
+
 
 # Base loaders resolve no implicit tags: PyYAML's resolver runs a regex loop per scalar
 # in Python, the slowest part of loading; ``_scalar`` types plain scalars itself.
@@ -61,7 +63,7 @@ def load_located(text: str, file: Path) -> Located:
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
     located = Located(data=None, file=file)
-    located.data = _build(node, (), located) if node is not None else None
+    located.data = _Builder(located).build(node, ()) if node is not None else None
     return located
 
 
@@ -91,35 +93,76 @@ def _scalar(node: yaml.ScalarNode):
     return value  # yes/no/on/off stay strings, as in YAML 1.2
 
 
-def _build(node, path: tuple, located: Located):
-    located.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.ScalarNode):
-        if node.style in ("|", ">"):
-            located.block.add(path)
-        return _scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, (*path, i), located) for i, item in enumerate(node.value)]
-    if isinstance(node, yaml.MappingNode):
-        out: dict = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                located.problems.append(
-                    (path, key_node.start_mark.line + 1, key_node.start_mark.column + 1, "a key must be a plain name")
+def _at(node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+class _Builder:
+    """Plain values from the node tree, within the bounds of limits.py.
+
+    The composer shares one node for an anchor and every alias to it, so a node met a
+    second time is an alias use, and one met again inside itself is an alias that
+    contains itself. Counting values as they are built stops alias bombs early.
+    """
+
+    def __init__(self, located: Located):
+        self.located = located
+        self.nodes = 0
+        self.aliases = 0
+        self.seen: set[int] = set()
+        self.open: set[int] = set()  # nodes being built: their ancestors on this path
+
+    def build(self, node, path: tuple):
+        key = id(node)
+        if key in self.open:
+            raise YamlSyntaxError(*_at(node), "YAML alias contains itself (a value cannot be inside itself)")
+        if key in self.seen:
+            self.aliases += 1
+            if self.aliases > MAX_YAML_ALIASES:
+                raise YamlSyntaxError(
+                    *_at(node), f"YAML expands aliases more than {MAX_YAML_ALIASES} times (the limit per file)"
                 )
-                continue
-            key = key_node.value
-            if key in out:
-                located.problems.append(
-                    (
-                        (*path, key),
-                        key_node.start_mark.line + 1,
-                        key_node.start_mark.column + 1,
-                        f"duplicate key {key!r}",
-                    )
-                )
-                continue
-            out[key] = _build(value_node, (*path, key), located)
-            # keep the key's own position too: errors about unknown keys point at the key
-            located.positions[(*path, key, "__key__")] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-        return out
-    return None
+        self.seen.add(key)
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise YamlSyntaxError(
+                *_at(node),
+                f"YAML holds more than {MAX_YAML_NODES} values once aliases are expanded (the limit per file)",
+            )
+        if len(path) > MAX_YAML_DEPTH:
+            raise YamlSyntaxError(*_at(node), f"YAML nests deeper than {MAX_YAML_DEPTH} levels (the limit per file)")
+        if isinstance(node, yaml.ScalarNode):
+            return _build_scalar(node, path, self.located)
+        self.open.add(key)
+        try:
+            return self._collection(node, path)
+        finally:
+            self.open.discard(key)
+
+    def _collection(self, node, path: tuple):
+        located = self.located
+        located.positions[path] = _at(node)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            out: dict = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    located.problems.append((path, *_at(key_node), "a key must be a plain name"))
+                    continue
+                key = key_node.value
+                if key in out:
+                    located.problems.append(((*path, key), *_at(key_node), f"duplicate key {key!r}"))
+                    continue
+                out[key] = self.build(value_node, (*path, key))
+                # keep the key's own position too: errors about unknown keys point at the key
+                located.positions[(*path, key, "__key__")] = _at(key_node)
+            return out
+        return None
+
+
+def _build_scalar(node: yaml.ScalarNode, path: tuple, located: Located):
+    located.positions[path] = _at(node)
+    if node.style in ("|", ">"):
+        located.block.add(path)
+    return _scalar(node)
