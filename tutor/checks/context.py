@@ -10,6 +10,7 @@ import torch
 
 from . import signatures
 from .describe import exception_phrase, shorten
+from .guard import scan
 from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
@@ -115,7 +116,9 @@ class Context:
         code = compile_code(expr, CHECK, "eval")
         seed_all(self.seed)  # both sides draw the same random numbers (probes, dropout)
         with self.side("learner"):
-            return eval(code, self.scope(self.learner, extra))
+            value = eval(code, self.scope(self.learner, extra))
+        scan(value, display(expr))
+        return value
 
     def eval_ref(self, expr: str):
         try:

@@ -139,9 +139,18 @@ def type_phrase(value) -> str:
     return f"{article} {name}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """str(exc), or a note when the exception's own __str__ fails (learner classes can)."""
+    try:
+        text = str(exc)
+    except Exception as err:
+        return f"(its message cannot be shown: str() of it raised {type(err).__name__})"
+    return text if type(text) is str else ""
+
+
 def exception_phrase(exc: BaseException, limit: int = 160) -> str:
     """'ValueError: shapes do not match' (the first line of the message only)."""
-    text = str(exc).strip()
+    text = exception_text(exc).strip()
     first = text.splitlines()[0] if text else ""
     name = type(exc).__name__
     return f"{name}: {shorten(first, limit)}" if first else name

@@ -16,13 +16,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .describe import shorten
+from .describe import exception_text, shorten
 
 YOUR_CODE = "<your code>"
 SETUP = "<setup>"
 SOLUTION = "<solution>"
 CHECK = "<check>"
 MAX_FRAMES = 40  # frames kept in a learner's traceback
+
+# Set by report.py while a verification runs: "armed" once its SIGINT handler is in place,
+# "seen" once the engine's interrupt (the time limit) arrived.
+INTERRUPTS = {"armed": False, "seen": False}
+
+
+def learner_interrupt() -> bool:
+    """A KeyboardInterrupt now comes from learner code, not from the engine's time limit."""
+    return INTERRUPTS["armed"] and not INTERRUPTS["seen"]
+
 
 # Names a check expression may use even when the learner's code never imported them.
 FALLBACKS = {"torch": torch, "np": np, "nn": torch.nn, "F": torch.nn.functional}
@@ -121,7 +131,7 @@ def code_error(exc: BaseException, filename: str, stage: str) -> CodeError:
     elif isinstance(exc, SystemExit):
         evalue = f"sys.exit({exc.code!r}) ends the program; remove it"
     else:
-        evalue = str(exc)
+        evalue = exception_text(exc)
     return CodeError(stage, type(exc).__name__, evalue, line, filtered_traceback(exc, filename), stopped, syntax)
 
 
@@ -152,8 +162,10 @@ def run_code(source: str, ns: dict, filename: str, stage: str) -> CodeError | No
     with torch_state_guard():
         try:
             exec(code, ns)
-        except KeyboardInterrupt:
-            raise  # the kernel was interrupted (time limit): let the engine see it
+        except KeyboardInterrupt as exc:
+            if not learner_interrupt():
+                raise  # the kernel was interrupted (time limit): let the engine see it
+            return code_error(exc, filename, stage)
         except BaseException as exc:  # SystemExit included: it must not end the kernel
             return code_error(exc, filename, stage)
     return None

@@ -15,7 +15,9 @@ Then every check, then the mistakes. Result (plain JSON types)::
      "mistakes": [message, ...]}   # authored matches; else built-in signatures not said by a check
 
 ``KeyboardInterrupt`` (the kernel interrupted for the time limit) is the only exception
-that leaves; everything else becomes an error or a failed check.
+that leaves; everything else becomes an error or a failed check. With ``library`` (the
+private copy of this library, see sealed.py) the run also watches for tampering (guard.py):
+then the result has ``"tampered": sentence`` and fails.
 """
 
 import torch
@@ -23,6 +25,7 @@ import torch
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
 from .diagnose import diagnose
+from .guard import Snapshot, Tampered
 from .kinds import KINDS
 from .mistakes import matched_messages
 from .namespaces import (
@@ -32,6 +35,7 @@ from .namespaces import (
     BoundedOutput,
     captured,
     filtered_traceback,
+    learner_interrupt,
     new_namespace,
     own_frames,
     run_code,
@@ -59,8 +63,10 @@ def run_check(check: dict, ctx: Context) -> dict:
             outcome = Outcome(False, f"{AUTHORING}: unknown check kind '{kind}'", details={"authoring_error": True})
         else:
             outcome = handler(check, ctx)
-    except KeyboardInterrupt:
-        raise  # the kernel is being interrupted (time limit): not a verdict
+    except KeyboardInterrupt as exc:
+        if not learner_interrupt():
+            raise  # the kernel is being interrupted (time limit): not a verdict
+        outcome = Outcome(False, ctx.explain(exc, check.get("expr") or check.get("name"), shown=kind != "python"))
     except AuthoringError as exc:
         outcome = Outcome(False, f"{AUTHORING}: {exc}", details={"authoring_error": True})
     except (Exception, SystemExit) as exc:  # a crashing check is a failed check, never an escape
@@ -92,7 +98,15 @@ def _not_run(check: dict, why: str) -> dict:
     }
 
 
-def run_verification(payload: dict) -> dict:
+def run_verification(payload: dict, library: dict | None = None, stage=None) -> dict:
+    stage = stage or (lambda name: None)
+    try:
+        return _run(payload, library, stage)
+    except Tampered as exc:
+        return {"passed": False, "error": None, "checks": [], "mistakes": [], "tampered": str(exc)}
+
+
+def _run(payload: dict, library: dict | None, stage) -> dict:
     setup = payload.get("setup") or ""
     code = payload.get("code") or ""
     solution = payload.get("solution") or ""
@@ -103,12 +117,12 @@ def run_verification(payload: dict) -> dict:
 
     tracer = Tracer().install()
     try:
-        return _verify(setup, code, solution, seed, checks, mistakes, device, tracer)
+        return _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage)
     finally:
         tracer.uninstall()
 
 
-def _verify(setup, code, solution, seed, checks, mistakes, device, tracer) -> dict:
+def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage) -> dict:
     ref, learner = new_namespace(device), new_namespace(device)
     quiet = BoundedOutput(limit=0)
     with captured(quiet):  # the reference's prints would give the answer away
@@ -119,13 +133,19 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer) -> di
             with tracer.recording("ref"):
                 solution_error = run_code(solution, ref, SOLUTION, "solution")
     code_error = None
+    guard = None
     if setup_error is None:
         # The learner's own prints stream as usual (the engine caps a flood).
         seed_all(seed)
         setup_error = run_code(setup, learner, SETUP, "setup")
         if setup_error is None:
+            guard = Snapshot(library) if library is not None else None
+            stage("code")
             with tracer.recording("learner"):
                 code_error = run_code(code, learner, YOUR_CODE, "code")
+            if guard is not None:
+                guard.verify("while it ran")
+    stage("checks")
 
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
@@ -155,6 +175,8 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer) -> di
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
             messages = [m for m in diagnose(ctx, results, code, solution) if m not in said]
+    if guard is not None:
+        guard.verify("while the checks ran it")
     return jsonable(
         {
             "passed": error is None and all(r["passed"] for r in results),

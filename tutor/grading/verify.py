@@ -10,7 +10,10 @@ namespaces of that kernel.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
+import secrets
 import time
 
 from tutor.engine.events import RunResult
@@ -35,23 +38,84 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
     }
 
 
-def verification_program(payload: dict) -> str:
-    """The one cell sent to the kernel. The result travels as a display bundle of our own mime type."""
+FORGED = (
+    "Your code displayed output in the checker's own result format ({mime}); a verdict comes only "
+    "from the checker's own run, so this attempt fails."
+)
+
+
+def new_request() -> str:
+    """A fresh id per verification: only bundles that answer it count."""
+    return secrets.token_hex(16)
+
+
+def verification_program(payload: dict, request: str) -> str:
+    """The one cell sent to the kernel. The check library answers ``request`` with display
+    bundles of our own mime type, signed with a key the cell never contains (see
+    tutor/checks/report.py)."""
     blob = json.dumps(payload)
     return (
-        "def _ptfund_verify(blob):\n"
-        "    import json\n"
-        "    from IPython.display import display\n"
-        "    from ptfund_checks import run_verification\n"
-        "    result = run_verification(json.loads(blob))\n"
-        f"    display({{{RESULT_MIME!r}: json.loads(json.dumps(result, default=str))}}, raw=True)\n"
-        f"_ptfund_verify({blob!r})\n"
+        "def _ptfund_verify(request, blob):\n"
+        "    import ptfund_checks\n"
+        "    ptfund_checks.verify(request, blob)\n"
+        f"_ptfund_verify({request!r}, {blob!r})\n"
         "del _ptfund_verify\n"
     )
 
 
-def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
+class Answer:
+    """What the kernel answered a request: the result, the last stage reached, forgeries."""
+
+    def __init__(self, run: RunResult, request: str):
+        self.result: dict | None = None
+        self.stage: str | None = None
+        self.forged = 0
+        key: bytes | None = None
+        for display in run.displays:
+            bundle = display.data.get(RESULT_MIME)
+            if bundle is None:
+                continue
+            body = _body(bundle)
+            if key is None:
+                if body and body.get("request") == request and body.get("kind") == "hello":
+                    try:
+                        key = bytes.fromhex(str(body.get("key")))
+                        continue
+                    except ValueError:
+                        pass
+                self.forged += 1
+                continue
+            if body is None or body.get("request") != request or not _signed(bundle, key):
+                self.forged += 1
+            elif body.get("kind") == "stage":
+                self.stage = body.get("stage")
+            elif body.get("kind") == "result" and self.result is None and isinstance(body.get("result"), dict):
+                self.result = body["result"]
+            else:
+                self.forged += 1
+
+
+def _body(bundle) -> dict | None:
+    try:
+        body = json.loads(bundle["body"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _signed(bundle: dict, key: bytes) -> bool:
+    sig = bundle.get("sig")
+    if not isinstance(sig, str):
+        return False
+    want = hmac.new(key, bundle["body"].encode("utf-8"), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(want, sig)
+
+
+def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Verdict:
     """Turn what the kernel reported into a verdict the learner can act on."""
+    answer = Answer(run, request)
+    if answer.forged:
+        return Verdict("fail", FORGED.format(mime=RESULT_MIME), output=run.output, elapsed=run.elapsed)
     if run.status == "timeout":
         return Verdict(
             "timeout",
@@ -66,8 +130,16 @@ def verdict_from_run(run: RunResult, time_limit: float) -> Verdict:
             f"; {GONE}.", " while it was being checked."
         )
         return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
-    bundle = next((d.data[RESULT_MIME] for d in run.displays if RESULT_MIME in d.data), None)
+    bundle = answer.result
     if bundle is None:
+        if run.error is not None and run.error.ename == "KeyboardInterrupt":
+            return Verdict(
+                "error",
+                "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the "
+                "kernel), so nothing was checked and this attempt fails.",
+                output=run.output,
+                elapsed=run.elapsed,
+            )
         detail = f"{run.error.ename}: {run.error.evalue}" if run.error else "no result came back"
         return Verdict("crashed", f"The checker could not finish ({detail}).", output=run.output, elapsed=run.elapsed)
     verdict = verdict_from_result(bundle)
@@ -95,6 +167,8 @@ def verdict_from_result(result: dict) -> Verdict:
     ]
     # A mistake is advice for a failing attempt; on a pass a broad condition must not nag.
     mistakes = list(dict.fromkeys(result.get("mistakes") or [])) if not result.get("passed") else []
+    if result.get("tampered"):
+        return Verdict("fail", str(result["tampered"]), mistakes=[])
     error = result.get("error")
     failed = sum(not c.passed for c in checks)
     total = len(checks)
@@ -122,7 +196,8 @@ def verdict_from_result(result: dict) -> Verdict:
                 f"Your code called input(){at}: checks run without a keyboard, so give the value in the code instead."
             )
         else:
-            headline = f"Your code raised {error.get('ename')}{at}: {error.get('evalue')}"
+            evalue = error.get("evalue")
+            headline = f"Your code raised {error.get('ename')}{at}" + (f": {evalue}" if evalue else ".")
         return Verdict("error", headline, checks=checks, mistakes=mistakes, error=error_text)
     headline = f"{failed} of {total} checks fail." if total > 1 else "The check fails."
     return Verdict("fail", headline, checks=checks, mistakes=mistakes)
@@ -148,7 +223,8 @@ class Verifier:
             kernel = await self.pool.take()
         try:
             device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
-            program = verification_program(build_payload(exercise, code, device))
+            request = new_request()
+            program = verification_program(build_payload(exercise, code, device), request)
             run = await kernel.execute(program, timeout=limit + CHECK_SLACK)
         finally:
             if self.attached is None:
@@ -156,7 +232,7 @@ class Verifier:
                 task = asyncio.ensure_future(kernel.shutdown())
                 _background.add(task)
                 task.add_done_callback(_background.discard)
-        verdict = verdict_from_run(run, limit)
+        verdict = verdict_from_run(run, limit, request)
         verdict.elapsed = time.perf_counter() - started
         return verdict
 
@@ -181,10 +257,14 @@ async def verify_in_fresh_kernel(
 ) -> Verdict:
     """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
     from tutor.engine import KernelSession
+    from tutor.engine.pool import WARM_UP
 
     session = KernelSession(device=device, connection_file=connection_file)
     try:
         await session.start()
+        # torch's first-use costs (torch._dynamo on the first meta op, a GPU's context) are
+        # paid here, as a pool's spare pays them while it waits: never inside time_limit.
+        await session.execute(WARM_UP, silent=True, timeout=120)
         verifier = Verifier(attached=session)
         return await verifier.verify(exercise, code, timeout=timeout)
     finally:

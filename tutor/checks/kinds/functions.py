@@ -9,6 +9,7 @@ from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tole
 from ..context import AuthoringError, Context, Outcome
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
 from ..generate import SpecError, generate_case
+from ..guard import scan
 from ..namespaces import filtered_traceback, own_frames, seed_all, torch_state_guard
 from .raises import exception_matches
 
@@ -176,6 +177,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             seed_all(seed + i)
             with ctx.side("learner"):
                 out, exc = _call(fn, case.args)
+            scan(out, "result")
             ran += 1
             details = {}
             if ref_exc is not None:

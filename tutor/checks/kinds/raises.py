@@ -3,7 +3,7 @@
 import re
 
 from ..context import Context, Outcome
-from ..describe import exception_phrase, short_repr
+from ..describe import exception_phrase, exception_text, short_repr
 from ..namespaces import own_frames
 
 
@@ -37,7 +37,7 @@ def check_raises(check: dict, ctx: Context) -> Outcome:
                 at = f" at line {where[-1].lineno} of your code" if where else ""
                 message = f"{what} raised {exception_phrase(exc)}{at}, expected {wanted}"
             return Outcome(False, message, wanted, exception_phrase(exc), {"raised": type(exc).__name__})
-        text = str(exc)
+        text = exception_text(exc)
         if pattern and not re.search(pattern, text):
             return Outcome(
                 False,

@@ -13,6 +13,7 @@ from ..compare import (
 )
 from ..context import AuthoringError, Context, Outcome, display
 from ..describe import join_names, short_repr, type_phrase
+from ..guard import scan
 
 
 def problem_details(problems) -> dict:
@@ -140,6 +141,7 @@ def check_same_as_solution(check: dict, ctx: Context) -> Outcome:
             problems.append(Problem("missing", ctx.undefined(n), short_repr(ctx.ref[n]), None))
             continue
         actual, expected = ctx.learner[n], ctx.ref[n]
+        scan(actual, n)
         if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
             problems.extend(tensor_problems(actual, expected, n, ("shape", "dtype", "device", "values"), tol))
         elif isinstance(expected, torch.Tensor) and not isinstance(actual, (np.ndarray, list, tuple)):

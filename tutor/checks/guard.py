@@ -1,0 +1,238 @@
+"""Whether learner code changed what the checks rely on.
+
+The checks read the learner's tensors through torch and NumPy and run in the learner's
+process. Code that replaces ``torch.Tensor.stride``, ``builtins.isinstance`` or
+``numpy.isclose``, patches a method on one tensor, hands over a tensor subclass that
+overrides torch's own methods, leaves a torch function mode active or keeps a thread
+running could make a wrong answer look right. None of that is needed to solve an
+exercise, so it is reported as tampering (a failed attempt), never checked around.
+"""
+
+import builtins
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import torch
+
+
+class Tampered(BaseException):
+    """Learner code changed something the checks rely on; the message says what.
+
+    A BaseException: the checks' ``except Exception`` must not turn it into one failed check."""
+
+
+_Tensor = torch.Tensor
+_TensorBase = torch._C.TensorBase
+_TORCH_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_TENSOR_API = frozenset(dir(_TensorBase)) | frozenset(dir(torch.Tensor))
+_instance_dict = vars(torch.Tensor)["__dict__"].__get__ if "__dict__" in vars(torch.Tensor) else None
+_function_stack = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
+_dispatch_stack = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+_current_frames = sys._current_frames
+_sleep = time.sleep
+_monotonic = time.monotonic
+_threads = threading._active  # ident -> Thread, for names only
+
+# Classes whose methods the checks call on the learner's objects.
+WATCHED_CLASSES = (torch.Tensor, torch.nn.Module, torch.nn.Parameter)
+# Keys that torch itself adds to class dicts lazily; not tampering.
+_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl"})
+
+
+def _watched_modules(library: dict) -> list:
+    """builtins, torch, NumPy and every module the check library's modules import."""
+    found = {id(m): m for m in (builtins, torch, torch.nn, torch.nn.functional, np, np.random)}
+    # The public copy too: the private one ignores it, but replacing it is still tampering.
+    public = sorted({name.split(".")[0] for name in library})
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in public and isinstance(module, types.ModuleType):
+            found.setdefault(id(module), module)
+    private = {id(m) for m in library.values()}
+    for module in library.values():
+        for value in vars(module).values():
+            if isinstance(value, types.ModuleType) and id(value) not in private:
+                found.setdefault(id(value), value)
+    return list(found.values())
+
+
+class _Registry:
+    """A dict of functions watched like a module: its items are its attributes."""
+
+    def __init__(self, name: str, mapping: dict):
+        self.__name__ = name
+        self.mapping = mapping
+
+
+def _entries(owner) -> dict:
+    return owner.mapping if isinstance(owner, _Registry) else vars(owner)
+
+
+def _put(owner, name, value) -> None:
+    if isinstance(owner, _Registry):
+        owner.mapping[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+def _label(owner) -> str:
+    return (
+        owner.__name__
+        if isinstance(owner, (types.ModuleType, _Registry))
+        else f"{owner.__module__}.{owner.__qualname__}"
+    )
+
+
+def _label_class(cls) -> str:
+    return "torch.Tensor" if cls is torch.Tensor else f"torch.nn.{cls.__name__}"
+
+
+class Snapshot:
+    """The functions, classes and modules the checks use, as they were before learner code."""
+
+    def __init__(self, library: dict):
+        self.modules = []
+        registries = set()
+        for module in _watched_modules(library):
+            kept = {
+                k: v
+                for k, v in vars(module).items()
+                if callable(v) or (isinstance(v, types.ModuleType) and not k.startswith("__"))
+            }
+            self.modules.append((module, kept))
+            for k, v in vars(module).items():
+                # Registries such as KINDS (name -> check function) count as the module's own.
+                if type(v) is dict and v and not k.startswith("__") and all(callable(f) for f in v.values()):
+                    if id(v) in registries:
+                        continue
+                    registries.add(id(v))
+                    self.modules.append((_Registry(f"{module.__name__}.{k}", v), dict(v)))
+        self.classes = [(cls, dict(vars(cls))) for cls in WATCHED_CLASSES]
+        self.function_modes = _function_stack()
+        self.dispatch_modes = _dispatch_stack()
+        self.threads = set(_current_frames())
+
+    def changes(self) -> list:
+        """'torch.Tensor.stride', 'builtins.isinstance', ...: what differs now."""
+        out = []
+        for module, kept in self.modules:
+            now = _entries(module)
+            for name, value in kept.items():
+                if now.get(name, _MISSING) is not value:
+                    out.append(f"{_label(module)}.{name}")
+        for cls, kept in self.classes:
+            now = dict(vars(cls))
+            for name in sorted(set(kept) | set(now)):
+                if name in _CLASS_NOISE:
+                    continue
+                if now.get(name, _MISSING) is not kept.get(name, _MISSING):
+                    out.append(f"{_label_class(cls)}.{name}")
+        return out
+
+    def restore(self) -> None:
+        """Put back what was replaced, so the verdict itself can still be sent."""
+        for module, kept in self.modules:
+            now = _entries(module)
+            for name, value in kept.items():
+                if now.get(name, _MISSING) is not value:
+                    try:
+                        _put(module, name, value)
+                    except Exception:
+                        pass
+        for cls, kept in self.classes:
+            for name in set(vars(cls)) - set(kept):
+                try:
+                    delattr(cls, name)
+                except Exception:
+                    pass
+            for name, value in kept.items():
+                if vars(cls).get(name, _MISSING) is not value:
+                    try:
+                        setattr(cls, name, value)
+                    except Exception:
+                        pass
+
+    def new_threads(self, grace: float = 1.0) -> list:
+        """Threads started since the snapshot that still run after ``grace`` seconds."""
+        deadline = _monotonic() + grace
+        while True:
+            alive = [t for t in _current_frames() if t not in self.threads]
+            if not alive or _monotonic() >= deadline:
+                break
+            _sleep(0.02)
+        names = []
+        for ident in alive:
+            thread = _threads.get(ident)
+            names.append(thread.name if thread is not None else f"thread {ident}")
+        return names
+
+    def verify(self, when: str) -> None:
+        """Raise Tampered (after restoring) when anything the checks rely on changed."""
+        changed = self.changes()
+        if changed:
+            self.restore()
+            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            raise Tampered(
+                f"Your code replaced {shown} {when}; the checks cannot trust torch or Python once their own "
+                "functions are replaced, so this attempt fails. Solve the exercise without patching them."
+            )
+        if _function_stack() > self.function_modes or _dispatch_stack() > self.dispatch_modes:
+            raise Tampered(
+                f"Your code left a torch function or dispatch mode active {when}; the checks cannot trust what "
+                "torch reports through it, so this attempt fails. Use modes in a with block."
+            )
+        threads = self.new_threads()
+        if threads:
+            raise Tampered(
+                f"Your code left a background thread running ({', '.join(threads[:3])}) {when}; a result that "
+                "another thread can change cannot be trusted, so this attempt fails. Join the threads you start "
+                "before your code ends."
+            )
+
+
+_MISSING = object()
+
+
+def tensor_tampering(value, name: str) -> str | None:
+    """A sentence when ``value`` is a tensor whose own methods were replaced, else None."""
+    cls = type(value)
+    if not issubclass(cls, _Tensor):
+        return None
+    if cls not in _TORCH_TENSORS and not cls.__module__.startswith("torch."):
+        for klass in cls.__mro__:
+            if klass in _TORCH_TENSORS or klass is _TensorBase:
+                break
+            overridden = sorted(k for k in vars(klass) if k in _TENSOR_API and k not in ("__module__", "__doc__"))
+            overridden = [k for k in overridden if k not in ("__dict__", "__weakref__", "__qualname__", "__slots__")]
+            if overridden:
+                return (
+                    f"{name} is a tensor subclass ({cls.__name__}) that overrides {', '.join(overridden[:3])}; "
+                    "the checks cannot trust what it reports, so this attempt fails. Return a plain tensor."
+                )
+    own = _instance_dict(value) if _instance_dict is not None else {}
+    shadowed = sorted(k for k in own if k in _TENSOR_API)
+    if shadowed:
+        return (
+            f"Your code replaced {name}.{shadowed[0]} on the tensor itself; the checks cannot trust it, "
+            "so this attempt fails."
+        )
+    return None
+
+
+def scan(value, name: str, depth: int = 0) -> None:
+    """Raise Tampered for a tampered tensor in ``value`` (or in a list, tuple or dict in it)."""
+    message = tensor_tampering(value, name)
+    if message:
+        raise Tampered(message)
+    if depth >= 2:
+        return
+    if type(value) in (list, tuple):
+        for i, item in enumerate(value[:64]):
+            scan(item, f"{name}[{i}]", depth + 1)
+    elif type(value) is dict:
+        for i, (key, item) in enumerate(value.items()):
+            if i >= 64:
+                break
+            scan(item, f"{name}[{key!r}]", depth + 1)
