@@ -136,6 +136,56 @@ def test_check_untrusted_pack_asks_first(pack, home, tmp_path):
     assert r.returncode == 2 and "--trust" in r.stderr and r.stderr.count("\n") == 1
 
 
+def test_pack_test_untrusted_pack_refuses_without_a_terminal(pack, home):
+    r = cli("pack", "test", str(pack), home=home)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "contains Python that would run on this machine" in r.stderr
+    assert "--trust" in r.stderr
+
+
+def on_terminal(*args: str, answer: bytes, home: Path) -> tuple[int, str, str]:
+    """Run the CLI with stdin and stderr on a pseudo-terminal, answering its question."""
+    import pty
+
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tutor", *args], stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=env
+    )
+    os.close(slave)
+    seen = b""
+    while b"[y/N]" not in seen:
+        chunk = os.read(master, 4096)
+        assert chunk, seen
+        seen += chunk
+    os.write(master, answer + b"\n")
+    while True:  # drain the terminal until the child closes it
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    out = proc.stdout.read().decode()
+    return proc.wait(timeout=300), out, seen.decode(errors="replace")
+
+
+def test_pack_test_asks_on_a_terminal_and_no_means_nothing_runs(pack, home):
+    rc, out, term = on_terminal("pack", "test", str(pack), answer=b"n", home=home)
+    assert "Trust it? [y/N]" in term
+    assert rc == 2 and out == "" and "run again with --trust" in term
+
+
+@pytest.mark.slow
+def test_pack_test_asks_on_a_terminal_and_yes_trusts_and_runs(pack, home):
+    rc, out, term = on_terminal("pack", "test", str(pack), answer=b"y", home=home)
+    assert rc == 0, term
+    assert "passed, 0 failed" in out
+    assert "demo" in (home / "trusted-packs.json").read_text()
+
+
 def test_check_usage_errors(pack, home, tmp_path):
     r = cli("--pack", str(pack), "check", "first-steps/nope", "--file", str(write(tmp_path, GOOD)), home=home)
     assert r.returncode == 2 and "has no exercise 'nope'" in r.stderr
@@ -148,12 +198,12 @@ def test_check_usage_errors(pack, home, tmp_path):
 
 def test_pack_test_green_then_red_when_a_solution_breaks(tmp_path, home):
     pack = new_pack(tmp_path / "p")
-    r = cli("pack", "test", str(pack), home=home)
+    r = cli("pack", "test", "--trust", str(pack), home=home)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 failed" in r.stdout
     # the solution no longer does what the checks ask: pack test must catch it
     (pack / "first-steps" / "solution_zeros.py").write_text(FLOAT32)
-    r = cli("pack", "test", str(pack), home=home)
+    r = cli("pack", "test", "--trust", str(pack), home=home)
     assert r.returncode == 1
     assert "FAIL first-steps/zeros" in r.stdout and "solution" in r.stdout
 
@@ -171,7 +221,7 @@ def test_pack_test_catches_a_wrong_solution_that_passes_and_a_stale_key(tmp_path
         '    expected: "(3, 1)"\n'
     )
     lesson.write_text(text)
-    r = cli("pack", "test", str(pack), "--json", home=home)
+    r = cli("pack", "test", "--trust", str(pack), "--json", home=home)
     assert r.returncode == 1
     rows = {(row["item"], row["case"]): row for row in json.loads(r.stdout)["rows"]}
     assert rows[("first-steps/zeros", "wrong 1")]["ok"] is False

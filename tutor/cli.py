@@ -168,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
     pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
     pt.add_argument("--json", action="store_true", help="print JSON")
+    pt.add_argument("--trust", action="store_true", help="trust the pack (its Python runs on this machine)")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)
 
     add("doctor", "versions, device, data dir and kernel start time")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -45,7 +46,7 @@ def run(args) -> int:
 
 
 def require_trust(pack, args) -> None:
-    """Pack code from outside the built-in set runs only once the learner trusts the pack."""
+    """Pack code from outside the built-in set runs only once the learner trusts the pack (``check``, ``grade``, ``pack test``)."""
     from tutor.packs.trust import TrustStore, needs_trust
     from tutor.paths import data_dir
 
@@ -54,13 +55,31 @@ def require_trust(pack, args) -> None:
     store = TrustStore(data_dir(args.data_dir))
     if store.is_trusted(pack):
         return
-    if args.trust:
+    if args.trust or _ask_trust(pack):
         store.trust(pack)
         return
     raise TutorError(
         f"pack {pack.id} ({pack.root}) contains Python that would run on this machine; "
         "if you trust its author, run again with --trust"
     )
+
+
+def _ask_trust(pack) -> bool:
+    """On a terminal the learner answers; with no terminal (CI, a pipe) nothing is assumed."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    print(
+        f"Pack {pack.id} ({pack.root}) contains Python that will run on this machine.\n"
+        "Trust it only if you trust where it came from. Trust it? [y/N] ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _record(args, ref, code: str, verdict) -> None:

@@ -40,6 +40,7 @@ def run_schema(args) -> int:
 
 
 def run_test(args) -> int:
+    from tutor.commands.check import require_trust
     from tutor.grading.packtest import run_pack_test
 
-    return run_pack_test(args)
+    return run_pack_test(args, before_run=lambda pack: require_trust(pack, args))
