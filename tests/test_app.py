@@ -371,6 +371,14 @@ async def test_untrusted_pack_asks_before_running_and_remembers(pack, data):
 # ---------------------------------------------------------------- quiz and progress
 
 
+async def add_cards(pilot) -> None:
+    """On home, press a: the highlighted (first) lesson's cards join the quiz."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.screen.query_one("#lessons").highlighted is not None, 10, "the lesson list")
+    await pilot.press("a")
+    await wait_for(pilot, lambda: app.store.quiz_lessons(), 10, "the lesson in the quiz")
+
+
 @pytest.mark.slow
 async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
     from tutor.app.screens.quiz import QuizScreen
@@ -378,6 +386,7 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
     app = make_app(pack, data)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot)
+        await add_cards(pilot)
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
         quiz = app.screen
@@ -404,6 +413,49 @@ async def test_quiz_answers_every_card_type_and_schedules_them(pack, data):
         assert store.card_state("apptest", "basics/numel").lapses == 1
 
 
+async def test_new_cards_only_from_lessons_opened_or_added_and_home_says_so(pack, data):
+    from tutor.app.screens.home import HomeScreen
+    from tutor.app.screens.quiz import QuizScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        recall = app.screen.query_one("#recall")
+        await wait_for(pilot, lambda: "No cards yet." in str(recall.render()), 10, "home's recall text")
+        assert "New cards come from the lessons you open." in str(recall.render())
+        assert "a: add the highlighted lesson's cards" in str(recall.render())
+        # the quiz has nothing to ask: no lesson was opened
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), 10, "the quiz")
+        await wait_for(pilot, lambda: "No recall cards are due" in markdown_text(app.screen.query_one("#card")), 10)
+        assert app.screen.queue == []
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), 10, "home")
+        # opening a lesson puts its cards in the quiz
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.store.quiz_lessons() == {("apptest", "basics"): "opened"}, 10, "the record")
+        app.go_home()
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), 10, "home")
+        recall = app.screen.query_one("#recall")
+        await wait_for(pilot, lambda: "5 new" in str(recall.render()), 10, "the new cards")
+        assert "New cards come from Tensor basics." in str(recall.render())
+        assert "r: the quiz" in str(recall.render())
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        assert len(app.screen.queue) == 5
+
+
+async def test_home_a_adds_the_highlighted_lessons_cards(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await add_cards(pilot)
+        assert app.store.quiz_lessons() == {("apptest", "basics"): "added"}
+        recall = app.screen.query_one("#recall")
+        await wait_for(pilot, lambda: "5 new" in str(recall.render()), 10, "the new cards")
+        assert "New cards come from Tensor basics." in str(recall.render())
+
+
 def markdown_text(widget) -> str:
     """What a Markdown widget shows, as plain text, block by block."""
     return "\n".join(w._content.plain for w in widget.walk_children() if getattr(w, "_content", None) is not None)
@@ -416,6 +468,7 @@ async def test_choice_options_are_shuffled_and_stay_put_when_the_quiz_is_reopene
     app = make_app(pack, data, kernels=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot)
+        await add_cards(pilot)
         shown = []
         for _ in range(2):  # open, look, leave; open again: the same order
             await pilot.press("r")
@@ -471,6 +524,7 @@ async def test_choice_card_out_of_range_asks_again(pack, data):
     app = make_app(pack, data, kernels=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot)
+        await add_cards(pilot)
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
         quiz = app.screen

@@ -82,6 +82,7 @@ def test_lesson_with_verdict(app, snap_compare, size):
 def test_quiz(app, snap_compare, size):
     async def run_before(pilot):
         await home_loaded(pilot)
+        pilot.app.store.add_quiz_lesson("apptest", "basics", "added")  # as if opened: its cards are new
         await pilot.press("r")
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "queue", None), 10, "the quiz")
         await pilot.pause()
@@ -95,6 +96,7 @@ def test_quiz_cloze(app, snap_compare, size):
 
     async def run_before(pilot):
         await home_loaded(pilot)
+        pilot.app.store.add_quiz_lesson("apptest", "basics", "added")  # as if opened: its cards are new
         await pilot.press("r")
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "queue", None), 10, "the quiz")
         quiz = pilot.app.screen

@@ -250,6 +250,7 @@ def test_a_card_missed_eight_times_is_a_leech(store):
 
 def test_due_cards_orders_due_first_and_limits_new_per_day(store):
     keys = [("core", f"l/c{i}") for i in range(10)]
+    store.add_quiz_lesson("core", "l")
     store.review("core", "l/c3", True, T0 - timedelta(days=3))  # due T0-3d+10min
     store.review("core", "l/c5", True, T0 - timedelta(days=4))  # due earlier
     store.review("core", "l/c7", True, T0)  # due in 10 minutes: not due at T0
@@ -266,11 +267,50 @@ def test_due_cards_orders_due_first_and_limits_new_per_day(store):
 
 def test_new_card_budget_refills_the_next_day(store):
     keys = [("core", f"l/c{i}") for i in range(5)]
+    store.add_quiz_lesson("core", "l", "added")
     store.update_settings(new_cards_per_day=2)
     for k in store.due_cards(keys, T0).new:
         store.review(*k, True, T0)
     assert store.due_cards(keys, T0).new == []
     assert len(store.due_cards(keys, T0 + timedelta(days=1)).new) == 2
+
+
+def test_new_cards_come_only_from_lessons_in_the_quiz(store):
+    keys = [("core", f"{lesson}/c{i}") for lesson in ("one", "two", "three") for i in range(3)]
+    store.review("core", "three/c0", True, T0 - timedelta(days=3))  # reviewed before: due, lesson or not
+    d = store.due_cards(keys, T0)
+    assert d.due == [("core", "three/c0")] and d.new == [] and d.unopened == 8
+    assert store.add_quiz_lesson("core", "two", "opened", at=T0)
+    assert not store.add_quiz_lesson("core", "two", "added", at=T0)  # already in: the first reason stays
+    store.add_quiz_lesson("core", "one", "named", at=T0 + timedelta(seconds=1))
+    store.add_quiz_lesson("other", "three", "added", at=T0 + timedelta(seconds=2))  # another pack's lesson
+    d = store.due_cards(keys, T0)
+    assert d.new == [("core", f"{lesson}/c{i}") for lesson in ("one", "two") for i in range(3)]
+    assert d.unopened == 2
+    assert store.quiz_lessons() == {("core", "two"): "opened", ("core", "one"): "named", ("other", "three"): "added"}
+    with pytest.raises(ValueError, match="opened, named, added"):
+        store.add_quiz_lesson("core", "x", "seen")
+
+
+def test_upgrade_counts_lessons_already_worked_on_as_opened(tmp_path):
+    path = tmp_path / FILENAME
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    schema.apply(conn, target=2)
+    conn.execute("COMMIT")
+    conn.execute(
+        "INSERT INTO attempts (uid, pack, item, passed, at, code, content_hash) VALUES "
+        "('u1', 'core', 'tensors/zeros', 1, '2024-04-01T10:00:00.000000+00:00', '', 'h')"
+    )
+    conn.execute("INSERT INTO drafts VALUES ('core', 'views/t', 'x', '2024-04-02T10:00:00.000000+00:00', NULL)")
+    conn.execute("INSERT INTO position VALUES (1, 'core', 'autograd', NULL, '2024-04-03T10:00:00.000000+00:00')")
+    conn.close()
+    with ProgressStore(path) as s:
+        assert s.quiz_lessons() == {
+            ("core", "tensors"): "opened",
+            ("core", "views"): "opened",
+            ("core", "autograd"): "opened",
+        }
 
 
 def test_changed_items_and_changed_cards(store):
@@ -305,13 +345,14 @@ def _fill(s: ProgressStore, tag: str) -> None:
         "core", "l/shared", tag == "a", T0 + (timedelta(hours=2) if tag == "b" else timedelta(0)), content_hash="s1"
     )
     s.set_position("core", f"lesson-{tag}", at=T0 + (timedelta(days=1) if tag == "b" else timedelta(0)))
+    s.add_quiz_lesson("core", f"lesson-{tag}", at=T0)
 
 
 def test_export_is_versioned_json(store):
     _fill(store, "a")
     data = json.loads(json.dumps(store.export()))
     assert data["format"] == "ptfund-tutor-progress" and data["version"] == 1
-    assert {"attempts", "hints", "drafts", "cards", "reviews", "position", "settings"} <= set(data)
+    assert {"attempts", "hints", "drafts", "cards", "reviews", "position", "settings", "quiz_lessons"} <= set(data)
 
 
 def test_import_into_empty_store_reproduces_everything_and_is_idempotent(tmp_path, store):
@@ -321,10 +362,11 @@ def test_import_into_empty_store_reproduces_everything_and_is_idempotent(tmp_pat
     with ProgressStore(tmp_path / "other.sqlite3", fuzz=False) as other:
         added = other.import_(data)
         assert added["attempts"] == 1 and added["reviews"] == 4 and added["cards"] == 2
+        assert added["quiz_lessons"] == 1
         again = other.import_(data)
         assert not any(again.values())
         mine, theirs = store.export(), other.export()
-        for part in ("attempts", "hints", "drafts", "cards", "reviews", "position", "settings"):
+        for part in ("attempts", "hints", "drafts", "cards", "reviews", "position", "settings", "quiz_lessons"):
             assert mine[part] == theirs[part], part
 
 

@@ -83,6 +83,29 @@ def test_piped_quiz_end_to_end(tmp_path, pack):
     assert "Stopped early; 0 answers saved." in r.stdout
 
 
+def test_new_cards_only_from_lessons_opened_or_named(tmp_path, pack):
+    home = tmp_path / "home"
+    r = cli(["quiz", "--pack", str(pack)], "", home)
+    assert r.returncode == 0, r.stderr
+    assert "0 cards due, 0 new" in r.stdout
+    assert "No new cards yet: " in r.stdout and "(`quiz --lesson L` adds lesson L's), or open a lesson" in r.stdout
+    # naming a lesson adds its cards, for this session and later ones
+    r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "", home)
+    assert "0 cards due, 4 new" in r.stdout and "New cards come from Views, strides and copies." in r.stdout
+    r = cli(["quiz", "--pack", str(pack)], "", home)
+    assert "0 cards due, 4 new" in r.stdout  # views' four; numbers' card waits
+    assert (
+        "New cards come from Views, strides and copies; " in r.stdout
+        and "wait in lessons you have not opened" in r.stdout
+    )
+    # a lesson opened in the app counts the same
+    with ProgressStore(home / "progress.sqlite3") as s:
+        assert s.quiz_lessons() == {("quiz-test", "views"): "named"}
+        s.add_quiz_lesson("quiz-test", "numbers", "opened")
+    r = cli(["quiz", "--pack", str(pack)], "", home)
+    assert "0 cards due, 5 new" in r.stdout and "New cards come from Views, strides and copies and Numbers" in r.stdout
+
+
 def test_end_of_input_mid_session_saves_what_was_answered(tmp_path, pack):
     home = tmp_path / "home"
     r = cli(["quiz", "--pack", str(pack), "--lesson", "views"], "t.clone()\n", home)
@@ -131,6 +154,8 @@ def quiz(store, pack: Path, answers: str, clock: Clock, *, lesson=None, trusted=
 @pytest.fixture
 def store(tmp_path):
     s = ProgressStore(tmp_path / "progress.sqlite3", fuzz=False)
+    for lesson in ("views", "numbers"):  # as if opened: new cards may come from both
+        s.add_quiz_lesson("quiz-test", lesson, "added", at=T0)
     yield s
     s.close()
 

@@ -205,6 +205,15 @@ class TutorApp(App):
             self.prefs.theme = theme
             self.run_worker(asyncio.to_thread(self.prefs.save, self.data_dir), group="prefs", exit_on_error=False)
 
+    def note_lesson_opened(self, pack: str, lesson: str, how: str = "opened") -> None:
+        """The lesson's cards join the recall quiz (new cards come only from such lessons)."""
+        if self.store is not None:
+            self.run_worker(
+                asyncio.to_thread(self.store.add_quiz_lesson, pack, lesson, how),
+                group="quiz-lessons",
+                exit_on_error=False,
+            )
+
     def open_quiz(self) -> None:
         from tutor.app.screens.quiz import QuizScreen
 

@@ -226,6 +226,10 @@ def run_import(args) -> int:
     if not any(added.values()):
         print(f"Nothing new in {name}: everything in it is already here.")
     else:
-        parts = [f"{n} {kind if n != 1 else kind[:-1]}" for kind, n in added.items() if n]
+        parts = []
+        for kind, n in added.items():
+            if n:
+                words = kind.replace("_", " ")  # quiz_lessons: "2 quiz lessons", "1 quiz lesson"
+                parts.append(f"{n} {words if n != 1 else words[:-1]}")
         print(f"Imported from {name}: {', '.join(parts)}.")
     return 0

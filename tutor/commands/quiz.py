@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TextIO
 
 from tutor.errors import TutorError
-from tutor.progress.scheduling import when
+from tutor.progress.scheduling import short_list, when
 
 
 def run(args) -> int:
@@ -31,8 +31,12 @@ def run(args) -> int:
         catalog = Catalog.load(args.pack)
         for problem in catalog.problems:
             print(f"ptfund-tutor: {problem}", file=sys.stderr)
-        if args.lesson and not any(les.id == args.lesson for _, les in catalog.lessons()):
-            raise TutorError(f"no lesson {args.lesson!r} (see `ptfund-tutor list`)")
+        if args.lesson:
+            named = [(pack, les) for pack, les in catalog.lessons() if les.id == args.lesson]
+            if not named:
+                raise TutorError(f"no lesson {args.lesson!r} (see `ptfund-tutor list`)")
+            for pack, les in named:  # naming a lesson adds its cards to the quiz, now and later
+                store.add_quiz_lesson(pack.id, les.id, "named")
         refs = list(catalog.cards(lesson=args.lesson))
         quiz = Quiz(
             store,
@@ -143,6 +147,9 @@ class Quiz:
             f"{len(picked.new)} new (up to {settings.new_cards_per_day} new a day; {picked.new_today} started today)"
         )
         self.say(f"{due_text}, {new_text}.")
+        sources = self._new_card_sources(picked.unopened)
+        if sources:
+            self.say(sources)
         if not queue:
             self._say_next_due(now)
             return self.tally
@@ -161,6 +168,21 @@ class Quiz:
                 break
         self.summary(stopped)
         return self.tally
+
+    def _new_card_sources(self, unopened: int) -> str | None:
+        """Where new cards come from: the lessons in the quiz, and what waits elsewhere."""
+        in_quiz = self.store.quiz_lessons()
+        titles = list(dict.fromkeys(r.lesson.title for r in self.refs.values() if (r.pack.id, r.lesson.id) in in_quiz))
+        later = (
+            f"{unopened} more card{'s' * (unopened != 1)} wait in lessons you have not opened "
+            "(`quiz --lesson L` adds lesson L's)"
+        )
+        if titles:
+            text = "New cards come from " + short_list(titles)
+            return text + (f"; {later}." if unopened else ".")
+        if unopened:
+            return f"No new cards yet: {later}, or open a lesson in the app."
+        return None
 
     def summary(self, stopped: bool) -> None:
         t = self.tally

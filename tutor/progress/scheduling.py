@@ -92,3 +92,10 @@ def when(due: datetime, now: datetime) -> str:
         rel = f"in {days} days"
     stamp = local.strftime("%H:%M") if seconds < 20 * 3600 else local.strftime("%a %d %b %H:%M")
     return f"{rel} ({stamp})"
+
+
+def short_list(names: list[str], shown: int = 3) -> str:
+    """'A', 'A and B', 'A, B and C', 'A, B, C and 2 more' (lesson titles in one line)."""
+    if len(names) > shown:
+        names = [*names[:shown], f"{len(names) - shown} more"]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -101,7 +101,31 @@ V2 = [
     "CREATE UNIQUE INDEX reviews_uid ON reviews (uid)",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2]
+# v3: the lessons the quiz may draw new cards from (the learner opened the lesson, named it
+# with `quiz --lesson`, or added its cards by hand). Lessons already worked on count as opened.
+V3 = [
+    """
+    CREATE TABLE quiz_lessons (
+        pack TEXT NOT NULL,
+        lesson TEXT NOT NULL,
+        how TEXT NOT NULL,             -- opened, named or added: the first one is kept
+        at TEXT NOT NULL,
+        PRIMARY KEY (pack, lesson)
+    )
+    """,
+    """
+    INSERT OR IGNORE INTO quiz_lessons (pack, lesson, how, at)
+    SELECT pack, lesson, 'opened', min(at) FROM (
+        SELECT pack, substr(item, 1, instr(item, '/') - 1) AS lesson, at FROM attempts WHERE instr(item, '/') > 1
+        UNION ALL
+        SELECT pack, substr(item, 1, instr(item, '/') - 1), updated_at FROM drafts WHERE instr(item, '/') > 1
+        UNION ALL
+        SELECT pack, lesson, updated_at FROM position
+    ) GROUP BY pack, lesson
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

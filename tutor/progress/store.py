@@ -127,6 +127,17 @@ class DueCards:
     new: list[Key]
     new_today: int  # new cards already started today (local calendar day)
     new_allowed: int  # how many more new cards today's limit allows
+    unopened: int = 0  # never-seen cards held back: their lessons are not in the quiz yet
+
+
+# Why a lesson's cards are in the quiz: the app showed the lesson, `quiz --lesson` named it,
+# or the learner added its cards by hand.
+QUIZ_LESSON_REASONS = ("opened", "named", "added")
+
+
+def lesson_of(item: str) -> str:
+    """The lesson part of an item key ``"LESSON/ITEM"``."""
+    return item.split("/", 1)[0]
 
 
 class CorruptDatabase(Exception):
@@ -536,8 +547,9 @@ class ProgressStore:
         """Of ``keys`` (the cards that exist now, in teaching order): those due at ``now``,
         most overdue first, then never-seen ones up to what today's new-card limit allows.
 
-        ``new_limit`` overrides the ``new_cards_per_day`` setting. The day is the learner's
-        local calendar day.
+        New cards come only from the lessons in the quiz (:meth:`add_quiz_lesson`): a
+        learner is never tested on a lesson they have not seen. ``new_limit`` overrides the
+        ``new_cards_per_day`` setting. The day is the learner's local calendar day.
         """
         now = utc(now)
         keys = list(dict.fromkeys((str(p), str(i)) for p, i in keys))
@@ -546,11 +558,35 @@ class ProgressStore:
             limit = _settings(c).new_cards_per_day if new_limit is None else max(0, int(new_limit))
             new_today = c.execute("SELECT count(*) FROM cards WHERE first_review >= ?", (day_start,)).fetchone()[0]
             due_at = {(r[0], r[1]): r[2] for r in c.execute("SELECT pack, item, due FROM cards")}
+            in_quiz = {(r[0], r[1]) for r in c.execute("SELECT pack, lesson FROM quiz_lessons")}
         allowed = max(0, limit - new_today)
         now_text = ts(now)
         due = sorted((k for k in keys if k in due_at and due_at[k] <= now_text), key=lambda k: due_at[k])
-        new = [k for k in keys if k not in due_at][:allowed]
-        return DueCards(due=due, new=new, new_today=new_today, new_allowed=allowed)
+        unseen = [k for k in keys if k not in due_at]
+        new = [k for k in unseen if (k[0], lesson_of(k[1])) in in_quiz]
+        return DueCards(
+            due=due, new=new[:allowed], new_today=new_today, new_allowed=allowed, unopened=len(unseen) - len(new)
+        )
+
+    # ------------------------------------------------------------ lessons in the quiz
+
+    def add_quiz_lesson(self, pack: str, lesson: str, how: str = "opened", *, at: datetime | None = None) -> bool:
+        """Let the quiz draw new cards from this lesson; ``how`` is one of
+        QUIZ_LESSON_REASONS. True when the lesson was not in the quiz before."""
+        if how not in QUIZ_LESSON_REASONS:
+            raise ValueError(f"how must be one of {', '.join(QUIZ_LESSON_REASONS)}")
+        with self._write() as c:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO quiz_lessons (pack, lesson, how, at) VALUES (?, ?, ?, ?)",
+                (pack, lesson, how, ts(utc(at))),
+            )
+            return cur.rowcount > 0
+
+    def quiz_lessons(self) -> dict[tuple[str, str], str]:
+        """(pack, lesson) -> how it joined the quiz, in the order lessons joined."""
+        with self._lock:
+            rows = self._conn.execute("SELECT pack, lesson, how FROM quiz_lessons ORDER BY at, pack, lesson").fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
 
     def next_due(self, keys: Iterable[Key] | None = None) -> datetime | None:
         """The earliest due time among scheduled cards (of ``keys`` when given)."""
@@ -637,6 +673,10 @@ class ProgressStore:
                 None if row is None else {"pack": row[0], "lesson": row[1], "exercise": row[2], "updated_at": row[3]}
             )
             settings = {r[0]: json.loads(r[1]) for r in c.execute("SELECT name, value FROM settings ORDER BY name")}
+            quiz_lessons = [
+                {"pack": r[0], "lesson": r[1], "how": r[2], "at": r[3]}
+                for r in c.execute("SELECT pack, lesson, how, at FROM quiz_lessons ORDER BY at, pack, lesson")
+            ]
         return {
             "format": EXPORT_FORMAT,
             "version": EXPORT_VERSION,
@@ -648,6 +688,7 @@ class ProgressStore:
             "reviews": reviews,
             "position": position,
             "settings": settings,
+            "quiz_lessons": quiz_lessons,
         }
 
     def import_(self, data: object) -> dict[str, int]:
@@ -662,7 +703,7 @@ class ProgressStore:
         from tutor.progress.transfer import validate
 
         doc = validate(data)  # raises ValueError before anything is written
-        added = {"attempts": 0, "hints": 0, "drafts": 0, "reviews": 0, "cards": 0}
+        added = {"attempts": 0, "hints": 0, "drafts": 0, "reviews": 0, "cards": 0, "quiz_lessons": 0}
         with self._write() as c:
             for a in doc.attempts:
                 cur = c.execute(
@@ -713,6 +754,12 @@ class ProgressStore:
                     "WHERE excluded.updated_at > position.updated_at",
                     (p.pack, p.lesson, p.exercise, ts(p.updated_at)),
                 )
+            for q in doc.quiz_lessons:
+                cur = c.execute(
+                    "INSERT OR IGNORE INTO quiz_lessons (pack, lesson, how, at) VALUES (?, ?, ?, ?)",
+                    (q.pack, q.lesson, q.how, ts(q.at)),
+                )
+                added["quiz_lessons"] += cur.rowcount
             for name, value in doc.settings.items():
                 c.execute("INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, json.dumps(value)))
         return added

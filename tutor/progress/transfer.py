@@ -7,7 +7,7 @@ should start fast).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fsrs import State
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -109,6 +109,13 @@ class PositionIn(_M):
     updated_at: Time = Field(strict=False)
 
 
+class QuizLessonIn(_M):
+    pack: Text
+    lesson: Text
+    how: Literal["opened", "named", "added"]
+    at: Time = Field(strict=False)
+
+
 class ExportDoc(_M):
     format: str
     version: int
@@ -119,6 +126,7 @@ class ExportDoc(_M):
     reviews: list[ReviewIn] = Field(default_factory=list)
     position: PositionIn | None = None
     settings: dict[str, object] = Field(default_factory=dict)
+    quiz_lessons: list[QuizLessonIn] = Field(default_factory=list)  # absent from older exports
 
     @field_validator("settings")
     @classmethod

@@ -16,6 +16,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.app.widgets.top_bar import TopBar
+from tutor.progress.scheduling import short_list
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class HomeData:
     pack_titles: dict[str, str]
     due: int
     new: int
+    new_from: list[str]  # titles of the lessons the quiz draws new cards from
+    unopened: int  # never-seen cards of lessons not in the quiz yet
     next_due: datetime | None
     position: tuple[str, str, str | None] | None  # pack, lesson, exercise
     position_label: str | None
@@ -64,6 +67,7 @@ def gather(app) -> HomeData:
                 due=sum(1 for c in lesson.cards if (pack.id, f"{lesson.id}/{c.id}") in due_keys),
             )
         )
+    in_quiz = store.quiz_lessons() if store else {}
     position = store.position() if store else None
     pos, label = None, None
     if position is not None:
@@ -78,6 +82,8 @@ def gather(app) -> HomeData:
         pack_titles={p.id: p.title for p in catalog.packs},
         due=len(picked.due) if picked else 0,
         new=len(picked.new) if picked else 0,
+        new_from=[les.title for pack, les in catalog.lessons() if (pack.id, les.id) in in_quiz and les.cards],
+        unopened=picked.unopened if picked else 0,
         next_due=store.next_due(card_keys) if store and card_keys else None,
         position=pos,
         position_label=label,
@@ -100,6 +106,31 @@ def problem_lines(catalog, shown: int = 6) -> list[str]:
     if len(catalog.problems) > shown:
         lines.append(f"… and {len(catalog.problems) - shown} more")
     return lines
+
+
+def recall_text(data: HomeData) -> Content:
+    """Cards due and new, and where new cards come from (lessons opened, named or added)."""
+    if data.due or data.new:
+        parts = []
+        if data.due:
+            parts.append(f"{data.due} card{'s' * (data.due != 1)} due today")
+        if data.new:
+            parts.append(f"{data.new} new")
+        head = ", ".join(parts)
+    elif data.next_due is not None:
+        head = f"Nothing due. Next card {_when(data.next_due)}."
+    else:
+        head = "No cards yet."
+    if data.new_from:
+        source = "New cards come from " + short_list(data.new_from) + "."
+    else:
+        source = "New cards come from the lessons you open."
+    hints = []
+    if data.due or data.new:
+        hints.append("r: the quiz")
+    if data.unopened:
+        hints.append("a: add the highlighted lesson's cards")
+    return Content.assemble(head, "\n", (source, "$text-muted"), *(("\n" + h, "$text-muted") for h in hints))
 
 
 def _bar(done: int, total: int, width: int = 8) -> str:
@@ -128,6 +159,7 @@ class HomeScreen(Screen):
         Binding("enter", "open", "Open lesson", id="home.open", show=False),
         Binding("c", "continue", "Continue", id="home.continue"),
         Binding("r", "quiz", "Recall quiz", id="home.quiz"),
+        Binding("a", "add_cards", "Add cards", id="home.add-cards"),
         Binding("p", "progress", "Progress", id="home.progress"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
     ]
@@ -212,18 +244,7 @@ class HomeScreen(Screen):
         else:
             cont.update(Content.assemble("Start with the first lesson.", ("\npress enter on a lesson", "$text-muted")))
 
-        recall = self.query_one("#recall", Static)
-        if data.due or data.new:
-            parts = []
-            if data.due:
-                parts.append(f"{data.due} card{'s' * (data.due != 1)} due today")
-            if data.new:
-                parts.append(f"{data.new} new")
-            recall.update(Content.assemble(", ".join(parts), ("\npress r for the quiz", "$text-muted")))
-        elif data.next_due is not None:
-            recall.update(f"Nothing due. Next card {_when(data.next_due)}.")
-        else:
-            recall.update("No cards yet: cards appear as you study lessons.")
+        self.query_one("#recall", Static).update(recall_text(data))
 
         problems = self.query_one("#problems", Static)
         if data.problems:
@@ -269,6 +290,29 @@ class HomeScreen(Screen):
 
     def action_quiz(self) -> None:
         self.app.open_quiz()
+
+    @work(group="home-add-cards", exit_on_error=False)
+    async def action_add_cards(self) -> None:
+        """The highlighted lesson's cards join the quiz without opening the lesson."""
+        app = self.app
+        option = self.query_one("#lessons", OptionList).highlighted_option
+        if app.store is None or app.catalog is None or option is None or not option.id:
+            return
+        pack_id, lesson_id = option.id.split(":", 1)
+        pack = app.catalog.pack(pack_id)
+        lesson = pack.lesson(lesson_id) if pack else None
+        if lesson is None:
+            return
+        if not lesson.cards:
+            self.notify(f"{lesson.title} has no recall cards.")
+            return
+        added = await asyncio.to_thread(app.store.add_quiz_lesson, pack_id, lesson_id, "added")
+        n = len(lesson.cards)
+        if added:
+            self.notify(f"{lesson.title}: its {n} card{'s' * (n != 1)} join the recall quiz.")
+        else:
+            self.notify(f"{lesson.title}'s cards are already in the recall quiz.")
+        self.refresh_data()
 
     def action_progress(self) -> None:
         self.app.open_progress()

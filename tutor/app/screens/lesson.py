@@ -135,6 +135,7 @@ class LessonScreen(Screen):
         return where
 
     def on_mount(self) -> None:
+        self.app.note_lesson_opened(self.pack.id, self.lesson.id)
         self.load_exercise()
 
     def check_action(self, action: str, parameters) -> bool | None:
