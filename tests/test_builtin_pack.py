@@ -28,6 +28,27 @@ def test_every_lesson_has_what_the_curriculum_promises():
         assert len({c.type for c in lesson.cards}) >= 3, f"{lesson.id}: mixed card types"
 
 
+def test_right_options_are_spread_over_the_positions():
+    """The quiz shuffles options, but authors copy these files: they must not teach "first is right"."""
+    from collections import Counter
+
+    pack = load_pack(REPO / "lessons")
+    positions = Counter(
+        next(i for i, o in enumerate(card.options) if o.correct)
+        for lesson in pack.lessons
+        for card in lesson.cards
+        if isinstance(card, m.ChoiceCard)
+    )
+    total = sum(positions.values())
+    assert total >= 20 and all(positions[i] <= total / 3 for i in positions), positions
+
+
+def test_lists_in_cloze_cards_take_any_order():
+    tensors = next(les for les in load_pack(REPO / "lessons").lessons if les.id == "tensors")
+    card = next(c for c in tensors.cards if c.id == "contract-cloze")
+    assert isinstance(card, m.ClozeCard) and card.unordered
+
+
 def test_pack_test_of_the_built_in_pack_is_green(tmp_path):
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path)}
     r = subprocess.run(
