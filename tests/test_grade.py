@@ -191,3 +191,19 @@ def test_oversized_file_is_not_run(tmp_path):
     assert r.returncode == 0, r.stderr
     cell = json.loads(r.stdout)["learners"][0]["verdicts"][f"{LESSON}/{ex1.id}"]
     assert cell["grade"] == "error" and "limit" in cell["headline"]
+
+
+@pytest.mark.slow
+async def test_a_throwaway_kernel_is_left_dead_after_a_crash():
+    """grade's kernels are thrown away after one verdict: none is restarted for nobody."""
+    from tutor.engine import KernelSession
+
+    session = KernelSession(recover=False)
+    try:
+        await session.start()
+        r = await session.execute("import os\nos._exit(3)", timeout=30)
+        assert r.status == "crashed"
+        assert session.state == "dead"
+        assert not await session.is_alive()
+    finally:
+        await session.shutdown()

@@ -196,6 +196,7 @@ class KernelSession:
         startup_timeout: float = STARTUP_TIMEOUT,
         preload_torch: bool = False,
         gateway: str | None = None,
+        recover: bool = True,
     ):
         from tutor.engine.gateway import gateway_url
 
@@ -210,6 +211,9 @@ class KernelSession:
         self.interrupt_grace = interrupt_grace
         self.startup_timeout = startup_timeout
         self.preload_torch = preload_torch
+        # False for a kernel that is thrown away after one run (a verification): after a
+        # crash or an ignored interrupt it is left dead instead of restarted for nobody.
+        self.recover = recover
 
         self.state: KernelState = "stopped"
         self.device_info: DeviceInfo | None = None
@@ -706,6 +710,9 @@ class KernelSession:
         """Restart after a crash or an ignored interrupt; the run keeps its sentence unless
         the kernel cannot be brought back, which then is the news."""
         message = run.outcome[1] if run.outcome else None
+        if not self.recover:
+            self._set_state("dead", message)
+            return
         if message:
             run.emit(StateEvent("restarting", message))
         try:

@@ -150,7 +150,7 @@ async def _verify_all(todo, jobs, device, timeout, cache, left, on_verdict, on_l
     from tutor.grading.verify import Verifier, wait_for_disposal
 
     jobs = max(1, min(jobs, len(todo)))
-    pool = KernelPool(device=device, size=jobs)
+    pool = KernelPool(device=device, size=jobs, recover=False)
     verifier = Verifier(pool, device=device)
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in todo:

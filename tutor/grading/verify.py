@@ -259,7 +259,7 @@ async def verify_in_fresh_kernel(
     from tutor.engine import KernelSession
     from tutor.engine.pool import WARM_UP
 
-    session = KernelSession(device=device, connection_file=connection_file)
+    session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
     try:
         await session.start()
         # torch's first-use costs (torch._dynamo on the first meta op, a GPU's context) are
