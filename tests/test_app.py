@@ -230,6 +230,28 @@ async def test_solution_asks_first_until_passed(pack, data):
 # ---------------------------------------------------------------- drafts and position
 
 
+async def test_a_failed_worker_is_told_and_logged(pack, data):
+    """A store error inside a worker (here the hint record, whose worker has no handler of
+    its own) reaches the learner as a notification and DATA_DIR/tutor.log as a line."""
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_first_lesson(pilot)
+        app.store._conn.close()  # every later store call raises sqlite3.ProgrammingError
+        await pilot.press("ctrl+g")
+        await wait_for(
+            pilot,
+            lambda: any(n.title == "Something went wrong" for n in app._notifications),
+            10,
+            "the failure notification",
+        )
+        [note] = [n for n in app._notifications if n.title == "Something went wrong"]
+        assert note.message == "Recording the hint failed: Cannot operate on a closed database."
+        assert note.severity == "error"
+    log = (data / "tutor.log").read_text(encoding="utf-8")
+    assert "tutor.app ERROR worker" in log and "(group hint) failed" in log
+    assert "sqlite3.ProgrammingError: Cannot operate on a closed database." in log
+
+
 async def test_draft_and_position_survive_quit_and_reopen(pack, data):
     app = make_app(pack, data, kernels=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -564,7 +586,7 @@ async def test_help_lists_every_binding(pack, data):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 10, "help")
         text = str(app.screen.query_one("#help-keys").render())
-        for _, bindings in _sections():
+        for _, bindings in _sections(app):
             for keys, desc in binding_rows(app, bindings):
                 assert desc in text and keys in text
         for needle in ("Run", "Check", "Interrupt", "Restart", "hint", "starter", "solution", "exercise", "$EDITOR"):

@@ -10,6 +10,9 @@ import asyncio
 import time
 from pathlib import Path
 
+from textual.app import ScreenStackError
+from textual.css.query import NoMatches
+
 PACK_FILES = {
     "pack.yaml": """\
 id: apptest
@@ -145,7 +148,7 @@ async def wait_for(pilot, condition, timeout: float = 60.0, what: str = "conditi
         try:
             if condition():
                 return
-        except Exception:  # widgets may not be mounted yet
+        except (NoMatches, ScreenStackError):  # the widget or screen is not mounted yet
             pass
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")

@@ -66,3 +66,18 @@ def test_cli_list_imports_no_torch(tmp_path):
     )
     assert "torch" not in loaded
     assert "textual" not in loaded
+
+
+def test_no_import_cycles():
+    """Two modules that import each other (at run time) cannot be understood or split apart alone."""
+    grimp = pytest.importorskip("grimp")  # installed with import-linter by the dev extra
+    graph = grimp.build_graph("tutor", exclude_type_checking_imports=True)
+    cycles = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a in graph.modules
+            for b in graph.find_modules_directly_imported_by(a)
+            if graph.chain_exists(importer=b, imported=a)
+        }
+    )
+    assert not cycles, cycles

@@ -11,8 +11,10 @@ import argparse
 import importlib
 import os
 import sys
+from typing import Any, NoReturn
 
 from tutor import __version__
+from tutor.checks.vocabulary import DEVICES
 from tutor.errors import TutorError
 
 # subcommand path -> "module:function" in tutor.commands
@@ -52,7 +54,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
     parser.add_argument(
         "--device",
-        choices=["cpu", "cuda", "mps"],
+        choices=DEVICES,
         default=default(None),
         help="run learner code on this device (default: detected)",
     )
@@ -72,7 +74,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (SPEC section 3)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (docs/architecture.md: command line)
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -87,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def add(name: str, help: str, parent=sub) -> argparse.ArgumentParser:
+    def add(name: str, help: str, parent: Any = sub) -> argparse.ArgumentParser:
         p = parent.add_parser(name, help=help, description=help)
         _global_options(p, top=False)
         return p
@@ -159,8 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("dir", metavar="DIR")
     pt = add("test", "prove every exercise and card of the pack in DIR with real torch", psub)
     pt.add_argument("dir", metavar="DIR")
-    for sub in (pv, pt):
-        sub.add_argument(
+    for sp in (pv, pt):
+        sp.add_argument(
             "--no-cache",
             dest="cache",
             action="store_false",

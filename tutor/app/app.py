@@ -9,6 +9,7 @@ kernels.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import threading
@@ -21,19 +22,43 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
+from textual.worker import WorkerState
 
 from tutor.app.prefs import Prefs
+from tutor.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH
 from tutor.app.status import KernelStatus
 from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from tutor.app.kernels import Kernels
     from tutor.packs.catalog import Catalog
     from tutor.packs.trust import TrustStore
     from tutor.progress import ProgressStore
 
-MIN_WIDTH, MIN_HEIGHT = 80, 24
 DARK_THEME, LIGHT_THEME = "textual-dark", "textual-light"
+log = logging.getLogger("tutor.app")
+LOG_FILENAME = "tutor.log"
+
+# What the learner is told failed, by worker group (the screens name their workers' groups).
+WORKER_WHAT = {
+    "startup": "Loading the packs and your progress",
+    "prefs": "Saving your preferences",
+    "navigate": "Going home",
+    "home-refresh": "Refreshing the home screen",
+    "exercise": "Opening the exercise",
+    "draft": "Saving your draft",
+    "run": "Running your code",
+    "check": "Checking your code",
+    "restart": "Restarting the kernel",
+    "hint": "Recording the hint",
+    "solution": "Showing the solution",
+    "complete": "Completion",
+    "quiz": "Loading the quiz",
+    "answer": "Saving your answer",
+    "progress": "Loading your progress",
+}
 
 
 @dataclass
@@ -72,6 +97,7 @@ class TutorApp(App):
     # ------------------------------------------------------------ start and stop
 
     def on_mount(self) -> None:
+        self._start_log()
         self.theme = self.prefs.theme if self.prefs.theme in self.available_themes else DARK_THEME
         from tutor.app.screens.home import HomeScreen
 
@@ -164,6 +190,7 @@ class TutorApp(App):
 
     async def on_unmount(self) -> None:
         self._restore_signal_handlers()
+        self._stop_log()
         if self.kernels is not None:
             try:
                 await asyncio.wait_for(self.kernels.shutdown(), timeout=4)
@@ -171,6 +198,39 @@ class TutorApp(App):
                 pass
         if self.store is not None:
             self.store.close()
+
+    # ------------------------------------------------------------ failed workers
+
+    def _start_log(self) -> None:
+        """Warnings and errors of the whole process go to DATA_DIR/tutor.log (opened on the
+        first line): the terminal belongs to the app, so nothing may print there."""
+        self._log_handler = logging.FileHandler(self.data_dir / LOG_FILENAME, delay=True, encoding="utf-8")
+        self._log_handler.setLevel(logging.WARNING)
+        self._log_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.getLogger("tutor").addHandler(self._log_handler)
+
+    def _stop_log(self) -> None:
+        handler = getattr(self, "_log_handler", None)
+        if handler is not None:
+            logging.getLogger("tutor").removeHandler(handler)
+            handler.close()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.report_failed_worker(event)
+
+    def report_failed_worker(self, event: Worker.StateChanged) -> None:
+        """The one place a worker that raised (a store error such as a full disk or a locked
+        database) is told to the learner and logged, never lost. Worker messages do not
+        bubble: the app's own workers come here directly, the screens' through TutorScreen."""
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        error = worker.error
+        what = WORKER_WHAT.get(worker.group, "A background task")
+        reason = str(error).rstrip(".") or type(error).__name__
+        sentence = f"{what} failed: {reason}."
+        log.error("worker %s (group %s) failed", worker.name, worker.group, exc_info=error)
+        self.notify(sentence, title="Something went wrong", severity="error", timeout=20)
 
     # ------------------------------------------------------------ size
 

@@ -23,21 +23,9 @@ from .describe import (
     short_repr,
     type_phrase,
 )
+from .vocabulary import TENSOR_PROPERTIES
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-8  # torch.isclose's defaults
-TENSOR_PROPERTIES = (
-    "shape",
-    "dtype",
-    "device",
-    "stride",
-    "contiguous",
-    "storage_offset",
-    "requires_grad",
-    "is_leaf",
-    "grad_fn",
-    "grad",
-    "values",
-)
 DEVICE_HINT = "create it with device=DEVICE or move it with .to(DEVICE)"
 
 
@@ -292,8 +280,8 @@ def tensor_problems(
                 sentence = f"{name} is contiguous, expected a non-contiguous view (such as a transpose)"
             out.append(Problem("contiguous", sentence, str(expected.is_contiguous()), str(actual.is_contiguous())))
         elif prop == "storage_offset" and actual.storage_offset() != expected.storage_offset():
-            a, e = actual.storage_offset(), expected.storage_offset()
-            out.append(Problem("storage_offset", f"{name}.storage_offset() is {a}, expected {e}", str(e), str(a)))
+            ao, eo = actual.storage_offset(), expected.storage_offset()
+            out.append(Problem("storage_offset", f"{name}.storage_offset() is {ao}, expected {eo}", str(eo), str(ao)))
         elif prop == "requires_grad" and actual.requires_grad != expected.requires_grad:
             if expected.requires_grad:
                 hint = "create it with requires_grad=True (or call .requires_grad_())"

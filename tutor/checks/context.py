@@ -88,8 +88,8 @@ class Context:
         self.findings: list = []  # built-in signature messages, in order found
         self.topics: dict = {}  # finding -> topic, so a more precise sentence can replace it
         self.tracer = None  # a trace.Tracer while the run is traced
-        self.segment = "run"  # which check is running (its index), for the trace
-        self.label = None  # the running check's learner-facing label, if it has one
+        self.segment: str | int = "run"  # which check is running (its index), for the trace
+        self.label: str | None = None  # the running check's learner-facing label, if it has one
 
     def display(self, expr: str | None, fallback: str = "the checked value") -> str:
         """The running check's label, else :func:`display` of ``expr``."""

@@ -60,7 +60,7 @@ def fmt_number(x) -> str:
             return f"{x:.1f}"
         return f"{x:.6g}"
     if isinstance(x, numbers.Complex):
-        return f"({fmt_number(x.real)}{'+' if x.imag >= 0 else '-'}{fmt_number(abs(x.imag))}j)"
+        return f"({fmt_number(x.real)}{'+' if float(x.imag) >= 0 else '-'}{fmt_number(abs(x.imag))}j)"
     return short_repr(x)
 
 

@@ -82,7 +82,7 @@ def _tensor(spec: dict, shape: tuple, dtype: torch.dtype, gen: torch.Generator) 
         if lo is None and hi is None:
             t = torch.randn(shape, generator=gen, dtype=base)
         else:
-            lo = float(lo) if lo is not None else float(hi) - 2.0
+            lo = float(lo) if lo is not None else float(hi) - 2.0  # type: ignore[arg-type]  # hi is set
             hi = float(hi) if hi is not None else lo + 2.0
             t = torch.rand(shape, generator=gen, dtype=base) * (hi - lo) + lo
         t = t.to(dtype)
@@ -99,7 +99,8 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
     """The inputs of case ``index`` on ``device`` (fresh tensors on every call)."""
     rng = random.Random(seed * 1_000_003 + index)
     sizes = _dims(dims or {}, rng, index)
-    values, texts, size, ndim = [], [], 0, 0
+    values: list[object] = []
+    texts, size, ndim = [], 0, 0
     for i, spec in enumerate(args):
         label = names[i] if i < len(names) else f"argument {i + 1}"
         kind = spec.get("type")
@@ -125,11 +126,11 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
             values.append(v)
             texts.append(f"{label} = {v}")
         elif kind == "float":
-            lo = float(spec["min"]) if spec.get("min") is not None else FLOAT_RANGE[0]
-            hi = float(spec["max"]) if spec.get("max") is not None else max(FLOAT_RANGE[1], lo)
-            v = rng.uniform(lo, hi)
-            values.append(v)
-            texts.append(f"{label} = {fmt_number(v)}")
+            flo = float(spec["min"]) if spec.get("min") is not None else FLOAT_RANGE[0]
+            fhi = float(spec["max"]) if spec.get("max") is not None else max(FLOAT_RANGE[1], flo)
+            x = rng.uniform(flo, fhi)
+            values.append(x)
+            texts.append(f"{label} = {fmt_number(x)}")
         elif kind == "choice":
             options = list(spec.get("values") or [])
             if not options:

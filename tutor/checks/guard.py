@@ -34,7 +34,7 @@ _dispatch_stack = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
 _current_frames = sys._current_frames
 _sleep = time.sleep
 _monotonic = time.monotonic
-_threads = threading._active  # ident -> Thread, for names only
+_threads = threading._active  # type: ignore[attr-defined]  # ident -> Thread, for names only
 
 # Classes whose methods the checks call on the learner's objects.
 WATCHED_CLASSES = (torch.Tensor, torch.nn.Module, torch.nn.Parameter)

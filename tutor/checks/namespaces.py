@@ -122,7 +122,7 @@ def code_error(exc: BaseException, filename: str, stage: str) -> CodeError:
     syntax = isinstance(exc, SyntaxError) and not frames
     if frames:
         line, stopped = frames[-1].lineno, frames[0].lineno
-    elif syntax:
+    elif isinstance(exc, SyntaxError):  # syntax: no frames of the learner's own
         line = stopped = exc.lineno
     else:
         line = stopped = None
@@ -147,7 +147,7 @@ def torch_state_guard():
     finally:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
-        if device is not None and get_device() != device:
+        if get_device is not None and device is not None and get_device() != device:
             # None (not "cpu") for the initial state: a cpu DeviceContext slows every call.
             torch.set_default_device(None if device.type == "cpu" else device)
 

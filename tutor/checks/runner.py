@@ -57,7 +57,7 @@ def _compose(check: dict, outcome: Outcome) -> str:
 def run_check(check: dict, ctx: Context) -> dict:
     kind = check.get("kind")
     ctx.label = check.get("label")
-    handler = KINDS.get(kind)
+    handler = KINDS.get(str(kind))
     try:
         if handler is None:
             outcome = Outcome(False, f"{AUTHORING}: unknown check kind '{kind}'", details={"authoring_error": True})
@@ -71,7 +71,7 @@ def run_check(check: dict, ctx: Context) -> dict:
         outcome = Outcome(False, f"{AUTHORING}: {exc}", details={"authoring_error": True})
     except (Exception, SystemExit) as exc:  # a crashing check is a failed check, never an escape
         expr = check.get("expr") or check.get("name")
-        details = {"raised": type(exc).__name__}
+        details: dict[str, object] = {"raised": type(exc).__name__}
         if own_frames(exc):
             details["traceback"] = filtered_traceback(exc)
         outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)

@@ -15,9 +15,9 @@ _SKIP = (types.ModuleType, types.FunctionType, type)
 MAX_NAMES = 200  # a namespace this large is not a lesson's: look at the first ones only
 
 
-def _grad_fn(t) -> str | None:
+def _grad_fn(t) -> str:
     fn = getattr(t, "grad_fn", None)
-    return None if fn is None else type(fn).__name__
+    return "" if fn is None else type(fn).__name__
 
 
 def _arrays(ns: dict) -> dict:

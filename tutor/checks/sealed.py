@@ -76,7 +76,7 @@ def load(package: str) -> dict:
         module = types.ModuleType(name)
         module.__file__ = _filename(name, packages)
         module.__package__ = name if name in packages else parent
-        module.__builtins__ = private_builtins
+        module.__builtins__ = private_builtins  # type: ignore[attr-defined]  # every module has one at run time
         if name in packages:
             module.__path__ = []
         modules[name] = module

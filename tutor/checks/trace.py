@@ -89,7 +89,7 @@ class Tracer:
                 return frame
             if not filename.startswith(_TORCH_DIR):
                 return None  # the checker's own code, setup's helpers, or our wrapper (a nested call)
-            frame = frame.f_back
+            frame = frame.f_back  # type: ignore[assignment]  # None is handled at the top of the loop
         return None
 
     def _add(self, kind: str, name: str, **info) -> None:

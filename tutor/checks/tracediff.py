@@ -19,7 +19,7 @@ def _kinds(events, *kinds) -> list:
     return [e for e in events if e.kind in kinds]
 
 
-def _first_name(events, kind: str, fallback: str) -> str:
+def _first_name(events, kind: str, fallback: str | None) -> str | None:
     for e in events:
         if e.kind == kind and e.name:
             return e.name

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from tutor.grading.verdict import Verdict
+    from tutor.packs.catalog import ExerciseRef
+    from tutor.packs.loader import Pack
 
 
 def read_code(path: str) -> str:
@@ -24,7 +31,7 @@ def read_code(path: str) -> str:
         raise TutorError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from tutor.grading.verify import verify_in_fresh_kernel
     from tutor.packs.catalog import Catalog
 
@@ -45,7 +52,7 @@ def run(args) -> int:
     return 0 if verdict.passed else 1
 
 
-def require_trust(pack, args) -> None:
+def require_trust(pack: Pack, args: argparse.Namespace) -> None:
     """Pack code from outside the built-in set runs only once the learner trusts the pack (``check``, ``grade``, ``pack test``)."""
     from tutor.packs.trust import TrustStore, needs_trust
     from tutor.paths import data_dir
@@ -64,7 +71,7 @@ def require_trust(pack, args) -> None:
     )
 
 
-def _ask_trust(pack) -> bool:
+def _ask_trust(pack: Pack) -> bool:
     """On a terminal the learner answers; with no terminal (CI, a pipe) nothing is assumed."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
@@ -82,7 +89,7 @@ def _ask_trust(pack) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _record(args, ref, code: str, verdict) -> None:
+def _record(args: argparse.Namespace, ref: ExerciseRef, code: str, verdict: Verdict) -> None:
     """Attempts from the CLI count as progress too; a store problem must not hide the verdict."""
     try:
         from tutor.paths import data_dir

@@ -7,14 +7,19 @@ never imports torch (it must stay light enough for the TUI).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import platform
 import sys
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from tutor import __version__
 from tutor.paths import data_dir
+
+if TYPE_CHECKING:
+    from tutor.engine.events import DeviceInfo
 
 PACKAGES = ("textual", "jupyter_client", "ipykernel")
 
@@ -26,7 +31,9 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-async def _probe(device: str | None, connection_file: str | None):
+async def _probe(
+    device: str | None, connection_file: str | None
+) -> tuple[DeviceInfo | None, float | None, str | None, str | None]:
     from tutor.engine import KernelSession
 
     session = KernelSession(device=device, connection_file=connection_file)
@@ -54,7 +61,7 @@ async def _gateway_rows(url: str) -> list[tuple[str, str]]:
     ]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     rows: list[tuple[str, str]] = [
         ("ptfund-tutor", __version__),
         ("python", f"{platform.python_version()} ({sys.executable})"),
@@ -84,6 +91,7 @@ def run(args) -> int:
     except EngineError as exc:
         _print([("torch", "unknown"), ("device", "unknown"), ("kernel ready", f"failed: {exc}")])
         return 1
+    assert info is not None  # a started kernel has reported its device
     late = [
         ("torch", info.torch_version or "unknown"),
         ("device", info.label() + (" (on the gateway)" if gateway else "")),

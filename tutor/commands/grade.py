@@ -6,18 +6,24 @@ to stderr: a bar on a terminal, one line per learner otherwise. See docs/grading
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from tutor.grading.gradebook import Cell, Row
+    from tutor.grading.submissions import Column, Learner
 
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from tutor.grading import submissions
     from tutor.grading.gradebook import grade_all
     from tutor.grading.gradecache import VerdictCache
@@ -99,7 +105,7 @@ def _columns(args):
     return columns_for(refs)
 
 
-def _gradescope_learner(root: Path, columns):
+def _gradescope_learner(root: Path, columns: list[Column]) -> Learner:
     from tutor.grading import submissions
 
     folder = root / "submission"
@@ -136,11 +142,11 @@ class _Progress:
         self.enabled = enabled
         self.tty = enabled and sys.stderr.isatty()
 
-    def verdict(self, row, column, cell) -> None:
+    def verdict(self, row: Row, column: Column, cell: Cell) -> None:
         self.done_files += 1
         self._draw()
 
-    def learner(self, row) -> None:
+    def learner(self, row: Row) -> None:
         from collections import Counter
 
         self.done_learners += 1

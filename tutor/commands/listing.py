@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.packs.catalog import Catalog
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
 
     catalog = Catalog.load(args.pack)
@@ -33,7 +38,7 @@ def run(args) -> int:
     return 0
 
 
-def _as_json(catalog, status) -> dict:
+def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
     return {
         "packs": [
             {
@@ -65,7 +70,7 @@ def _as_json(catalog, status) -> dict:
     }
 
 
-def _statuses(args) -> dict[str, str]:
+def _statuses(args: argparse.Namespace) -> dict[str, str]:
     from tutor.progress.status import exercise_statuses
 
     return exercise_statuses(args.data_dir)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 
-def run_new(args) -> int:
+def run_new(args: argparse.Namespace) -> int:
     from tutor.packs.scaffold import new_pack
 
     root = new_pack(args.dir)
@@ -14,7 +15,7 @@ def run_new(args) -> int:
     return 0
 
 
-def run_validate(args) -> int:
+def run_validate(args: argparse.Namespace) -> int:
     from tutor.packs.loader import check_pack
 
     pack, problems = check_pack(args.dir, cache=args.cache)
@@ -24,6 +25,7 @@ def run_validate(args) -> int:
         n = len(problems)
         print(f"{n} problem{'s' if n != 1 else ''} found.")
         return 1
+    assert pack is not None  # no problems: the pack loaded
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
     print(
@@ -32,14 +34,14 @@ def run_validate(args) -> int:
     return 0
 
 
-def run_schema(args) -> int:
+def run_schema(args: argparse.Namespace) -> int:
     from tutor.packs.schema import pack_schema
 
     print(json.dumps(pack_schema(), indent=2))
     return 0
 
 
-def run_test(args) -> int:
+def run_test(args: argparse.Namespace) -> int:
     from tutor.commands.check import require_trust
     from tutor.grading.packtest import run_pack_test
 

@@ -5,14 +5,20 @@ FILE may be ``-`` for stdout / stdin.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from tutor.packs.catalog import Catalog
+    from tutor.progress.store import ProgressStore
 
 
 def _open_store(args):
@@ -27,7 +33,7 @@ def _open_store(args):
 # ---------------------------------------------------------------- show
 
 
-def run_show(args) -> int:
+def run_show(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
 
     catalog = Catalog.load(args.pack)
@@ -42,7 +48,7 @@ def run_show(args) -> int:
     return 0
 
 
-def build_report(store, catalog, now: datetime) -> dict:
+def build_report(store: ProgressStore, catalog: Catalog, now: datetime) -> dict:
     """Per-lesson completion for loaded packs, plus records of items no loaded pack has
     (a pack not given this time, or an item since removed)."""
     from tutor.progress.store import ts
@@ -165,7 +171,7 @@ def format_report(r: dict) -> str:
 # ---------------------------------------------------------------- export and import
 
 
-def run_export(args) -> int:
+def run_export(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
         data = store.export()
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
@@ -197,7 +203,7 @@ def _write_atomically(target: Path, text: str) -> None:
         raise TutorError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
-def run_import(args) -> int:
+def run_import(args: argparse.Namespace) -> int:
     name = "stdin" if args.file == "-" else args.file
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).expanduser().read_text(encoding="utf-8")

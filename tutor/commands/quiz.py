@@ -8,17 +8,25 @@ start, or the pack is not trusted, the stored key is used and the learner is tol
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tutor.errors import TutorError
 from tutor.progress.scheduling import short_list, when
 
+if TYPE_CHECKING:
+    from tutor.engine.session import KernelSession
+    from tutor.packs.catalog import CardRef
+    from tutor.packs.loader import Pack
+    from tutor.progress.store import ProgressStore
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
     from tutor.progress import ProgressStore
 
@@ -89,16 +97,16 @@ class Quiz:
 
     def __init__(
         self,
-        store,
-        refs,
+        store: ProgressStore,
+        refs: Iterable[CardRef],
         *,
         stdin: TextIO,
         stdout: TextIO,
-        device=None,
-        connection_file=None,
-        trusted=lambda pack: pack.builtin,
-        now=None,
-    ):
+        device: str | None = None,
+        connection_file: str | None = None,
+        trusted: Callable[[Pack], bool] = lambda pack: pack.builtin,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
         self.store = store
         self.refs = {(r.pack.id, r.key): r for r in refs}
         self.stdin = stdin
@@ -108,7 +116,7 @@ class Quiz:
         self.trusted = trusted
         self._now = now  # tests pin the clock
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session = None
+        self._session: KernelSession | None = None
         self._kernel_problem: str | None = None
         self.tally = Tally()
 
@@ -203,7 +211,7 @@ class Quiz:
 
     # ------------------------------------------------------------ one card
 
-    def ask_card(self, ref, n: int, total: int) -> bool:
+    def ask_card(self, ref: CardRef, n: int, total: int) -> bool:
         """Ask, grade, show feedback, schedule. False when input ended before an answer."""
         from tutor.grading.cards import Grade, choice_order, cloze_prompt, grade, review_seed, revisit_advice
 
@@ -269,7 +277,7 @@ class Quiz:
 
     # ------------------------------------------------------------ predict cards
 
-    def _run_predict(self, ref) -> str | None:
+    def _run_predict(self, ref: CardRef) -> str | None:
         """Run the card's code and show the real output; the key it produced, or None when
         the code could not run (then grading uses the stored key, and the learner is told)."""
         if not self.trusted(ref.pack):
@@ -285,7 +293,9 @@ class Quiz:
 
         try:
             session = self._kernel()
+            assert self._loop is not None  # made with the session
             self._forget_earlier_cards(session)
+            assert ref.card.type == "predict"  # only predict cards come here
             outcome = self._loop.run_until_complete(run_predict(session, ref.card.code))
         except Exception as exc:  # any failure to get a kernel: degrade, never crash the quiz
             self._kernel_problem = str(exc) or type(exc).__name__
@@ -298,15 +308,16 @@ class Quiz:
             return None
         return outcome.key
 
-    def _forget_earlier_cards(self, session) -> None:
+    def _forget_earlier_cards(self, session: KernelSession) -> None:
         """Keys come from fresh kernels: drop what earlier cards defined. Best effort: a
         failure here only means a card might see an earlier card's names."""
+        assert self._loop is not None  # made with the session
         try:
             self._loop.run_until_complete(session.execute(_FORGET_EARLIER_CARDS, timeout=10))
         except Exception:
             pass
 
-    def _kernel(self):
+    def _kernel(self) -> KernelSession:
         if self._session is None:
             from tutor.engine import KernelSession
 
@@ -353,7 +364,7 @@ for _ptfund_name in [n for n in list(get_ipython().user_ns) if n not in _ptfund_
 _PLAIN_FEEDBACK = {"Correct.", "Not quite.", ""}
 
 
-def _is_tty(stream) -> bool:
+def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -6,8 +6,10 @@ import (pydantic, jupyter_client) until after the first paint.
 
 from __future__ import annotations
 
+import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     from tutor.app.app import TutorApp, TutorOptions
 
     options = TutorOptions(

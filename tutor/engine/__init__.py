@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DeviceInfo", "KernelPool", "KernelSession", "RunResult", "run_once"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type:
     if name == "KernelSession":
         from tutor.engine.session import KernelSession
 

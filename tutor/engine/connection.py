@@ -75,7 +75,7 @@ class Connection:
         # A fresh kernel binds its ports a few ms after we connect: zmq retries after
         # RECONNECT_IVL (100 ms by default), so a short first retry, backing off to 1 s.
         context = self.client.context
-        options = {zmq.RECONNECT_IVL: RECONNECT_FIRST_MS, zmq.RECONNECT_IVL_MAX: RECONNECT_MAX_MS}
+        options: dict[int, int] = {zmq.RECONNECT_IVL: RECONNECT_FIRST_MS, zmq.RECONNECT_IVL_MAX: RECONNECT_MAX_MS}
         saved = {opt: context.sockopts.get(opt) for opt in options}
         context.sockopts.update(options)  # defaults for the sockets created next
         try:
@@ -126,7 +126,7 @@ class Connection:
         # Wait on the asyncio socket, then drain what is queued through a plain shadow of it:
         # a flood arrives as thousands of messages, and one loop turn per message (plus
         # jupyter_client's date parsing) cost ~150 us each, more than the kernel's printing.
-        drain = zmq.Socket.shadow(sock.underlying)
+        drain: zmq.Socket = zmq.Socket.shadow(sock.underlying)
         loop = asyncio.get_running_loop()
         window_start, window_count = loop.time(), 0
         while True:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import json
+from typing import Any
 
+from tutor.checks.vocabulary import DEVICES
 from tutor.engine.events import DeviceInfo
 from tutor.engine.inject import checks_bootstrap_source
-
-DEVICES = ("cpu", "cuda", "mps")
 
 # Read back after the boot code ran; a module the boot code registers, not a user name.
 REPORT_EXPRESSION = "__import__('sys').modules['_ptfund_kernel'].report"
@@ -123,7 +123,7 @@ def boot_source(requested: str | None) -> str:
     return _BOOT.replace("__REQUESTED__", repr(requested), 1).replace("__CHECKS__", repr(checks_bootstrap_source()), 1)
 
 
-def parse_expression(reply_content: dict, key: str):
+def parse_expression(reply_content: dict, key: str) -> Any:
     """The Python value of a user_expression from an execute_reply, or None."""
     entry = (reply_content.get("user_expressions") or {}).get(key) or {}
     if entry.get("status") != "ok":

@@ -145,7 +145,7 @@ class ForkServer:
         if self.closed or self.sock is None:
             fut.set_exception(ForkServerUnavailable("the fork server stopped"))
             return fut
-        request = {"connection_file": connection_file, "env": env, "cwd": cwd, "log": log}
+        request: dict[str, object] = {"connection_file": connection_file, "env": env, "cwd": cwd, "log": log}
         with self._lock:
             request["id"] = ident = next(self._ids)
             self._pending[ident] = fut
@@ -230,10 +230,10 @@ def shared_server(env: dict[str, str]) -> ForkServer:
         if server is not None and server.proc is not None and server.proc.poll() is not None:
             server.closed = True  # it died; its reader thread may not have seen EOF yet
         if server is None or (server.closed and server.ready.done() and server.ready.exception() is None):
-            from tutor.engine.launch import log_file_path
+            from tutor.engine.logs import log_file_path
 
-            _shared = ForkServer(env, str(log_file_path(f"forkserver-{os.getpid()}")))
-        return _shared
+            _shared = server = ForkServer(env, str(log_file_path(f"forkserver-{os.getpid()}")))
+        return server
 
 
 def shutdown_shared() -> None:

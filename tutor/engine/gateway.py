@@ -25,6 +25,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from tutor.engine.errors import EngineError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tornado.websocket import WebSocketClientConnection
+
     from tutor.engine.connection import Handler
 
 log = logging.getLogger("tutor.engine")
@@ -65,7 +67,9 @@ class GatewayClient:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"token {self.token}"} if self.token else {}
 
-    async def request(self, method: str, path: str, body: dict | None = None, *, timeout: float = REQUEST_TIMEOUT):
+    async def request(
+        self, method: str, path: str, body: dict | None = None, *, timeout: float = REQUEST_TIMEOUT
+    ) -> tuple[int, Any]:
         """(status code, decoded JSON or None). Network failures become one EngineError sentence."""
         from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
@@ -94,7 +98,7 @@ class GatewayClient:
             data = None
         return response.code, data
 
-    async def _ok(self, method: str, path: str, body: dict | None = None, what: str = "", **kw):
+    async def _ok(self, method: str, path: str, body: dict | None = None, what: str = "", **kw: Any) -> Any:
         code, data = await self.request(method, path, body, **kw)
         if code >= 400:
             detail = (data or {}).get("message") or (data or {}).get("reason") or f"HTTP {code}"
@@ -169,7 +173,7 @@ class GatewayConnection:
         self.kernel_id = kernel_id
         self.session = Session(username="ptfund-tutor")
         self._handlers: dict[str, Handler] = {}
-        self._ws = None
+        self._ws: WebSocketClientConnection | None = None
         self._reader: asyncio.Task | None = None
         self.closed = False
         # What the gateway said about the kernel behind our back: "restarting" (it died and
@@ -198,6 +202,7 @@ class GatewayConnection:
 
     async def _read(self) -> None:
         ws = self._ws
+        assert ws is not None  # open() connects before it starts reading
         while True:
             message = await ws.read_message()
             _quickack(ws)

@@ -10,8 +10,6 @@ import logging
 import os
 import pathlib
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from jupyter_client.connect import KernelConnectionInfo
@@ -77,7 +75,7 @@ class TutorKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk.
     With ``fork=True`` its kernels come from the fork server when it can be used."""
 
-    def __init__(self, *args, preload_torch: bool = False, fork: bool = False, **kwargs):
+    def __init__(self, *args: Any, preload_torch: bool = False, fork: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tutor_spec = make_kernel_spec(preload_torch)
         self.kernel_name = KERNEL_NAME
@@ -96,16 +94,8 @@ class TutorKernelManager(AsyncKernelManager):
         return f"{launcher} ({refusal})" if launcher == SPAWN and refusal else launcher
 
     @property
-    def kernel_spec(self) -> KernelSpec:  # type: ignore[override]
+    def kernel_spec(self) -> KernelSpec:
         return self._tutor_spec
-
-
-def log_file_path(kernel_id: str) -> Path:
-    """Where a kernel's own stdout/stderr go (never the learner's terminal: it would tear
-    the TUI). Read back to explain a crash when needed."""
-    folder = Path(tempfile.gettempdir()) / "ptfund-tutor-kernels"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{kernel_id}.log"
 
 
 # ---------------------------------------------------------------- which launcher
@@ -144,6 +134,7 @@ class ForkProvisioner(LocalProvisioner):
         from tutor.engine.forkclient import ForkedProcess, ForkServerUnavailable, shared_server
 
         self.refusal = fork_refusal()
+        assert self.parent is not None  # the kernel manager that made this provisioner
         if self.refusal is None:
             try:
                 server = shared_server(kernel_env())
@@ -160,7 +151,7 @@ class ForkProvisioner(LocalProvisioner):
             except ForkServerUnavailable as exc:
                 self.refusal = str(exc)
             else:
-                self.process = ForkedProcess(server, pid)
+                self.process = ForkedProcess(server, pid)  # type: ignore[assignment]  # quacks like Popen
                 self.pid = self.pgid = pid  # the kernel leads a process group of its own
                 self.cwd = kwargs.get("cwd", pathlib.Path.cwd())
                 self.launcher = FORK

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import Any
 
 from tutor.engine.errors import DeviceUnavailable, EngineError
 from tutor.engine.session import KernelSession
@@ -27,8 +28,8 @@ class KernelPool:
         size: int = 1,
         cwd: str | os.PathLike | None = None,
         extra_env: dict[str, str] | None = None,
-        **session_options,
-    ):
+        **session_options: Any,
+    ) -> None:
         if size < 1:
             raise ValueError("a kernel pool needs size >= 1")
         self.device = device

@@ -404,7 +404,8 @@ class KernelSession:
         self._set_state("ready")
 
     async def _launch(self) -> None:
-        from tutor.engine.launch import TutorKernelManager, kernel_env, log_file_path
+        from tutor.engine.launch import TutorKernelManager, kernel_env
+        from tutor.engine.logs import log_file_path
 
         km = TutorKernelManager(preload_torch=self.preload_torch, fork=not self.preload_torch)
         self._km = km

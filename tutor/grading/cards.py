@@ -12,15 +12,20 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from tutor.packs.models import (
     CLOZE_BLANK,
+    Card,
     ChoiceCard,
     ClozeCard,
     NumericCard,
     PredictCard,
     ShortCard,
 )
+
+if TYPE_CHECKING:
+    from tutor.progress.scheduling import CardState
 
 
 @dataclass(frozen=True)
@@ -250,7 +255,7 @@ def choice_order(card: ChoiceCard, seed: str) -> list[int]:
     return order
 
 
-def review_seed(pack: str, item: str, state) -> str:
+def review_seed(pack: str, item: str, state: CardState | None) -> str:
     """Names one review of a card: the card plus its schedule before the review (reps and
     due time, None for a new card). Leaving and coming back gives the same seed (the same
     option order); answering moves the schedule on, so the next review shuffles afresh."""
@@ -262,7 +267,9 @@ def review_seed(pack: str, item: str, state) -> str:
 # ---------------------------------------------------------------- grade
 
 
-def grade(card, answer, *, key: str | None = None, order: list[int] | None = None) -> Grade:
+def grade(
+    card: Card, answer: str | list[str] | tuple[str, ...], *, key: str | None = None, order: list[int] | None = None
+) -> Grade:
     """Grade ``answer`` to ``card``.
 
     ``key`` (predict cards only) overrides the stored key, e.g. with the output of running
@@ -377,7 +384,7 @@ def _grade_predict(card: PredictCard, answer: str, key: str | None) -> Grade:
     return Grade(False, "Not quite.", shown_key)
 
 
-def _grade_cloze(card: ClozeCard, answer) -> Grade:
+def _grade_cloze(card: ClozeCard, answer: str | list[str] | tuple[str, ...]) -> Grade:
     blanks = cloze_blanks(card)
     expected = "; ".join(alts[0] for alts in blanks)
     given = split_cloze_answers(answer, len(blanks))
@@ -447,7 +454,7 @@ def _match_blanks(blanks: list[list[str]], given: list[str]) -> dict[int, int]:
 # ---------------------------------------------------------------- leeches
 
 
-def revisit_advice(lesson_title: str, card) -> str:
+def revisit_advice(lesson_title: str, card: Card) -> str:
     """Where to relearn the idea behind a card the learner keeps missing."""
     if getattr(card, "teaches", None):
         return f"Revisit lesson '{lesson_title}', section '{card.teaches}'."

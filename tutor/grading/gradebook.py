@@ -145,7 +145,16 @@ async def grade_all(
     return Gradebook(columns, rows)
 
 
-async def _verify_all(todo, jobs, device, timeout, cache, left, on_verdict, on_learner) -> None:
+async def _verify_all(
+    todo: list[Task],
+    jobs: int,
+    device: str | None,
+    timeout: float | None,
+    cache: VerdictCache | None,
+    left: dict[int, int],
+    on_verdict: Callable[[Row, Column, Cell], None],
+    on_learner: Callable[[Row], None],
+) -> None:
     from tutor.engine import KernelPool
     from tutor.grading.verify import Verifier, wait_for_disposal
 

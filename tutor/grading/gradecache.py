@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TextIO
 
 from tutor import __version__
 from tutor.grading.verdict import CheckLine, Verdict
@@ -55,7 +56,7 @@ class VerdictCache:
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path else default_path()
         self._verdicts: dict[str, dict] = {}
-        self._file = None
+        self._file: TextIO | None = None
 
     def load(self) -> VerdictCache:
         try:
@@ -108,5 +109,5 @@ class VerdictCache:
     def __enter__(self) -> VerdictCache:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -7,17 +7,25 @@ predict card: the stored key still matches what torch prints now.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
+
+if TYPE_CHECKING:
+    from tutor.engine.pool import KernelPool
+    from tutor.engine.session import KernelSession
+    from tutor.grading.verify import Verifier
 
 
 @dataclass
@@ -36,6 +44,9 @@ class Report:
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.rows)
+
+
+Echo = Callable[[Row], None]  # told each row as it is decided (the command prints it)
 
 
 def _normalise(text: str) -> str:
@@ -68,7 +79,7 @@ def _first_problem(v: Verdict) -> str:
     return v.headline
 
 
-async def _test_exercise(pool, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
+async def _test_exercise(pool: KernelPool, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
     """All cases of one exercise in one fresh kernel, in fresh namespaces each.
 
     The reference solution runs first, in a kernel that has run nothing else, so its pass is
@@ -85,7 +96,7 @@ async def _test_exercise(pool, lesson: m.Lesson, ex: m.Exercise, report: Report,
         await kernel.shutdown()
 
 
-async def _run_cases(verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo) -> None:
+async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
     item = f"{lesson.id}/{ex.id}"
     cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
     cases.append(("starter", ex.starter, None, False))
@@ -99,7 +110,7 @@ async def _run_cases(verifier, lesson: m.Lesson, ex: m.Exercise, report: Report,
         echo(row)
 
 
-async def _test_predict_cards(session, lesson: m.Lesson, report: Report, echo) -> None:
+async def _test_predict_cards(session: KernelSession, lesson: m.Lesson, report: Report, echo: Echo) -> None:
     from tutor.grading.predict import run_predict
 
     for card in lesson.cards:
@@ -121,7 +132,7 @@ async def _test_predict_cards(session, lesson: m.Lesson, report: Report, echo) -
 
 
 async def test_pack(
-    pack: Pack, *, lesson: str | None = None, device: str | None = None, echo=lambda row: None
+    pack: Pack, *, lesson: str | None = None, device: str | None = None, echo: Echo = lambda row: None
 ) -> Report:
     from tutor.engine import KernelPool, KernelSession
 
@@ -140,7 +151,7 @@ async def test_pack(
     return report
 
 
-def run_pack_test(args, before_run=lambda pack: None) -> int:
+def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
     """``before_run(pack)`` may refuse (raise) before any of the pack's code runs: the trust question."""
     from tutor.errors import TutorError
     from tutor.paths import builtin_pack_dir

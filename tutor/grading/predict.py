@@ -9,8 +9,12 @@ at import time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
+
+if TYPE_CHECKING:
+    from tutor.engine.session import KernelSession
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -53,7 +57,7 @@ def outcome_from_result(r: RunResult) -> PredictOutcome:
     return PredictOutcome(output, None, shown, shown)
 
 
-async def run_predict(session, code: str, *, timeout: float = DEFAULT_TIMEOUT) -> PredictOutcome:
+async def run_predict(session: KernelSession, code: str, *, timeout: float = DEFAULT_TIMEOUT) -> PredictOutcome:
     """Run ``code`` in a started ``tutor.engine.KernelSession`` and describe what happened."""
     result = await session.execute(code, timeout=timeout)
     return outcome_from_result(result)

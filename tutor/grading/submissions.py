@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tutor.errors import TutorError
 from tutor.packs.catalog import ExerciseRef
@@ -69,11 +70,11 @@ def read_folder(folder: Path, columns: list[Column], *, name: str) -> Learner:
         rel = path.relative_to(folder).as_posix()
         if any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts):
             continue
-        col = by_path.get(rel)
-        if col is None:
+        found = by_path.get(rel)
+        if found is None:
             learner.notes.append(f"{rel} matches no exercise in use")
             continue
-        _take(learner, col, rel, path)
+        _take(learner, found, rel, path)
     return learner
 
 
@@ -101,7 +102,7 @@ def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
         learner.notes.append(f"{path.name} is not a usable progress export: {exc}")
         return learner
     by_item = {(c.ref.pack.id, c.ref.key): c for c in columns}
-    last = {}
+    last: dict[str, Any] = {}
     for attempt in doc.attempts:
         col = by_item.get((attempt.pack, attempt.item))
         if col is not None and (col.name not in last or attempt.at >= last[col.name].at):

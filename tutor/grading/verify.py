@@ -15,11 +15,16 @@ import hmac
 import json
 import secrets
 import time
+from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
 from tutor.engine.faults import GONE
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
+
+if TYPE_CHECKING:
+    from tutor.engine.pool import KernelPool
+    from tutor.engine.session import KernelSession
 
 RESULT_MIME = "application/vnd.ptfund+json"
 # Extra seconds on top of the exercise's limit for the checks themselves and the reply.
@@ -95,7 +100,7 @@ class Answer:
                 self.forged += 1
 
 
-def _body(bundle) -> dict | None:
+def _body(bundle: dict) -> dict | None:
     try:
         body = json.loads(bundle["body"])
     except (TypeError, KeyError, ValueError):
@@ -206,7 +211,9 @@ def verdict_from_result(result: dict) -> Verdict:
 class Verifier:
     """Verifies attempts, each in a fresh kernel from the pool (or fresh namespaces of an attached kernel)."""
 
-    def __init__(self, pool=None, *, attached=None, device: str | None = None):
+    def __init__(
+        self, pool: KernelPool | None = None, *, attached: KernelSession | None = None, device: str | None = None
+    ) -> None:
         if pool is None and attached is None:
             raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
         self.pool = pool
@@ -220,6 +227,7 @@ class Verifier:
             kernel = self.attached
             await kernel.start()
         else:
+            assert self.pool is not None  # __init__ requires one of the two
             kernel = await self.pool.take()
         try:
             device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")

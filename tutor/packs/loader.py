@@ -11,11 +11,12 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from tutor.packs import models as m
-from tutor.packs.cache import digest, open_cache
+from tutor.packs.cache import LessonCache, digest, open_cache
 from tutor.packs.files import inside, walk
 from tutor.packs.limits import MAX_FILE_BYTES
 from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
@@ -57,7 +58,7 @@ class Pack:
     def lesson(self, lesson_id: str) -> m.Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
 
-    def origin(self, lesson_id: str, *path) -> Pos:
+    def origin(self, lesson_id: str, *path: str | int) -> Pos:
         key = (lesson_id, *path)
         while key not in self.origins and len(key) > 1:
             key = key[:-1]
@@ -140,7 +141,9 @@ def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | No
     return text
 
 
-def _resolve_refs(data, path: tuple, located: Located, base: Path, rep: _Reporter, origins: dict[tuple, Pos]):
+def _resolve_refs(
+    data: Any, path: tuple, located: Located, base: Path, rep: _Reporter, origins: dict[tuple, Pos]
+) -> Any:
     """Replace file references by their text and note where each code/Markdown text starts."""
     if isinstance(data, dict):
         for key, value in list(data.items()):
@@ -177,7 +180,7 @@ def _resolve_one(value, path, key, located, base, rep, origins):
     return value
 
 
-def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
+def _validation_problems(exc: ValidationError, data: Any, rep: _Reporter) -> None:
     for err in exc.errors(include_url=False):
         loc = err["loc"]
         path = _data_path(data, loc)
@@ -218,7 +221,7 @@ def _validation_problems(exc: ValidationError, data, rep: _Reporter) -> None:
         rep.at(path, msg)
 
 
-def _data_path(data, loc: tuple) -> tuple:
+def _data_path(data: Any, loc: tuple) -> tuple:
     """Follow a pydantic loc through the raw data, skipping discriminator tags."""
     path: list = []
     cur = data
@@ -241,7 +244,9 @@ def _data_path(data, loc: tuple) -> tuple:
     return tuple(path)
 
 
-def _load_yaml(file: Path, root: Path, model: type[BaseModel], resolve: bool, rep: _Reporter | None = None):
+def _load_yaml(
+    file: Path, root: Path, model: type[BaseModel], resolve: bool, rep: _Reporter | None = None
+) -> tuple[Any, dict[tuple, Pos], list[Problem], Located | None]:
     """Parse, resolve file references and validate one YAML file into ``model``.
 
     Returns (object or None, origins, problems, Located or None); ``rep`` (made here when
@@ -359,7 +364,7 @@ def _links_out(root: Path) -> list[Problem]:
     ]
 
 
-def _remembered(cache, lesson_id: str) -> tuple[m.Lesson | None, dict[tuple, Pos]]:
+def _remembered(cache: LessonCache | None, lesson_id: str) -> tuple[m.Lesson | None, dict[tuple, Pos]]:
     hit = cache.lesson(lesson_id) if cache is not None else None
     if hit is None:
         return None, {}

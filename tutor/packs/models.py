@@ -18,38 +18,17 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tutor.checks.vocabulary import INPUT_DEVICES, TENSOR_PROPERTIES
+
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="lowercase letters, digits, '-' and '_'")]
 Code = Annotated[str, Field(description="Python code, inline or the name of a .py file beside the YAML")]
 Markdown = Annotated[str, Field(description="Markdown, inline or the name of a .md file beside the YAML")]
 Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
 
-TENSOR_PROPERTIES = (
-    "shape",
-    "dtype",
-    "device",
-    "stride",
-    "contiguous",
-    "storage_offset",
-    "requires_grad",
-    "is_leaf",
-    "grad_fn",
-    "grad",
-    "values",
-)
-TensorProperty = Literal[
-    "shape",
-    "dtype",
-    "device",
-    "stride",
-    "contiguous",
-    "storage_offset",
-    "requires_grad",
-    "is_leaf",
-    "grad_fn",
-    "grad",
-    "values",
-]
+# Literal of a tuple: the values live in one place (mypy reads these as plain str).
+TensorProperty = Literal[TENSOR_PROPERTIES]  # type: ignore[valid-type]
+InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
 DTYPES = (
     "float16",
     "bfloat16",
@@ -191,7 +170,7 @@ class FunctionCheck(_Check, _Tolerance):
         default_factory=dict, description="dimension name -> [low, high] (inclusive)"
     )
     cases: int = Field(25, ge=1, le=500)
-    devices: list[Literal["cpu", "cuda", "mps", "meta", "default"]] = Field(
+    devices: list[InputDevice] = Field(
         default_factory=lambda: ["default", "meta"],
         description="devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped",
     )

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.jsonfile import read_json, write_json
 from tutor.packs.files import walk
 
+if TYPE_CHECKING:
+    from tutor.packs.loader import Pack
+
 FILENAME = "trusted-packs.json"
 
 
-def pack_has_python(pack) -> bool:
+def pack_has_python(pack: Pack) -> bool:
     """Exercises always carry Python (a solution and checks); of cards only predict does."""
     return any(lesson.exercises or any(card.type == "predict" for card in lesson.cards) for lesson in pack.lessons)
 
 
-def needs_trust(pack) -> bool:
+def needs_trust(pack: Pack) -> bool:
     return not pack.builtin and pack_has_python(pack)
 
 
@@ -37,9 +41,11 @@ def pack_digest(root: Path) -> str:
     for name, path in found.files:
         if any(part.startswith(".") for part in name.split("/")) or name.endswith(".pyc"):
             continue
+        file_hash = hashlib.sha256()
         try:
-            with open(path, "rb") as f:
-                file_hash = hashlib.file_digest(f, "sha256")
+            with open(path, "rb") as f:  # hashlib.file_digest needs Python 3.11
+                while chunk := f.read(1 << 16):
+                    file_hash.update(chunk)
         except OSError:
             continue
         digest.update(name.encode() + b"\0")
@@ -57,12 +63,12 @@ class TrustStore:
         data = read_json(self.path)
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def is_trusted(self, pack) -> bool:
+    def is_trusted(self, pack: Pack) -> bool:
         if not needs_trust(pack):
             return True
         return self._read().get(pack.id) == pack_digest(pack.root)
 
-    def trust(self, pack) -> None:
+    def trust(self, pack: Pack) -> None:
         data = self._read()
         data[pack.id] = pack_digest(pack.root)
         write_json(self.path, data)

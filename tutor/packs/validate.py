@@ -5,15 +5,21 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tutor.packs import models as m
 from tutor.packs.problems import UNREADABLE, Pos
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tutor.packs.loader import _Reporter
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-def validate_manifest(manifest: m.PackManifest, root: Path, rep) -> None:
+def validate_manifest(manifest: m.PackManifest, root: Path, rep: _Reporter) -> None:
     seen: set[str] = set()
     for i, lesson_id in enumerate(manifest.lessons):
         path = ("lessons", i)
@@ -48,11 +54,11 @@ def _strip_fenced(markdown: str) -> str:
     return "\n".join(out)
 
 
-def _check_markdown(text: str, origin: Pos, path: tuple, rep) -> None:
+def _check_markdown(text: str, origin: Pos, path: tuple, rep: _Reporter) -> None:
     if not text.strip():
         rep.at(path, "is empty")
         return
-    open_at, fence = None, None
+    open_at, fence = 0, None
     for n, line in enumerate(text.splitlines()):
         mfence = _FENCE.match(line)
         if not mfence:
@@ -72,7 +78,7 @@ def _check_markdown(text: str, origin: Pos, path: tuple, rep) -> None:
         )
 
 
-def _check_code(code: str, origin: Pos, path: tuple, rep, *, what: str = "code", mode: str = "exec") -> None:
+def _check_code(code: str, origin: Pos, path: tuple, rep: _Reporter, *, what: str = "code", mode: str = "exec") -> None:
     if mode == "exec" and not code.strip():
         return
     try:
@@ -87,8 +93,8 @@ def _check_code(code: str, origin: Pos, path: tuple, rep, *, what: str = "code",
         rep.at(path, f"{what} does not parse: {detail}", line=line, col=col, file=origin.file)
 
 
-def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep) -> None:
-    def origin(*path) -> Pos:
+def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep: _Reporter) -> None:
+    def origin(*path: str | int) -> Pos:
         key = tuple(path)
         while key not in origins and key:
             key = key[:-1]
@@ -97,7 +103,8 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
         line, col = rep.located.pos(tuple(path)) if rep.located else (1, 1)
         return Pos(rep.file, line, col)
 
-    def expr_origin(*path) -> Pos:
+    def expr_origin(*path: str | int) -> Pos:
+        assert rep.located is not None  # a lesson is validated only after its YAML parsed
         line, col = rep.located.pos(tuple(path))
         if tuple(path) in rep.located.block:
             return Pos(rep.file, line + 1, 1)
@@ -163,7 +170,9 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
 _EXPR_FIELDS = ("expr", "expected", "shares_storage_with", "independent_of", "factory", "probe")
 
 
-def _validate_check(check, cpath: tuple, origin, expr_origin, rep) -> None:
+def _validate_check(
+    check: Any, cpath: tuple, origin: Callable[..., Pos], expr_origin: Callable[..., Pos], rep: _Reporter
+) -> None:
     for name in _EXPR_FIELDS:
         value = getattr(check, name, None)
         if value is None:

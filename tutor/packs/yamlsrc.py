@@ -67,7 +67,7 @@ def load_located(text: str, file: Path) -> Located:
     return located
 
 
-def _scalar(node: yaml.ScalarNode):
+def _scalar(node: yaml.ScalarNode) -> object:
     value = node.value
     if node.style:  # quoted or block: always a string
         return value
@@ -93,7 +93,7 @@ def _scalar(node: yaml.ScalarNode):
     return value  # yes/no/on/off stay strings, as in YAML 1.2
 
 
-def _at(node) -> tuple[int, int]:
+def _at(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
@@ -105,14 +105,14 @@ class _Builder:
     contains itself. Counting values as they are built stops alias bombs early.
     """
 
-    def __init__(self, located: Located):
+    def __init__(self, located: Located) -> None:
         self.located = located
         self.nodes = 0
         self.aliases = 0
         self.seen: set[int] = set()
         self.open: set[int] = set()  # nodes being built: their ancestors on this path
 
-    def build(self, node, path: tuple):
+    def build(self, node: yaml.Node, path: tuple) -> object:
         key = id(node)
         if key in self.open:
             raise YamlSyntaxError(*_at(node), "YAML alias contains itself (a value cannot be inside itself)")
@@ -139,7 +139,7 @@ class _Builder:
         finally:
             self.open.discard(key)
 
-    def _collection(self, node, path: tuple):
+    def _collection(self, node: yaml.Node, path: tuple) -> object:
         located = self.located
         located.positions[path] = _at(node)
         if isinstance(node, yaml.SequenceNode):
@@ -156,12 +156,13 @@ class _Builder:
                     continue
                 out[key] = self.build(value_node, (*path, key))
                 # keep the key's own position too: errors about unknown keys point at the key
-                located.positions[(*path, key, "__key__")] = _at(key_node)
+                key_path = (*path, key, "__key__")
+                located.positions[key_path] = _at(key_node)
             return out
         return None
 
 
-def _build_scalar(node: yaml.ScalarNode, path: tuple, located: Located):
+def _build_scalar(node: yaml.ScalarNode, path: tuple, located: Located) -> object:
     located.positions[path] = _at(node)
     if node.style in ("|", ">"):
         located.block.add(path)

@@ -7,9 +7,8 @@ when importing an export), never torch or textual.
 """
 
 from tutor.progress.scheduling import LEECH_LAPSES, CardState
+from tutor.progress.settings import Settings
 from tutor.progress.store import (
-    EXPORT_FORMAT,
-    EXPORT_VERSION,
     FILENAME,
     Attempt,
     Draft,
@@ -19,12 +18,9 @@ from tutor.progress.store import (
     Position,
     ProgressStore,
     Review,
-    Settings,
 )
 
 __all__ = [
-    "EXPORT_FORMAT",
-    "EXPORT_VERSION",
     "FILENAME",
     "LEECH_LAPSES",
     "Attempt",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 from tutor.progress.store import FILENAME
 
 
-def exercise_statuses(data_dir=None) -> dict[str, str]:
+def exercise_statuses(data_dir: str | os.PathLike | None = None) -> dict[str, str]:
     """'PACK:LESSON/EXERCISE' -> 'passed' | 'attempted'; {} when there is no readable store.
 
     Opened read-only and never created, migrated or moved aside: ``list`` only looks. A

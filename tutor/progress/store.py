@@ -27,23 +27,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, overload
 
 from fsrs import Card, State
 
 from tutor.errors import TutorError
 from tutor.progress import schema
 from tutor.progress.scheduling import (
-    DEFAULT_NEW_PER_DAY,
-    DEFAULT_RETENTION,
     CardState,
     rating_for,
     scheduler,
     utc,
 )
+from tutor.progress.settings import Settings, validate_setting
 
 FILENAME = "progress.sqlite3"
-EXPORT_FORMAT = "ptfund-tutor-progress"
-EXPORT_VERSION = 1
 
 Key = tuple[str, str]  # (pack id, "LESSON/ITEM")
 
@@ -59,6 +57,12 @@ def ts(dt: datetime | None) -> str | None:
     return utc(dt).isoformat(timespec="microseconds")
 
 
+@overload
+def parse_ts(text: str) -> datetime: ...
+@overload
+def parse_ts(text: None) -> None: ...
+@overload
+def parse_ts(text: str | None) -> datetime | None: ...
 def parse_ts(text: str | None) -> datetime | None:
     return None if text is None else utc(datetime.fromisoformat(text))
 
@@ -106,12 +110,6 @@ class Review:
 
 
 @dataclass(frozen=True)
-class Settings:
-    desired_retention: float = DEFAULT_RETENTION
-    new_cards_per_day: int = DEFAULT_NEW_PER_DAY
-
-
-@dataclass(frozen=True)
 class ExerciseStats:
     attempts: int
     passed: bool
@@ -156,18 +154,6 @@ def _is_busy(exc: sqlite3.DatabaseError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _validate_setting(name: str, value: object) -> object:
-    if name == "desired_retention":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.7 <= float(value) <= 0.99:
-            raise ValueError("desired retention must be a number between 0.7 and 0.99")
-        return float(value)
-    if name == "new_cards_per_day":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
-            raise ValueError("new cards per day must be a whole number between 0 and 1000")
-        return value
-    raise ValueError(f"unknown setting {name!r}")
-
-
 # ---------------------------------------------------------------- the store
 
 
@@ -187,7 +173,7 @@ class ProgressStore:
         self._conn = self._open()
 
     @classmethod
-    def open(cls, data_dir: str | os.PathLike | None = None, **kwargs) -> ProgressStore:
+    def open(cls, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> ProgressStore:
         """The store in the learner's data dir (``--data-dir``, $PTFUND_TUTOR_HOME, platform)."""
         from tutor.paths import data_dir as resolve
 
@@ -314,7 +300,7 @@ class ProgressStore:
     def __enter__(self) -> ProgressStore:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------ transactions
@@ -376,7 +362,8 @@ class ProgressStore:
                 "INSERT INTO attempts (uid, pack, item, passed, at, code, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (_uid(), pack, item, int(bool(passed)), ts(utc(at)), code, content_hash),
             )
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # set by every INSERT
+            return cur.lastrowid
 
     def attempts_for(self, pack: str, item: str) -> list[Attempt]:
         with self._lock:
@@ -463,7 +450,7 @@ class ProgressStore:
 
     def update_settings(self, **values: object) -> Settings:
         """Set ``desired_retention`` (0.7-0.99) and/or ``new_cards_per_day``; ValueError if invalid."""
-        checked = {name: _validate_setting(name, value) for name, value in values.items()}
+        checked = {name: validate_setting(name, value) for name, value in values.items()}
         with self._write() as c:
             for name, value in checked.items():
                 c.execute(
@@ -522,7 +509,7 @@ class ProgressStore:
                 first_review=now if old is None else old.first_review,
                 reps=(0 if old is None else old.reps) + 1,
                 lapses=(0 if old is None else old.lapses) + (0 if correct else 1),
-                content_hash=content_hash if content_hash is not None else (old and old.content_hash),
+                content_hash=content_hash if content_hash is not None else (old.content_hash if old else None),
             )
             _upsert_card(c, state)
             c.execute(
@@ -631,6 +618,8 @@ class ProgressStore:
 
     def export(self) -> dict:
         """Everything, as versioned JSON-ready data (``progress export``)."""
+        from tutor.progress.transfer import FORMAT, VERSION
+
         with self._read() as c:
             attempts = [
                 {
@@ -678,8 +667,8 @@ class ProgressStore:
                 for r in c.execute("SELECT pack, lesson, how, at FROM quiz_lessons ORDER BY at, pack, lesson")
             ]
         return {
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
+            "format": FORMAT,
+            "version": VERSION,
             "exported_at": ts(utc()),
             "attempts": attempts,
             "hints": hints,
@@ -792,10 +781,10 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 
 
 def _settings(c: sqlite3.Connection) -> Settings:
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in c.execute("SELECT name, value FROM settings"):
         try:
-            values[name] = _validate_setting(name, json.loads(value))
+            values[name] = validate_setting(name, json.loads(value))
         except ValueError:
             continue  # an unknown or bad value falls back to the default
     return Settings(**values)

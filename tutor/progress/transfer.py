@@ -13,7 +13,9 @@ from fsrs import State
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tutor.progress.scheduling import CardState, utc
+from tutor.progress.settings import validate_setting
 
+# The export document's name and version: its one home (the store writes them on export).
 FORMAT = "ptfund-tutor-progress"
 VERSION = 1
 
@@ -131,9 +133,7 @@ class ExportDoc(_M):
     @field_validator("settings")
     @classmethod
     def _known_settings(cls, v: dict) -> dict:
-        from tutor.progress.store import _validate_setting
-
-        return {name: _validate_setting(name, value) for name, value in v.items()}
+        return {name: validate_setting(name, value) for name, value in v.items()}
 
 
 def validate(data: object) -> ExportDoc:

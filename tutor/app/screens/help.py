@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -18,8 +18,7 @@ EDITOR_KEYS = [
 ]
 
 
-def _sections():
-    from tutor.app.app import TutorApp
+def _sections(app: App) -> list[tuple[str, list[Binding]]]:
     from tutor.app.screens.confirm import ConfirmScreen
     from tutor.app.screens.home import HomeScreen
     from tutor.app.screens.lesson import LessonScreen
@@ -28,7 +27,7 @@ def _sections():
     from tutor.app.widgets.repl import Repl
 
     return [
-        ("Everywhere", [*TutorApp.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]),
+        ("Everywhere", [*app.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]),
         ("Home", HomeScreen.BINDINGS),
         ("Lesson", LessonScreen.BINDINGS),
         ("Scratch REPL (the line under the output)", [*Repl.BINDINGS, Binding("enter", "submit", "Run the line")]),
@@ -52,7 +51,7 @@ def binding_rows(app, bindings) -> list[tuple[str, str]]:
 
 
 def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
-    sections = [(title, binding_rows(app, bindings)) for title, bindings in _sections()]
+    sections = [(title, binding_rows(app, bindings)) for title, bindings in _sections(app)]
     sections.append(("Code editor", EDITOR_KEYS))
     return sections
 

@@ -11,10 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.top_bar import TopBar
 from tutor.progress.scheduling import short_list
 
@@ -152,7 +152,7 @@ def lesson_prompt(row: LessonRow) -> Content:
     )
 
 
-class HomeScreen(Screen):
+class HomeScreen(TutorScreen):
     _data: HomeData | None = None  # what is shown, once loaded
 
     BINDINGS = [

@@ -13,12 +13,12 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Markdown, TabbedContent, TabPane
 
 from tutor.app.external_editor import edit_externally
 from tutor.app.kernels import KernelUnavailable
+from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.check_results import CheckResults
 from tutor.app.widgets.code_editor import CodeEditor
 from tutor.app.widgets.output_log import OutputLog
@@ -41,7 +41,7 @@ def exercise_markdown(ref: ExerciseRef, index: int, total: int, hints_shown: int
     return "\n".join(parts)
 
 
-class LessonScreen(Screen):
+class LessonScreen(TutorScreen):
     BINDINGS = [
         Binding("ctrl+r", "run", "Run", tooltip="Run the code in the live kernel", id="lesson.run"),
         Binding("ctrl+t", "check", "Check", tooltip="Check the code in a fresh kernel", id="lesson.check"),

@@ -11,9 +11,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
+from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.bar_chart import BarChart
 from tutor.app.widgets.top_bar import TopBar
 
@@ -65,7 +65,7 @@ def gather(app, now: datetime | None = None) -> ProgressData:
     return ProgressData(rows, history, total, correct, forecast)
 
 
-class ProgressScreen(Screen):
+class ProgressScreen(TutorScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="progress.back")]
 
     def compose(self) -> ComposeResult:

@@ -16,9 +16,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Markdown, Static
 
+from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.top_bar import TopBar
 
 TYPE_LABEL = {
@@ -80,7 +80,7 @@ def option_orders(queue, states) -> dict[int, list[int]]:
     }
 
 
-class QuizScreen(Screen):
+class QuizScreen(TutorScreen):
     BINDINGS = [
         Binding("escape", "leave", "Stop quiz", id="quiz.leave"),
     ]

@@ -7,6 +7,9 @@ from textual.containers import Center, Middle
 from textual.screen import Screen
 from textual.widgets import Static
 
+# The smallest terminal the screens are laid out for (the app checks it on every resize).
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+
 
 class TooSmallScreen(Screen):
     DEFAULT_CSS = """
@@ -25,8 +28,6 @@ class TooSmallScreen(Screen):
         self._show()
 
     def _show(self) -> None:
-        from tutor.app.app import MIN_HEIGHT, MIN_WIDTH
-
         w, h = self.app.size
         self.query_one("#too-small", Static).update(
             f"The terminal is {w}x{h}; ptfund-tutor needs at least {MIN_WIDTH}x{MIN_HEIGHT}.\n"

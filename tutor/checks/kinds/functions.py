@@ -166,8 +166,8 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             try:
                 ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
                 case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
-            except SpecError as exc:
-                raise AuthoringError(f"the inputs of this check cannot be generated: {exc}") from None
+            except SpecError as spec_error:
+                raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
             with ctx.side("ref"):
                 ref_out, ref_exc = _call(ref_fn, ref_case.args)

@@ -121,7 +121,7 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         if not plain:
             passed.append("every tensor registered")
 
-    unique = []  # a plain-list message can explain several facts: say it once
+    unique: list[str] = []  # a plain-list message can explain several facts: say it once
     for p in problems:
         if not any(p in q for q in unique):
             unique.append(p)
@@ -156,8 +156,8 @@ def _restore_modes(modes: dict) -> None:
 def _first_device(model: torch.nn.Module):
     for t in model.parameters():
         return t.device
-    for t in model.buffers():
-        return t.device
+    for b in model.buffers():
+        return b.device
     return None
 
 

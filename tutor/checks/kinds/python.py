@@ -39,7 +39,7 @@ class _Rewriter(ast.NodeTransformer):
             parts = [(ast.unparse(test.left), left), (ast.unparse(test.comparators[0]), right)]
             test = ast.Compare(left=left, ops=test.ops, comparators=[right])
         elif isinstance(test, ast.Call) and test.args and not any(isinstance(a, ast.Starred) for a in test.args):
-            args = [self._temp(a, node, pre) for a in test.args]
+            args: list[ast.expr] = [self._temp(a, node, pre) for a in test.args]
             parts = [(ast.unparse(a), t) for a, t in zip(test.args, args, strict=True)]
             test = ast.Call(func=test.func, args=args, keywords=test.keywords)
         elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

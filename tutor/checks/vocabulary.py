@@ -1,0 +1,28 @@
+"""Words the pack format and the check library share: standard library only.
+
+The pack models (tutor.packs.models) validate an author's YAML against these and the check
+library acts on them inside the kernel, so both read them from here. Importing this module
+imports nothing else: the UI and command-line processes read it without paying for torch.
+"""
+
+# What a tensor check can compare, in the order the diff reports them.
+TENSOR_PROPERTIES = (
+    "shape",
+    "dtype",
+    "device",
+    "stride",
+    "contiguous",
+    "storage_offset",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "grad",
+    "values",
+)
+
+# Devices learner code can run on (--device, the kernel's report).
+DEVICES = ("cpu", "cuda", "mps")
+
+# Devices a function check generates inputs on: "default" is the learner's device, "meta"
+# has shapes and dtypes but no data, so it runs every device-placement mistake on any machine.
+INPUT_DEVICES = (*DEVICES, "meta", "default")

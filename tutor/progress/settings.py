@@ -1,0 +1,30 @@
+"""The learner's settings kept in the progress store, and what values each may take.
+
+Standard library only: the store validates a setting before writing it, and an import
+validates the settings of an export with the same rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tutor.progress.scheduling import DEFAULT_NEW_PER_DAY, DEFAULT_RETENTION
+
+
+@dataclass(frozen=True)
+class Settings:
+    desired_retention: float = DEFAULT_RETENTION
+    new_cards_per_day: int = DEFAULT_NEW_PER_DAY
+
+
+def validate_setting(name: str, value: object) -> object:
+    """The value to store, or ValueError with one sentence for the learner."""
+    if name == "desired_retention":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.7 <= float(value) <= 0.99:
+            raise ValueError("desired retention must be a number between 0.7 and 0.99")
+        return float(value)
+    if name == "new_cards_per_day":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
+            raise ValueError("new cards per day must be a whole number between 0 and 1000")
+        return value
+    raise ValueError(f"unknown setting {name!r}")
