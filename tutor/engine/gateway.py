@@ -139,7 +139,7 @@ class GatewayClient:
         return f"{_ws_url(self.url)}/api/kernels/{quote(kernel_id)}/channels"
 
 
-def _quickack(ws) -> None:
+def _quickack(ws: WebSocketClientConnection) -> None:
     """ACK at once (Linux). Jupyter Server leaves Nagle's algorithm on for its websockets, so
     its second small message in a row waits for our ACK of the first, which a delayed ACK
     holds back ~40 ms: every reply would pay that."""
@@ -197,6 +197,7 @@ class GatewayConnection:
             raise EngineError(f"The gateway at {self.client.url} did not open the kernel's channels ({exc}).") from None
         # Requests are small and each waits for its answer: Nagle's algorithm would hold
         # them back for the previous segment's ACK (tens of ms a request).
+        assert self._ws.protocol is not None  # a connected websocket has its protocol
         self._ws.protocol.set_nodelay(True)
         self._reader = asyncio.get_running_loop().create_task(self._read(), name="ptfund-gateway-read")
 
