@@ -153,6 +153,41 @@ def test_grade_runs_its_jobs_on_the_gateway(gateway, tmp_path):
     assert gateway.log.read_text(errors="replace").count("Kernel started") >= started + 2
 
 
+def test_pack_test_through_the_gateway(gateway, tmp_path):
+    from tutor.packs.scaffold import new_pack
+
+    pack = new_pack(tmp_path / "demo")
+    started = gateway.log.read_text(errors="replace").count("Kernel started")
+    r = cli("--gateway", gateway.url, "pack", "test", str(pack), "--trust", home=tmp_path / "h", env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " 0 failed" in r.stdout
+    assert gateway.log.read_text(errors="replace").count("Kernel started") > started
+
+
+@on_module_loop
+async def test_the_apps_live_kernel_and_spares_use_the_gateway(gateway):
+    from tutor.app.kernels import Kernels
+
+    ref = next(Catalog.load().exercises("tensors"))
+    statuses = []
+    os.environ["PTFUND_TUTOR_GATEWAY"] = gateway.url  # as --gateway leaves it for the app
+    try:
+        kernels = Kernels(device=None, connection_file=None, on_status=statuses.append)
+        await kernels.start()
+        try:
+            assert kernels._live._gw_kernel in [k["id"] for k in gateway.kernels()]
+            r = await kernels.run("live = 41\nprint(live + 1)", on_event=lambda e: None)
+            assert r.status == "ok" and r.output == "42\n"
+            verdict = await kernels.verify(ref.exercise, ref.exercise.solution)
+            assert verdict.passed, verdict.feedback()
+            assert kernels._pool._spares and all(s.gateway == gateway.url for s in kernels._pool._spares)
+        finally:
+            await kernels.shutdown()
+    finally:
+        del os.environ["PTFUND_TUTOR_GATEWAY"]
+    assert "ready" in [s.state for s in statuses]
+
+
 def test_a_wrong_token_is_one_sentence(gateway, tmp_path):
     r = cli("doctor", home=tmp_path / "h", env={**gateway.env(), "PTFUND_TUTOR_GATEWAY_TOKEN": "wrong"})
     assert r.returncode == 1

@@ -205,6 +205,7 @@ def _import_engine() -> None:
     # an import on the event loop would freeze the UI for its duration.
     for name in (
         "tutor.engine.session",
+        "tutor.engine.gateway",
         "tutor.engine.pool",
         "tutor.engine.launch",
         "tutor.grading.verify",
