@@ -183,7 +183,7 @@ def test_bad_input_is_one_sentence(tmp_path):
 
 
 def test_oversized_file_is_not_run(tmp_path):
-    from tutor.grading.submissions import MAX_CODE_BYTES
+    from tutor.grading.code_size import MAX_CODE_BYTES
 
     ex1 = exercises()[0]
     write(tmp_path / "subs", "zed", ex1.id, "#" * (MAX_CODE_BYTES + 1))

@@ -186,6 +186,17 @@ def test_pack_test_asks_on_a_terminal_and_yes_trusts_and_runs(pack, home):
     assert "demo" in (home / "trusted-packs.json").read_text()
 
 
+def test_check_refuses_oversized_code_in_one_sentence(pack, home, tmp_path):
+    from tutor.grading.code_size import MAX_CODE_BYTES
+
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * (MAX_CODE_BYTES // 6 + 1))
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", str(big), "--trust", home=home)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and f"over the {MAX_CODE_BYTES:,}-byte limit for a solution" in r.stderr
+    assert "loop" not in r.stderr
+
+
 def test_check_usage_errors(pack, home, tmp_path):
     r = cli("--pack", str(pack), "check", "first-steps/nope", "--file", str(write(tmp_path, GOOD)), home=home)
     assert r.returncode == 2 and "has no exercise 'nope'" in r.stderr

@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tutor.grading.code_size import MAX_CODE_BYTES, too_large
+
 
 def editor_command() -> str:
     return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -15,7 +17,8 @@ def editor_command() -> str:
 
 def edit_externally(app, text: str, filename: str) -> str | None:
     """The text after the editor exits (read back whatever its exit status), or None when
-    it could not run; the app is told why in a notification."""
+    it could not run or left nothing usable; the app is told why in a notification and the
+    draft stays as it was."""
     command = editor_command()
     with tempfile.TemporaryDirectory(prefix="ptfund-") as tmp:
         path = Path(tmp) / filename
@@ -26,7 +29,37 @@ def edit_externally(app, text: str, filename: str) -> str | None:
         except Exception as exc:  # no terminal to hand over (e.g. headless), or no such editor
             app.notify(f"Could not open {command}: {exc}", severity="error")
             return None
-        edited = path.read_text(encoding="utf-8")
+        edited, problem = _read_back(path)
+    if problem is not None:
+        app.notify(f"{problem}; your code is as it was before {command}.", severity="error", timeout=10)
+        return None
     if status != 0:
         app.notify(f"{command} exited with status {status}; your code was read back anyway.", severity="warning")
     return edited
+
+
+def _read_back(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, why not): editors can delete, rename, or re-encode the file."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CODE_BYTES + 1)
+    except FileNotFoundError:
+        return None, f"{path.name} was deleted or renamed in the editor"
+    except IsADirectoryError:
+        return None, f"{path.name} became a folder in the editor"
+    except OSError as exc:
+        return None, f"{path.name} could not be read back ({exc.strerror})"
+    if len(data) > MAX_CODE_BYTES:
+        return None, too_large(max(len(data), _size(path)), path.name)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, f"{path.name} was saved in an encoding other than UTF-8 (line {line})"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
@@ -17,25 +16,12 @@ if TYPE_CHECKING:
     from tutor.packs.loader import Pack
 
 
-def read_code(path: str) -> str:
-    file = Path(path)
-    try:
-        return file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TutorError(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise TutorError(f"cannot read {path}: it is a folder, not a Python file") from None
-    except UnicodeDecodeError:
-        raise TutorError(f"cannot read {path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise TutorError(f"cannot read {path}: {exc.strerror}") from None
-
-
 def run(args: argparse.Namespace) -> int:
+    from tutor.grading.code_size import read_code_file
     from tutor.grading.verify import verify_in_fresh_kernel
     from tutor.packs.catalog import Catalog
 
-    code = read_code(args.file)
+    code = read_code_file(args.file)
     catalog = Catalog.load(args.pack)
     ref = catalog.find_exercise(args.target)
     require_trust(ref.pack, args)

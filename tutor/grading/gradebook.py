@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tutor import __version__
+from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.grading.gradecache import VerdictCache, verdict_key
-from tutor.grading.submissions import MAX_CODE_BYTES, Column, Learner
+from tutor.grading.submissions import Column, Learner
 from tutor.grading.verdict import Verdict
 
 # A verdict's status as the gradebook writes it (the pack's own fault counts as an error:

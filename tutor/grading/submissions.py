@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tutor.errors import TutorError
+from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.packs.catalog import ExerciseRef
-
-# A learner's file larger than this is not sent to a kernel: no exercise needs it, and a
-# generated megabyte of code would only slow the class down.
-MAX_CODE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)

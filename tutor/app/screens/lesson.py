@@ -24,6 +24,7 @@ from tutor.app.widgets.code_editor import CodeEditor
 from tutor.app.widgets.output_log import OutputLog
 from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
+from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
 
 DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
@@ -181,6 +182,10 @@ class LessonScreen(TutorScreen):
             # A lesson not yet started opens on its intuition (SPEC: intuition first).
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
         text = draft.code if draft is not None else ref.exercise.starter
+        if draft is not None and (problem := too_large(code_size(text), "Your saved code")) is not None:
+            # e.g. from an imported progress file: loading it would stall the editor
+            self.notify(f"{problem}: the starter is shown instead.", severity="warning", timeout=10)
+            text = ref.exercise.starter
         editor.load_text(text)
         self._saved_text = text
         self._editing = ref
@@ -307,6 +312,8 @@ class LessonScreen(TutorScreen):
     @work(group="run", exclusive=False, exit_on_error=False)
     async def action_run(self) -> None:
         ref = self.ref
+        if self._too_large("run"):
+            return
         kernels = await self._ready_to_run(ref)
         if kernels is None:
             return
@@ -324,6 +331,20 @@ class LessonScreen(TutorScreen):
         result = await kernels.run(code, on_event=self._show_event)
         self._after_run(result)
 
+    def _too_large(self, what: str) -> bool:
+        """Code over the size bound is refused with a sentence where the result would show."""
+        problem = too_large(code_size(self.query_one("#editor", CodeEditor).text), "Your code")
+        if problem is None:
+            return False
+        sentence = f"{problem}: it was not {what}."
+        if what == "run":
+            self.query_one("#results", TabbedContent).active = "tab-output"
+            self.query_one("#output", OutputLog).note(sentence)
+        else:
+            self.query_one("#results", TabbedContent).active = "tab-checks"
+            self.query_one("#checks", CheckResults).show_message(sentence, "$text-error")
+        return True
+
     def _after_run(self, result, quiet: bool = False) -> None:
         out = self.query_one("#output", OutputLog)
         out.flush(final=True)
@@ -335,6 +356,8 @@ class LessonScreen(TutorScreen):
     @work(group="check", exclusive=True, exit_on_error=False)
     async def action_check(self) -> None:
         ref = self.ref
+        if self._too_large("checked"):
+            return
         kernels = await self._ready_to_run(ref)
         if kernels is None:
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.widgets import TextArea
 
 from tutor.app.completion import insertion, summary
+from tutor.grading.code_size import code_size, too_large
 
 
 class CodeEditor(TextArea):
@@ -25,6 +26,16 @@ class CodeEditor(TextArea):
             classes=classes,
         )
         self.indent_width = 4
+
+    def _replace_via_keyboard(self, insert: str, start, end):
+        # Pastes (and other long insertions) may not take the code past the bound that
+        # `check` and grading enforce: past it the editor slows and nothing would run.
+        if len(insert) > 1:
+            after = code_size(self.text) - code_size(self.get_text_range(start, end)) + code_size(insert)
+            if (problem := too_large(after, "The code")) is not None:
+                self.notify(f"Not pasted: {problem}.", severity="error")
+                return None
+        return super()._replace_via_keyboard(insert, start, end)
 
     def apply_completion(self, matches: list[str], start: int, end: int) -> str | None:
         """Replace offsets start..end with the only match or the common prefix; return the
