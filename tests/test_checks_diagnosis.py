@@ -265,3 +265,43 @@ def test_labels_private_setup_names_and_long_expressions():
     r = verify("offset = 1.0", "offset = 0.5", [check(kind="tensor", expr=long_expr)])
     message = r["checks"][0]["message"]
     assert "the checked expression" not in message and message.startswith("torch.linspace(-1, 1, 2 * 784)")
+
+
+def test_clipping_after_the_step():
+    good = train(
+        "opt.zero_grad()\nloss_fn(model(X), y).backward()\n"
+        "torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)\nopt.step()\n"
+    )
+    bad = train(
+        "opt.zero_grad()\nloss_fn(model(X), y).backward()\nopt.step()\n"
+        "torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)\n"
+    )
+    assert "your code clips the gradients after step()" in said(bad, good, WEIGHT, TRAIN_SETUP)
+
+
+def test_biased_variance_where_the_unbiased_one_was_meant():
+    setup = "import torch\nx = torch.tensor([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]])\n"
+    text = said("v = x.var(dim=0, unbiased=False)", "v = x.var(dim=0)", [check(kind="tensor", expr="v")], setup)
+    assert "the reference computes an unbiased variance (divides by n - 1" in text
+
+
+def test_eval_where_the_reference_trains():
+    text = said(
+        "model.eval()\nout = model(X)",
+        "model.train()\nout = model(X)",
+        [check(kind="tensor", expr="out")],
+        EVAL_SETUP,
+    )
+    assert "your code calls model.eval() where the reference stays in training mode" in text
+
+
+def test_missing_super_init_is_explained():
+    setup = "import torch\nfrom torch import nn\n"
+    src = "class Net(nn.Module):\n    def __init__(self):\n        SUPER\n        self.fc = nn.Linear(2, 2)\nnet = Net()\n"
+    text = said(
+        src.replace("SUPER", "pass"),
+        src.replace("SUPER", "super().__init__()"),
+        [check(kind="module", expr="net", parameters=6)],
+        setup,
+    )
+    assert "call super().__init__() first in your module's __init__" in text

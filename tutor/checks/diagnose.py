@@ -22,7 +22,9 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     found: list = []  # (sentence, topic)
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
-        for sentence, topic in tracediff.differences(ctx.tracer):
+        # After a crash the learner's trace stops early: its run says nothing about the protocol.
+        skip = ("run",) if ctx.code_error is not None else ()
+        for sentence, topic in tracediff.differences(ctx.tracer, skip):
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))

@@ -177,6 +177,22 @@ ERRORS = (
         "torch.zeros_like(x) / x.new_tensor(...)) so the function works wherever its inputs live",
     ),
     (
+        "Cannot copy out of meta tensor",
+        "your function copies a tensor to the CPU or reads its values (.cpu(), .item(), .tolist(), .numpy(), or "
+        "a tensor made without device=): keep every tensor on the input's device (device=x.device) so it works "
+        "on any device",
+    ),
+    (
+        "cannot assign module before Module.__init__() call",
+        "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
+        "layers, parameters and buffers are recorded in",
+    ),
+    (
+        "cannot assign parameters before Module.__init__() call",
+        "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
+        "layers, parameters and buffers are recorded in",
+    ),
+    (
         "expected scalar type Long",
         "class indices for cross_entropy / nll_loss must be integers (torch.long): convert them with .long()",
     ),

@@ -271,6 +271,39 @@ class Tracer:
 
             return make
 
+        def make_clip(label):
+            def make(original):
+                def clip(*args, **kwargs):
+                    if tracer._caller() is not None:
+                        tracer._add("clip", label)
+                    return original(*args, **kwargs)
+
+                return clip
+
+            return make
+
+        for fn in ("clip_grad_norm_", "clip_grad_value_"):
+            self._patch(torch.nn.utils, fn, make_clip(fn))
+
+        def make_var(label):
+            def make(original):
+                def var(*args, **kwargs):
+                    if tracer._caller() is not None:
+                        tracer._add(
+                            "variance",
+                            label,
+                            correction=_correction(args[2:] if label.startswith("torch") else args[1:], kwargs),
+                        )
+                    return original(*args, **kwargs)
+
+                return var
+
+            return make
+
+        for fn in ("var", "std"):
+            self._patch(torch.Tensor, fn, make_var(f".{fn}"))
+            self._patch(torch, fn, make_var(f"torch.{fn}"))
+
         self._patch(functional, "cross_entropy", make_loss("cross_entropy"))
         self._patch(functional, "nll_loss", make_loss("nll_loss"))
         return self
@@ -282,6 +315,18 @@ class Tracer:
                 original.remove()
             else:
                 setattr(owner, attr, original)
+
+
+def _correction(args, kwargs) -> float:
+    """Bessel's correction of a var/std call: 1 (unbiased, the default) or 0 (biased)."""
+    if "correction" in kwargs and kwargs["correction"] is not None:
+        return float(kwargs["correction"])
+    if "unbiased" in kwargs:
+        return 1.0 if kwargs["unbiased"] else 0.0
+    for a in args:  # var(dim, unbiased) or var(unbiased)
+        if isinstance(a, bool):
+            return 1.0 if a else 0.0
+    return 1.0
 
 
 def _saved_kind(obj) -> str:

@@ -35,7 +35,7 @@ def _times(n: int) -> str:
 
 def _protocol(events) -> str:
     """'ZBS' letters: zero_grad, backward, step (the order that matters)."""
-    letters = {"zero_grad": "Z", "backward": "B", "step": "S"}
+    letters = {"zero_grad": "Z", "backward": "B", "step": "S", "clip": "C"}
     return "".join(letters[e.kind] for e in events if e.kind in letters)
 
 
@@ -65,10 +65,37 @@ def _zero_between(seq: str) -> bool:
     return False
 
 
+def _clip_order(ls: str, rs: str) -> str | None:
+    """Clipping belongs between backward() and step(): after the step it changes nothing used."""
+
+    def clips_after_step(seq):
+        return any(
+            seq[i] == "C" and "S" in seq[:i] and "B" not in seq[seq.rindex("S", 0, i) : i]
+            for i in range(len(seq))
+            if "S" in seq[:i]
+        )
+
+    if "C" in rs and "C" not in ls:
+        return (
+            "the reference clips the gradients (clip_grad_norm_) between backward() and step(); your code never "
+            "clips them"
+        )
+    if clips_after_step(ls) and not clips_after_step(rs):
+        return (
+            "your code clips the gradients after step(): the update already used the unclipped gradients; "
+            "call clip_grad_norm_ after backward() and before step()"
+        )
+    return None
+
+
 def _optimizer(learner, ref):
     ls, rs = _protocol(learner), _protocol(ref)
     if ls == rs:
         return None
+    clip = _clip_order(ls, rs)
+    if clip:
+        return clip
+    ls, rs = ls.replace("C", ""), rs.replace("C", "")
     opt = _first_name(ref, "step", None) or _first_name(ref, "zero_grad", "opt")
     lopt = _first_name(learner, "step", None) or _first_name(learner, "zero_grad", opt)
     rb, lb = rs.count("B"), ls.count("B")
@@ -141,7 +168,7 @@ def _modes(learner, ref):
             f"afterwards (the reference does, {_times(_back_to_train(rt))}), so the training that follows runs "
             f"in eval mode: dropout off, batch-norm statistics frozen"
         )
-    if rt and rt[-1].info["mode"] and lt and not lt[-1].info["mode"]:
+    if r_eval and rt[-1].info["mode"] and lt and not lt[-1].info["mode"]:
         return (
             f"your code calls {model}.eval() but never {model}.train() afterwards; the reference switches back, "
             f"so your later training steps run in eval mode (dropout off, batch-norm statistics frozen)"
@@ -151,6 +178,17 @@ def _modes(learner, ref):
             f"your code calls {model}.eval() where the reference stays in training mode: dropout is off and "
             f"batch norm uses its running statistics there"
         )
+    for a, b in zip(lt, rt, strict=False):
+        if a.info["mode"] != b.info["mode"]:
+            if b.info["mode"]:
+                return (
+                    f"the reference puts {model} in training mode here ({model}.train()); your code calls "
+                    f"{model}.eval(), which switches dropout off (and freezes batch-norm statistics)"
+                )
+            return (
+                f"the reference calls {model}.eval() here; your code calls {model}.train(), so dropout stays "
+                f"active and batch norm uses batch statistics"
+            )
     r_train = [e for e in rt if e.info["mode"]]
     l_train = [e for e in lt if e.info["mode"]]
     if r_train and not l_train:
@@ -328,6 +366,22 @@ def _loaders(learner, ref):
     return None
 
 
+def _variances(learner, ref):
+    lv = sorted(e.info["correction"] for e in _kinds(learner, "variance"))
+    rv = sorted(e.info["correction"] for e in _kinds(ref, "variance"))
+    if lv == rv or not rv or not lv:
+        return None
+    if rv.count(1.0) > lv.count(1.0):
+        return (
+            "the reference computes an unbiased variance (divides by n - 1: var()/std() with their default "
+            "correction=1) where yours uses the biased one (unbiased=False, divides by n)"
+        )
+    return (
+        "the reference computes a biased variance (unbiased=False / correction=0, divides by n) where yours "
+        "uses the unbiased default (divides by n - 1)"
+    )
+
+
 def _losses(learner, ref):
     for e in _kinds(learner, "ce_probs"):
         if not any(r.kind == "ce_probs" for r in ref):
@@ -353,6 +407,7 @@ RULES = (
     (_loaders, None),
     (_seeds, None),
     (_draws, None),
+    (_variances, None),
 )
 
 ONE_SIDED = ((_losses, None), (_moves, None))
@@ -375,10 +430,12 @@ def _topic(rule, sentence: str, topic):
     return "backward_count" if sentence.startswith("the reference calls backward()") else None
 
 
-def differences(tracer) -> list:
+def differences(tracer, skip=()) -> list:
     """[(sentence, topic)]: the first meaningful difference of each segment, in order, once each."""
     out, used = [], set()
     for segment in tracer.segments():
+        if segment in skip:
+            continue
         learner, ref = tracer.events("learner", segment), tracer.events("ref", segment)
         both = ("ref", segment) in tracer.ran and ("learner", segment) in tracer.ran
         # One side only (a python check runs the learner's side alone): nothing to compare,
