@@ -63,7 +63,7 @@ def load_located(text: str, file: Path) -> Located:
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
     located = Located(data=None, file=file)
-    located.data = _Builder(located).build(node, ()) if node is not None else None
+    located.data = _Builder(located, anchors="&" in text).build(node, ()) if node is not None else None
     return located
 
 
@@ -102,17 +102,42 @@ class _Builder:
 
     The composer shares one node for an anchor and every alias to it, so a node met a
     second time is an alias use, and one met again inside itself is an alias that
-    contains itself. Counting values as they are built stops alias bombs early.
+    contains itself. Counting values as they are built stops alias bombs early. A text
+    without ``&`` has no anchors, so the alias bookkeeping (per value) is skipped.
     """
 
-    def __init__(self, located: Located) -> None:
+    def __init__(self, located: Located, anchors: bool = True) -> None:
         self.located = located
         self.nodes = 0
         self.aliases = 0
+        self.anchors = anchors
         self.seen: set[int] = set()
         self.open: set[int] = set()  # nodes being built: their ancestors on this path
 
     def build(self, node: yaml.Node, path: tuple) -> object:
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES or len(path) > MAX_YAML_DEPTH:
+            self._over_limit(node, path)
+        located = self.located
+        mark = node.start_mark
+        located.positions[path] = (mark.line + 1, mark.column + 1)
+        if isinstance(node, yaml.ScalarNode):
+            if self.anchors:
+                self._note_use(node)
+            if node.style in ("|", ">"):
+                located.block.add(path)
+            return _scalar(node)
+        if not self.anchors:
+            return self._collection(node, path)
+        self._note_use(node)
+        key = id(node)
+        self.open.add(key)
+        try:
+            return self._collection(node, path)
+        finally:
+            self.open.discard(key)
+
+    def _note_use(self, node: yaml.Node) -> None:
         key = id(node)
         if key in self.open:
             raise YamlSyntaxError(*_at(node), "YAML alias contains itself (a value cannot be inside itself)")
@@ -123,27 +148,19 @@ class _Builder:
                     *_at(node), f"YAML expands aliases more than {MAX_YAML_ALIASES} times (the limit per file)"
                 )
         self.seen.add(key)
-        self.nodes += 1
-        if self.nodes > MAX_YAML_NODES:
-            raise YamlSyntaxError(
-                *_at(node),
-                f"YAML holds more than {MAX_YAML_NODES} values once aliases are expanded (the limit per file)",
-            )
+
+    def _over_limit(self, node: yaml.Node, path: tuple) -> None:
         if len(path) > MAX_YAML_DEPTH:
             raise YamlSyntaxError(*_at(node), f"YAML nests deeper than {MAX_YAML_DEPTH} levels (the limit per file)")
-        if isinstance(node, yaml.ScalarNode):
-            return _build_scalar(node, path, self.located)
-        self.open.add(key)
-        try:
-            return self._collection(node, path)
-        finally:
-            self.open.discard(key)
+        raise YamlSyntaxError(
+            *_at(node), f"YAML holds more than {MAX_YAML_NODES} values once aliases are expanded (the limit per file)"
+        )
 
     def _collection(self, node: yaml.Node, path: tuple) -> object:
         located = self.located
-        located.positions[path] = _at(node)
+        build = self.build
         if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            return [build(item, (*path, i)) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
             out: dict = {}
             for key_node, value_node in node.value:
@@ -154,16 +171,8 @@ class _Builder:
                 if key in out:
                     located.problems.append(((*path, key), *_at(key_node), f"duplicate key {key!r}"))
                     continue
-                out[key] = self.build(value_node, (*path, key))
+                out[key] = build(value_node, (*path, key))
                 # keep the key's own position too: errors about unknown keys point at the key
-                key_path = (*path, key, "__key__")
-                located.positions[key_path] = _at(key_node)
+                located.positions[(*path, key, "__key__")] = _at(key_node)
             return out
         return None
-
-
-def _build_scalar(node: yaml.ScalarNode, path: tuple, located: Located) -> object:
-    located.positions[path] = _at(node)
-    if node.style in ("|", ">"):
-        located.block.add(path)
-    return _scalar(node)
