@@ -104,11 +104,19 @@ def test_export_then_import_elsewhere_is_idempotent(tmp_path, home):
             '"rating": 9, "correct": true, "at": "2024-05-01T12:00:00+00:00"}]}',
             "reviews[0].rating",
         ),
+        ("[" * 100_000 + "]" * 100_000, "nests deeper than 20 levels"),
+        ('{"a": ' * 5_000 + "1" + "}" * 5_000, "nests deeper than 20 levels"),
+        (
+            '{"format": "ptfund-tutor-progress", "version": 1, "reviews": ' + "[" * 900 + "]" * 900 + "}",
+            "nests deeper than 20 levels",
+        ),
+        ("\udcff", "not UTF-8 text"),
     ],
+    ids=["not-json", "other-format", "newer", "bad-field", "deep-list", "deep-dict", "deep-inside", "not-utf8"],
 )
 def test_bad_import_is_one_sentence_and_writes_nothing(tmp_path, home, content, message):
     bad = tmp_path / "bad.json"
-    bad.write_text(content)
+    bad.write_bytes(content.encode("utf-8", errors="surrogateescape"))
     before = (home / "progress.sqlite3").stat().st_mtime_ns, ProgressStore(home / "progress.sqlite3").export()
     r = cli(["progress", "import", str(bad)], home)
     assert r.returncode == 2

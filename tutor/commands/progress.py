@@ -205,22 +205,26 @@ def _write_atomically(target: Path, text: str) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     name = "stdin" if args.file == "-" else args.file
+    from tutor.progress.transfer import MAX_EXPORT_BYTES, parse, validate
+
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).expanduser().read_text(encoding="utf-8")
+        if args.file == "-":
+            raw = sys.stdin.buffer.read(MAX_EXPORT_BYTES + 1)
+        else:
+            with open(Path(args.file).expanduser(), "rb") as f:
+                raw = f.read(MAX_EXPORT_BYTES + 1)  # never more: past the bound it is not an export
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise TutorError(f"cannot import {name}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TutorError(f"cannot import {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    except IsADirectoryError:
+        raise TutorError(f"cannot import {name}: it is a folder, not a file") from None
+    except UnicodeDecodeError:
+        raise TutorError(f"cannot import {name}: it is not UTF-8 text") from None
+    except OSError as exc:
+        raise TutorError(f"cannot import {name}: {exc.strerror or exc}") from None
+    # Parse and validate before opening the store, so a bad file cannot even create a database.
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TutorError(
-            f"cannot import {name}: it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    from tutor.progress.transfer import validate
-
-    # Validate before opening the store, so a bad file cannot even create a database.
-    try:
+        data = parse(text)
         validate(data)
     except ValueError as exc:
         raise TutorError(f"cannot import {name}: {exc}") from None

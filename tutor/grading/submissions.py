@@ -7,7 +7,6 @@ never an exception that stops the rest of the class.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,12 +89,12 @@ def _take(learner: Learner, col: Column, rel: str, path: Path) -> None:
 
 def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
     """A ``progress export`` file: the last attempt at each exercise counts."""
-    from tutor.progress.transfer import validate
+    from tutor.progress.transfer import parse, validate
 
     learner = Learner(name, path)
     try:
-        doc = validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+        doc = validate(parse(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         learner.notes.append(f"{path.name} is not a usable progress export: {exc}")
         return learner
     by_item = {(c.ref.pack.id, c.ref.key): c for c in columns}

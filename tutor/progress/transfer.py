@@ -6,6 +6,7 @@ should start fast).
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -134,6 +135,43 @@ class ExportDoc(_M):
     @classmethod
     def _known_settings(cls, v: dict) -> dict:
         return {name: validate_setting(name, value) for name, value in v.items()}
+
+
+# Bounds on a file to import: an export nests four levels deep and a year of daily work is
+# a few megabytes, so anything past these is not an export (docs/limits.md).
+MAX_EXPORT_BYTES = 64 * 1024 * 1024
+MAX_EXPORT_DEPTH = 20
+
+
+def parse(text: str) -> object:
+    """The JSON of an export file, or ValueError with one sentence (never a RecursionError)."""
+    if len(text) > MAX_EXPORT_BYTES:
+        raise ValueError(f"it is larger than {MAX_EXPORT_BYTES:,} bytes (the limit for a progress export)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:  # nested too deep even for the JSON parser
+        raise ValueError(_TOO_DEEP) from None
+    if _deeper_than(data, MAX_EXPORT_DEPTH):
+        raise ValueError(_TOO_DEEP)
+    return data
+
+
+_TOO_DEEP = f"it nests deeper than {MAX_EXPORT_DEPTH} levels, so it is not a progress export"
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Iterative, so depth itself cannot overflow the stack."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def validate(data: object) -> ExportDoc:
