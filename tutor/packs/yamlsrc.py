@@ -173,6 +173,7 @@ class _Builder:
                     continue
                 out[key] = build(value_node, (*path, key))
                 # keep the key's own position too: errors about unknown keys point at the key
-                located.positions[(*path, key, "__key__")] = _at(key_node)
+                key_path = (*path, key, "__key__")
+                located.positions[key_path] = _at(key_node)
             return out
         return None
