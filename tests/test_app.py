@@ -450,6 +450,8 @@ async def test_new_cards_only_from_lessons_opened_or_added_and_home_says_so(pack
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), 10, "the quiz")
         await wait_for(pilot, lambda: "No recall cards are due" in markdown_text(app.screen.query_one("#card")), 10)
+        assert "New cards come from the lessons you open" in markdown_text(app.screen.query_one("#card"))
+        assert "(5 wait in lessons not opened yet)" in markdown_text(app.screen.query_one("#card"))
         assert app.screen.queue == []
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), 10, "home")

@@ -181,8 +181,9 @@ class Quiz:
         """Where new cards come from: the lessons in the quiz, and what waits elsewhere."""
         in_quiz = self.store.quiz_lessons()
         titles = list(dict.fromkeys(r.lesson.title for r in self.refs.values() if (r.pack.id, r.lesson.id) in in_quiz))
+        more = "more " if titles else ""
         later = (
-            f"{unopened} more card{'s' * (unopened != 1)} wait in lessons you have not opened "
+            f"{unopened} {more}card{'s' * (unopened != 1)} wait in lessons you have not opened "
             "(`quiz --lesson L` adds lesson L's)"
         )
         if titles:

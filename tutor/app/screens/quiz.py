@@ -129,6 +129,11 @@ class QuizScreen(TutorScreen):
                 from tutor.progress.scheduling import when
 
                 msg += f" Next card {when(nxt, datetime.now(timezone.utc))}."
+            if picked.unopened:
+                msg += (
+                    "\n\nNew cards come from the lessons you open; on home, a adds the highlighted lesson's cards "
+                    f"({picked.unopened} wait in lessons not opened yet)."
+                )
             self._finish(msg)
             return
         self.n = 0
