@@ -197,6 +197,33 @@ def test_check_refuses_oversized_code_in_one_sentence(pack, home, tmp_path):
     assert "loop" not in r.stderr
 
 
+@pytest.mark.slow
+def test_check_verdict_stands_when_the_attempt_cannot_be_saved(pack, home, tmp_path):
+    import sqlite3
+
+    home.mkdir(parents=True)
+    db = home / "progress.sqlite3"
+    with sqlite3.connect(db) as conn:  # a database from a newer ptfund-tutor
+        conn.execute("PRAGMA user_version = 999")
+    answer = str(write(tmp_path, GOOD))
+    r = cli("--pack", str(pack), "check", "first-steps/zeros", "--file", answer, "--trust", home=home)
+    assert r.returncode == 0 and "first-steps/zeros" in r.stdout, r.stderr
+    assert r.stderr.count("\n") == 1 and "this attempt was not saved" in r.stderr and "newer" in r.stderr
+
+
+@pytest.mark.slow
+def test_check_verdict_stands_when_the_data_dir_is_unusable(home, tmp_path):
+    from tutor.packs.catalog import Catalog
+
+    ref = next(iter(Catalog.load([]).exercises()))
+    answer = write(tmp_path, ref.exercise.solution)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data dir should be\n")
+    r = cli("check", ref.key, "--file", str(answer), home=blocked)
+    assert r.returncode == 0 and ref.key in r.stdout, r.stderr
+    assert r.stderr.count("\n") == 1 and "this attempt was not saved" in r.stderr
+
+
 def test_check_usage_errors(pack, home, tmp_path):
     r = cli("--pack", str(pack), "check", "first-steps/nope", "--file", str(write(tmp_path, GOOD)), home=home)
     assert r.returncode == 2 and "has no exercise 'nope'" in r.stderr

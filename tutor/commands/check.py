@@ -30,11 +30,11 @@ def run(args: argparse.Namespace) -> int:
             ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout
         )
     )
-    _record(args, ref, code, verdict)
     if args.json:
-        print(json.dumps({"exercise": ref.key, "pack": ref.pack.id, **verdict.to_json()}, indent=2))
+        print(json.dumps({"exercise": ref.key, "pack": ref.pack.id, **verdict.to_json()}, indent=2), flush=True)
     else:
-        print(f"{ref.key}: {verdict.feedback()}")
+        print(f"{ref.key}: {verdict.feedback()}", flush=True)
+    _record(args, ref, code, verdict)
     return 0 if verdict.passed else 1
 
 
@@ -76,12 +76,18 @@ def _ask_trust(pack: Pack) -> bool:
 
 
 def _record(args: argparse.Namespace, ref: ExerciseRef, code: str, verdict: Verdict) -> None:
-    """Attempts from the CLI count as progress too; a store problem must not hide the verdict."""
+    """Attempts from the CLI count as progress too; a store problem must not hide the verdict,
+    and must not pass silently either: one line on stderr says the attempt was not saved."""
     try:
         from tutor.paths import data_dir
         from tutor.progress.store import ProgressStore
 
         store = ProgressStore.open(data_dir(args.data_dir))
-        store.record_attempt(ref.pack.id, ref.key, passed=verdict.passed, code=code, content_hash=ref.content_hash)
-    except Exception:
-        pass
+        try:
+            store.record_attempt(ref.pack.id, ref.key, passed=verdict.passed, code=code, content_hash=ref.content_hash)
+        finally:
+            store.close()
+    except Exception as exc:  # a full disk, a read-only or odd data dir, a newer database: all the same to the learner
+        reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+        reason = " ".join(reason.split())
+        print(f"ptfund-tutor: warning: this attempt was not saved ({reason}); the verdict stands", file=sys.stderr)
