@@ -17,7 +17,7 @@ from tutor.packs.catalog import Catalog
 LESSON = "tensors"
 LOOP = "while True:\n    pass\n"
 CRASH = "import os\nos._exit(3)\n"
-FLOOD = "for i in range(200000):\n    print('spam', i)\n"
+FLOOD = "print('spam\\n' * 100000)\nfor i in range(5000):\n    print('spam', i)\n"
 
 
 def cli(*args: str, home: Path, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -147,6 +147,42 @@ def test_rerun_reuses_verdicts_and_verifies_changed_files(graded):
     assert fresh == [("bob", f"{LESSON}/{ex1.id}")]
     assert by["bob"]["verdicts"][f"{LESSON}/{ex1.id}"]["grade"] == "pass"
     assert by["carol"]["verdicts"][f"{LESSON}/{ex2.id}"]["grade"] == "timeout"
+
+
+@pytest.mark.slow
+def test_a_terminal_gets_a_progress_bar(graded):
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(graded["home"])}
+    env.pop("PTFUND_TUTOR_CACHE", None)
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "tutor", *graded["args"]],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
+            timeout=300,
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    assert r.returncode == 0
+    shown = b"".join(chunks).decode(errors="replace")
+    assert "\r[" in shown and "learners" in shown
+    assert "alice: 3/3 pass" not in shown  # the bar replaces the per-learner lines
 
 
 @pytest.mark.slow

@@ -158,7 +158,7 @@ class Snapshot:
         """Threads started since the snapshot that still run after ``grace`` seconds."""
         deadline = _monotonic() + grace
         while True:
-            alive = [t for t in _current_frames() if t not in self.threads]
+            alive = [t for t in _current_frames() if t not in self.threads and not _kernel_thread(t)]
             if not alive or _monotonic() >= deadline:
                 break
             _sleep(0.02)
@@ -193,6 +193,14 @@ class Snapshot:
 
 
 _MISSING = object()
+
+
+def _kernel_thread(ident: int) -> bool:
+    """A thread the kernel itself starts on demand while learner code runs: pyzmq's garbage
+    collector for zero-copy sends appears with the first large output (e.g. a big print)."""
+    garbage = sys.modules.get("zmq.utils.garbage")
+    collector_thread = getattr(getattr(garbage, "gc", None), "thread", None)
+    return collector_thread is not None and _threads.get(ident) is collector_thread
 
 
 def tensor_tampering(value, name: str) -> str | None:
