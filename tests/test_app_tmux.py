@@ -22,3 +22,17 @@ def test_finish_the_tensors_lesson_in_tmux_then_reopen():
     proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_recall_quiz_in_tmux(size):
+    """tests/tmux_recall.sh: new cards only from the lesson added, options shuffled and kept on
+    reopening, `3, 1` accepted with the key's form shown, cloze blanks on screen."""
+    env = dict(os.environ, PYTHON=sys.executable)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    script = SCRIPT.with_name("tmux_recall.sh")
+    proc = subprocess.run(["bash", str(script), *map(str, size)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
