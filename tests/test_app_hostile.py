@@ -109,3 +109,24 @@ async def test_oversized_saved_draft_opens_the_starter(pack, data):
         screen = await open_first_lesson(pilot)
         await wait_for(pilot, lambda: notified(app, "the starter is shown instead"), 10, "the notice")
         assert "z = 3" not in screen.query_one("#editor").text
+
+
+@pytest.mark.slow
+async def test_header_tells_when_the_kernel_is_killed_from_outside(pack, data):
+    import os
+    import signal
+
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120, "the kernel")
+        os.kill(app.kernels._live.report["pid"], signal.SIGKILL)
+        await wait_for(pilot, lambda: app.kernel_status.state == "dead", 30, "the header to notice")
+        assert app.kernel_status.label.startswith("kernel stopped")
+        assert "stopped while nothing was running" in app.kernel_status.message
+        # the next run brings a new kernel and says so
+        screen.query_one("#editor").load_text("print(6 * 7)\n")
+        await pilot.press("ctrl+r")
+        log = screen.query_one("#output")
+        await wait_for(pilot, lambda: any("42" in line for line in log.lines), 120, "the run in a new kernel")
+        assert app.kernel_status.state in ("ready", "restarted")

@@ -17,6 +17,9 @@ from tutor.engine.events import RunResult, StateEvent
 from tutor.grading.verdict import Verdict
 
 SETUP_TIMEOUT = 60.0
+# How often an idle live kernel is asked whether it still lives (a process poll, or one
+# control message for an attached kernel), so a kill from outside shows in the header.
+WATCH_INTERVAL = 2.0
 
 
 class KernelUnavailable(Exception):
@@ -37,6 +40,7 @@ class Kernels:
         self._runs = 0
         self._restarted = False
         self._status = KernelStatus("starting")
+        self._watch: asyncio.Task | None = None
 
     # ------------------------------------------------------------ life
 
@@ -67,11 +71,22 @@ class Kernels:
             return
         self.generation += 1
         self._publish(KernelStatus("ready", self._device_label()))
+        self._watch = asyncio.ensure_future(self._watch_live())
         if self._pool is not None:
             # After the live kernel, not beside it: on two cores, both at once slow the first.
             await self._pool.start()
 
+    async def _watch_live(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            try:
+                await self._live.notice_death()
+            except Exception:  # the watch only informs: the next run finds out anyway
+                pass
+
     async def shutdown(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
         tasks = [k.shutdown() for k in (self._live, self._pool) if k is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
 

@@ -68,6 +68,13 @@ def died_between_runs(returncode: int | str | None) -> str:
     )
 
 
+def died_while_idle(returncode: int | str | None) -> str:
+    return (
+        f"The Python kernel stopped while nothing was running ({death_cause(returncode)}); "
+        "the next run starts a new one, and earlier variables are gone."
+    )
+
+
 def interrupted() -> str:
     return f"Your code was interrupted; {KEPT}."
 

@@ -46,6 +46,7 @@ from tutor.engine.events import (
     StreamEvent,
 )
 from tutor.engine.output import HEAD_LINES, TAIL_LINES, OutputBuffer, cap_bundle, strip_ansi
+from tutor.engine.tracebacks import without_kernel_frames
 
 log = logging.getLogger("tutor.engine")
 
@@ -171,7 +172,7 @@ class _Run:
             self.error = ErrorEvent(
                 ename=content.get("ename", "Error"),
                 evalue=strip_ansi(content.get("evalue", "")),
-                traceback=tuple(lines),
+                traceback=tuple(without_kernel_frames(lines)),
             )
             self.emit(self.error)
         elif kind == "execute_input":
@@ -340,6 +341,17 @@ class KernelSession:
         async with self._life_lock:
             await self._teardown()
             self._set_state("stopped")
+
+    async def notice_death(self) -> bool:
+        """While idle, find out whether the kernel died since (killed from outside, say) and
+        show it as ``dead`` with a sentence; the next run brings a new one. True if it died."""
+        if self.state != "ready" or self._run_lock.locked() or self._life_lock.locked():
+            return False
+        status = await self._exit_status(force=True)
+        if status is None or self.state != "ready" or self._run_lock.locked():
+            return False
+        self._set_state("dead", faults.died_while_idle(status))
+        return True
 
     async def is_alive(self) -> bool:
         if self._conn is None or self.state in ("stopped", "dead"):
@@ -782,7 +794,7 @@ class KernelSession:
                 error = ErrorEvent(
                     reply.get("ename", "Error"),
                     strip_ansi(reply.get("evalue", "")),
-                    tuple(strip_ansi("\n".join(reply.get("traceback") or [])).split("\n")),
+                    tuple(without_kernel_frames(strip_ansi("\n".join(reply.get("traceback") or [])).split("\n"))),
                 )
             message = faults.for_error(error.ename, error.evalue)
         elif reply.get("status") == "aborted":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
 from tutor.engine.faults import GONE
+from tutor.grading.timeouts import timeout_sentence
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
 
@@ -124,7 +125,7 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
     if run.status == "timeout":
         return Verdict(
             "timeout",
-            f"Your code did not finish within the {time_limit:g} s time limit: look for a loop that never ends or work that is far too large.",
+            timeout_sentence(run.error.traceback if run.error else None, time_limit),
             output=run.output,
             elapsed=run.elapsed,
         )
