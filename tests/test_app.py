@@ -688,6 +688,7 @@ async def test_command_palette_offers_the_main_actions(pack, data):
         await wait_for(pilot, lambda: app.store.load_draft("apptest", "basics/zeros").code == "t = 5", 10, "the draft")
 
 
+@pytest.mark.slow
 def test_ui_process_never_imports_torch(pack, data, tmp_path):
     """Run the app through a lesson, a run and a check in a fresh interpreter: no torch in it."""
     script = tmp_path / "no_torch.py"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tutor.packs import models as m
 from tutor.packs.loader import load_pack
 
@@ -49,6 +51,7 @@ def test_lists_in_cloze_cards_take_any_order():
     assert isinstance(card, m.ClozeCard) and card.unordered
 
 
+@pytest.mark.slow
 def test_pack_test_of_the_built_in_pack_is_green(tmp_path):
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path)}
     r = subprocess.run(

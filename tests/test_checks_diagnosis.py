@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from test_checks_support import check, verify
 
+# Every test here verifies in a real kernel.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 
 TRAIN_SETUP = textwrap.dedent(

@@ -1,5 +1,6 @@
 """function checks on generated inputs (devices including meta) and the input generator."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -7,6 +8,9 @@ from test_checks_support import check, only, verify
 
 from tutor.checks.generate import DTYPES, generate_case
 from tutor.checks.kinds.functions import available_devices
+
+# Every test here verifies in a real kernel.
+pytestmark = pytest.mark.slow
 
 REF = "import torch\ndef blank(x):\n    return torch.zeros_like(x)\n"
 X = [{"type": "tensor", "shape": ["n", 3]}]

@@ -10,6 +10,10 @@ from torch import nn
 MLP = """
 import torch
 from torch import nn
+import pytest
+
+# Every test here verifies in a real kernel.
+pytestmark = pytest.mark.slow
 
 class MLP(nn.Module):
     def __init__(self, sizes=(784, 128, 64, 10)):

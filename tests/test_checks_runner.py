@@ -7,8 +7,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 from test_checks_support import check, mistake, only, verify
+
+# Every test here verifies in a real kernel.
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 

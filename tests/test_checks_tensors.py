@@ -2,10 +2,14 @@
 facts the lessons teach (each asserted against real torch)."""
 
 import numpy as np
+import pytest
 import torch
 from test_checks_support import check, only, verify
 
 from tutor.checks.compare import device_sentence
+
+# Every test here verifies in a real kernel.
+pytestmark = pytest.mark.slow
 
 SETUP = "import torch\na = torch.arange(6.).reshape(2, 3)\n"
 

@@ -11,7 +11,8 @@ from engine_helpers import Nanny, Recorder, until
 from tutor.engine import KernelSession
 from tutor.engine.errors import EngineError
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# Every test here starts or attaches to a kernel.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

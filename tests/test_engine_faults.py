@@ -16,7 +16,8 @@ from engine_helpers import Recorder, pid_alive, until
 from tutor.engine import KernelSession
 from tutor.engine.events import StateEvent
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# Every test here starts or attaches to a kernel.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 GONE = "it was restarted, so earlier variables are gone."
 

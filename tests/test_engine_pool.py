@@ -11,6 +11,9 @@ import pytest
 from tutor.engine import KernelPool, KernelSession, run_once
 from tutor.engine.errors import DeviceUnavailable, EngineError
 
+# Every test here starts kernels.
+pytestmark = pytest.mark.slow
+
 
 async def test_pool_hands_out_started_kernels_and_warms_the_next():
     pool = KernelPool(size=1)

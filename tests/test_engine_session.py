@@ -12,7 +12,8 @@ from engine_helpers import Recorder, until
 from tutor.engine import KernelSession
 from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StreamEvent
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# Every test here starts or attaches to a kernel.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

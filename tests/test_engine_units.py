@@ -133,7 +133,9 @@ def test_checks_bootstrap_makes_a_package_with_relative_imports(tmp_path):
         print("ok")
     """)
     # A clean interpreter that cannot import tutor: the source must stand alone.
-    out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-I", "-"], input=script, capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
     assert out.stdout.strip() == "ok", out.stderr
 
 
@@ -141,7 +143,8 @@ def test_bootstrap_of_the_real_check_library_loads():
     sources, _ = checks_sources()
     assert "ptfund_checks" in sources
     script = checks_bootstrap_source() + "\nimport ptfund_checks\nprint(ptfund_checks.__name__)\n"
-    out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120)
+    # On stdin: the library's source has outgrown what one command-line argument may hold.
+    out = subprocess.run([sys.executable, "-I", "-"], input=script, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("ptfund_checks"), out.stderr
 
 

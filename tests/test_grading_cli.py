@@ -41,6 +41,7 @@ def write(tmp_path: Path, code: str) -> Path:
     return f
 
 
+@pytest.mark.slow
 def test_check_pass_and_fail_with_targeted_message(pack, home, tmp_path):
     r = cli(
         "--pack",
@@ -78,6 +79,7 @@ def test_check_pass_and_fail_with_targeted_message(pack, home, tmp_path):
     assert [a.passed for a in attempts] == [True, False]
 
 
+@pytest.mark.slow
 def test_check_learner_exception_shows_their_own_lines(pack, home, tmp_path):
     cli(
         "--pack",
@@ -104,6 +106,7 @@ def test_check_learner_exception_shows_their_own_lines(pack, home, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_check_time_limit_is_a_verdict_not_a_hang(pack, home, tmp_path):
     cli(
         "--pack",
@@ -234,6 +237,7 @@ def test_check_usage_errors(pack, home, tmp_path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_pack_test_green_then_red_when_a_solution_breaks(tmp_path, home):
     pack = new_pack(tmp_path / "p")
     r = cli("pack", "test", "--trust", str(pack), home=home)
@@ -246,6 +250,7 @@ def test_pack_test_green_then_red_when_a_solution_breaks(tmp_path, home):
     assert "FAIL first-steps/zeros" in r.stdout and "solution" in r.stdout
 
 
+@pytest.mark.slow
 def test_pack_test_catches_a_wrong_solution_that_passes_and_a_stale_key(tmp_path, home):
     pack = new_pack(tmp_path / "p")
     lesson = pack / "first-steps" / "lesson.yaml"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,9 @@ from hypothesis import strategies as st
 from tutor.packs.loader import check_pack
 from tutor.packs.problems import Problem
 from tutor.packs.scaffold import new_pack
+
+# Hundreds of generated packs per test: CI runs them, the fast loop does not.
+pytestmark = pytest.mark.slow
 
 KEYS = [
     "id",

@@ -141,6 +141,7 @@ class TutorApp(App):
         self.kernel_status = status
 
     def _install_signal_handlers(self) -> None:
+        self._signal_loop = asyncio.get_running_loop()  # the handlers run outside it
         # Plain handlers, not the event loop's: they must run even when the loop is stuck
         # writing to a terminal that is gone (the output queue of a closed tty never drains).
         self._old_handlers = {}
@@ -175,7 +176,7 @@ class TutorApp(App):
         watchdog = threading.Timer(8.0, os._exit, args=(0,))
         watchdog.daemon = True
         watchdog.start()
-        self._loop.call_soon_threadsafe(self.exit)  # safe from a signal handler
+        self._signal_loop.call_soon_threadsafe(self.exit)  # safe from a signal handler
 
     async def action_quit(self) -> None:
         await self.save_drafts()

@@ -18,6 +18,8 @@ import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 
+from tutor.engine._jupyter_compat import channel_url, cull_digest_history
+
 log = logging.getLogger("tutor.engine")
 
 CHANNELS = ("shell", "iopub", "stdin", "control")
@@ -49,7 +51,7 @@ class _SessionView:
             return
         self.digests.add(signature)
         if len(self.digests) > self.digests_size:
-            self._session._cull_digest_history()
+            cull_digest_history(self._session)
             self.digests = self._session.digest_history
 
 
@@ -233,7 +235,7 @@ class Connection:
             if self._hb is None:
                 sock = self.client.context.socket(zmq.REQ)
                 sock.linger = 0
-                sock.connect(self.client._make_url("hb"))
+                sock.connect(channel_url(self.client, "hb"))
                 self._hb = sock
             sock = self._hb
             try:
