@@ -50,15 +50,13 @@ async def main():
         print(json.dumps({"load": load, "keys": keys, "rss": rss}))
 
 asyncio.run(main())
-""" % KEYS
+""".replace("%d", str(KEYS))  # the template is Python code: braces of its own
 
 
 def measure(size: int) -> dict:
     text = LINE * (size // len(LINE))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD], input=text, capture_output=True, text=True, env=env, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", CHILD], input=text, capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout)
 
 
