@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="parse every lesson again, ignoring the lesson cache of unchanged lessons",
         )
     pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
+    pt.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="test N exercises at once (default: one per core)"
+    )
     pt.add_argument("--json", action="store_true", help="print JSON")
     pt.add_argument("--trust", action="store_true", help="trust the pack (its Python runs on this machine)")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)

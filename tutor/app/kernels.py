@@ -205,14 +205,9 @@ class Kernels:
             try:
                 return await run_predict(kernel, code)
             finally:
-                task = asyncio.ensure_future(kernel.shutdown())
-                _background.add(task)
-                task.add_done_callback(_background.discard)
+                self._pool.give_back(kernel)  # the pool's shutdown waits for it at quit
         except Exception as exc:
             return outcome_from_result(RunResult("crashed", message=f"The code could not run: {exc}"))
-
-
-_background: set[asyncio.Future] = set()
 
 
 def _import_engine() -> None:

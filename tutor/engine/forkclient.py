@@ -44,6 +44,7 @@ class ForkServer:
         self._ids = itertools.count(1)
         self._pending: dict[int, concurrent.futures.Future] = {}
         self._exits: dict[int, int] = {}
+        self._waiters: dict[int, list[concurrent.futures.Future]] = {}
         self._exit_cond = threading.Condition(self._lock)
         self.ready: concurrent.futures.Future = concurrent.futures.Future()
         self.pid: int | None = None
@@ -96,7 +97,11 @@ class ForkServer:
         elif "exit" in msg:
             with self._exit_cond:
                 self._exits[msg["exit"]] = msg["status"]
+                waiters = self._waiters.pop(msg["exit"], [])
                 self._exit_cond.notify_all()
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(msg["status"])
         elif "id" in msg:
             with self._lock:
                 fut = self._pending.pop(msg["id"], None)
@@ -115,10 +120,15 @@ class ForkServer:
             self.ready.set_exception(ForkServerUnavailable(f"the fork server exited while warming up (status {code})"))
         with self._exit_cond:
             pending, self._pending = self._pending, {}
+            waiters, self._waiters = self._waiters, {}
             self._exit_cond.notify_all()
         for fut in pending.values():
             if not fut.done():
                 fut.set_exception(ForkServerUnavailable("the fork server stopped"))
+        for futs in waiters.values():
+            for fut in futs:
+                if not fut.done():
+                    fut.set_result(-signal.SIGKILL)
 
     def close(self) -> None:
         """Stop the server; it kills the kernels it forked."""
@@ -173,6 +183,17 @@ class ForkServer:
                 self._exit_cond.wait(left)
             return self.exit_status(pid)
 
+    def exited(self, pid: int) -> concurrent.futures.Future:
+        """A future that holds the kernel's exit status once it has ended."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        with self._exit_cond:
+            status = self.exit_status(pid)
+            if status is None:
+                self._waiters.setdefault(pid, []).append(fut)
+                return fut
+        fut.set_result(status)
+        return fut
+
     def forget(self, pid: int) -> None:
         self._exits.pop(pid, None)
 
@@ -192,7 +213,7 @@ class ForkedProcess:
         if self.returncode is None:
             self.returncode = self.server.exit_status(self.pid)
             if self.returncode is not None:
-                self.server.forget(self.pid)
+                self.server.forget(self.pid)  # the status lives here from now on
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:

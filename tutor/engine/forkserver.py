@@ -21,6 +21,7 @@ Protocol on the control socket, one JSON object per line:
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -178,6 +179,9 @@ class Server:
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        # The parent's objects stay out of the children's collections: a collection would
+        # walk (and, by touching, copy) the whole inherited heap: 0.7 s per gc.collect().
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             self.become_kernel(request)  # never returns

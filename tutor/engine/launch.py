@@ -6,6 +6,7 @@ installed with, whatever kernelspecs (or none) the machine has.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import pathlib
@@ -129,8 +130,6 @@ class ForkProvisioner(LocalProvisioner):
     refusal: str | None = None
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
-        import asyncio
-
         from tutor.engine.forkclient import ForkedProcess, ForkServerUnavailable, shared_server
 
         self.refusal = fork_refusal()
@@ -159,3 +158,17 @@ class ForkProvisioner(LocalProvisioner):
         log.info("kernel started as a new process: %s", self.refusal)
         self.launcher = SPAWN
         return await super().launch_kernel(cmd, **kwargs)
+
+    async def wait(self) -> int | None:
+        """As LocalProvisioner's, but told of the exit by the fork server, not by polling
+        every 100 ms (shutting a kernel down would take that long)."""
+        from tutor.engine.forkclient import ForkedProcess
+
+        process = self.process
+        if not isinstance(process, ForkedProcess):
+            return await super().wait()
+        if process.poll() is None:  # (poll forgets an exit it reports: ask it first)
+            await asyncio.wrap_future(process.server.exited(process.pid))
+        status = process.poll()
+        self.process = None
+        return status

@@ -1,8 +1,9 @@
 """A warm spare kernel, so verifying an exercise in a fresh process costs no kernel start.
 
 ``take()`` hands out a spare that is fully started (torch imported, checks injected) and at
-once starts the next spare in the background. The caller owns the taken kernel and shuts it
-down when done.
+once starts the next spare in the background. The caller owns the taken kernel until it
+hands it back with ``give_back()``, which shuts it down in the background; ``shutdown()``
+waits for those shutdowns, so no kernel is left half-stopped when the event loop ends.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class KernelPool:
         self.session_options = session_options
         self._spares: list[KernelSession] = []
         self._prepared: dict[KernelSession, asyncio.Task] = {}
+        self._disposals: set[asyncio.Task] = set()
         self._closed = False
 
     def _spawn(self) -> KernelSession:
@@ -109,11 +111,30 @@ class KernelPool:
                 raise last_error  # no retry can make the device appear
         raise last_error or EngineError("No kernel could be started.")
 
+    def give_back(self, session: KernelSession) -> None:
+        """Shut a taken kernel down in the background: the caller (a verdict) need not
+        wait for a process to exit. ``shutdown()`` waits for it."""
+        task = asyncio.get_running_loop().create_task(session.shutdown(), name="ptfund-kernel-dispose")
+        self._disposals.add(task)
+        task.add_done_callback(self._disposed)
+
+    def _disposed(self, task: asyncio.Task) -> None:
+        self._disposals.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("a kernel's shutdown failed: %s", task.exception())
+
+    async def drain(self) -> None:
+        """Wait until every kernel handed back has stopped."""
+        while self._disposals:
+            await asyncio.wait(list(self._disposals))
+
     async def shutdown(self) -> None:
-        """Stop the spares (kernels already taken belong to their takers)."""
+        """Stop the spares and wait for kernels handed back (kernels still taken belong
+        to their takers)."""
         self._closed = True
         spares, self._spares = self._spares, []
         for task in self._prepared.values():
             task.cancel()
         self._prepared.clear()
         await asyncio.gather(*(s.shutdown() for s in spares), return_exceptions=True)
+        await self.drain()

@@ -157,7 +157,7 @@ async def _verify_all(
     on_learner: Callable[[Row], None],
 ) -> None:
     from tutor.engine import KernelPool
-    from tutor.grading.verify import Verifier, wait_for_disposal
+    from tutor.grading.verify import Verifier
 
     jobs = max(1, min(jobs, len(todo)))
     pool = KernelPool(device=device, size=jobs, recover=False)
@@ -191,5 +191,4 @@ async def _verify_all(
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        await pool.shutdown()
-        await wait_for_disposal()
+        await pool.shutdown()  # waits for the kernels handed back, too

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +24,6 @@ from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
 
 if TYPE_CHECKING:
-    from tutor.engine.pool import KernelPool
     from tutor.engine.session import KernelSession
     from tutor.grading.verify import Verifier
 
@@ -79,23 +79,6 @@ def _first_problem(v: Verdict) -> str:
     return v.headline
 
 
-async def _test_exercise(pool: KernelPool, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
-    """All cases of one exercise in one fresh kernel, in fresh namespaces each.
-
-    The reference solution runs first, in a kernel that has run nothing else, so its pass is
-    as strict as a learner's verification. The cases after it must fail, and leftover
-    state could at worst make one pass (reported) or fail for another reason (caught by
-    ``expect``). One kernel per exercise rather than per case keeps CI minutes down.
-    """
-    from tutor.grading.verify import Verifier
-
-    kernel = await pool.take()
-    try:
-        await _run_cases(Verifier(attached=kernel), lesson, ex, report, echo)
-    finally:
-        await kernel.shutdown()
-
-
 async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
     item = f"{lesson.id}/{ex.id}"
     cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
@@ -131,24 +114,76 @@ async def _test_predict_cards(session: KernelSession, lesson: m.Lesson, report: 
         echo(row)
 
 
-async def test_pack(
-    pack: Pack, *, lesson: str | None = None, device: str | None = None, echo: Echo = lambda row: None
-) -> Report:
-    from tutor.engine import KernelPool, KernelSession
-
-    report = Report()
-    lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
-    pool = KernelPool(device=device)
-    predict_session = KernelSession(device=device)
+def default_jobs() -> int:
+    """One worker per core this process may use."""
     try:
-        await asyncio.gather(pool.start(), predict_session.start())
-        for les in lessons:
-            for ex in les.exercises:
-                await _test_exercise(pool, les, ex, report, echo)
-            await _test_predict_cards(predict_session, les, report, echo)
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+async def test_pack(
+    pack: Pack,
+    *,
+    lesson: str | None = None,
+    device: str | None = None,
+    jobs: int | None = None,
+    echo: Echo = lambda row: None,
+) -> Report:
+    """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
+    kernel per exercise (and per lesson's predict cards) from one pool.
+
+    All cases of one exercise run in that kernel, in fresh namespaces each. The reference
+    solution runs first, in a kernel that has run nothing else, so its pass is as strict
+    as a learner's verification. The cases after it must fail, and leftover state could at
+    worst make one pass (reported) or fail for another reason (caught by ``expect``).
+    Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
+    each as it is done.
+    """
+    from tutor.engine.pool import KernelPool
+    from tutor.grading.verify import Verifier
+
+    lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
+    items: list[tuple[m.Lesson, m.Exercise | None]] = []
+    for les in lessons:
+        items += [(les, ex) for ex in les.exercises]
+        if any(isinstance(card, m.PredictCard) for card in les.cards):
+            items.append((les, None))  # the lesson's predict cards
+    parts = [Report() for _ in items]
+    if not items:
+        return Report()
+    jobs = max(1, min(jobs or default_jobs(), len(items)))
+    pool = KernelPool(device=device, size=jobs)
+    queue = list(enumerate(items))
+    queue.reverse()
+
+    async def worker() -> None:
+        while queue:
+            index, (les, ex) = queue.pop()
+            kernel = await pool.take()
+            try:
+                if ex is None:
+                    await _test_predict_cards(kernel, les, parts[index], echo)
+                else:
+                    await _run_cases(Verifier(attached=kernel), les, ex, parts[index], echo)
+            finally:
+                pool.give_back(kernel)
+
+    try:
+        await pool.start()
+        workers = [asyncio.ensure_future(worker()) for _ in range(jobs)]
+        try:
+            # The first failure (no kernel can be started) ends the run.
+            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            for w in done:
+                w.result()
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.wait(workers)
     finally:
-        await asyncio.gather(pool.shutdown(), predict_session.shutdown(), return_exceptions=True)
-    return report
+        await pool.shutdown()
+    return Report([row for part in parts for row in part.rows])
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -176,7 +211,10 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
         mark = "ok  " if row.ok else "FAIL"
         print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {row.detail}", flush=True)
 
-    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, echo=echo))
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        raise TutorError("--jobs needs a whole number of at least 1")
+    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, jobs=jobs, echo=echo))
     failed = [r for r in report.rows if not r.ok]
     if args.json:
         print(json.dumps({"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows]}, indent=2))

@@ -9,7 +9,6 @@ namespaces of that kernel.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -237,23 +236,12 @@ class Verifier:
             run = await kernel.execute(program, timeout=limit + CHECK_SLACK)
         finally:
             if self.attached is None:
-                # Disposed in the background: the verdict should not wait for a kernel to exit.
-                task = asyncio.ensure_future(kernel.shutdown())
-                _background.add(task)
-                task.add_done_callback(_background.discard)
+                # Disposed in the background (the pool waits for it at its shutdown): the
+                # verdict should not wait for a kernel to exit.
+                self.pool.give_back(kernel)
         verdict = verdict_from_run(run, limit, request)
         verdict.elapsed = time.perf_counter() - started
         return verdict
-
-
-_background: set[asyncio.Future] = set()
-
-
-async def wait_for_disposal() -> None:
-    """Wait until the kernels handed back in the background have exited: a process that
-    ends its event loop before then would leave them running."""
-    while _background:
-        await asyncio.gather(*list(_background), return_exceptions=True)
 
 
 async def verify_in_fresh_kernel(
