@@ -99,9 +99,9 @@ class ForkServer:
                 self._exits[msg["exit"]] = msg["status"]
                 waiters = self._waiters.pop(msg["exit"], [])
                 self._exit_cond.notify_all()
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(msg["status"])
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(msg["status"])
         elif "id" in msg:
             with self._lock:
                 fut = self._pending.pop(msg["id"], None)

@@ -235,7 +235,7 @@ class Verifier:
             program = verification_program(build_payload(exercise, code, device), request)
             run = await kernel.execute(program, timeout=limit + CHECK_SLACK)
         finally:
-            if self.attached is None:
+            if self.pool is not None and self.attached is None:
                 # Disposed in the background (the pool waits for it at its shutdown): the
                 # verdict should not wait for a kernel to exit.
                 self.pool.give_back(kernel)
