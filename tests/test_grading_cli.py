@@ -274,6 +274,7 @@ def test_pack_test_catches_a_wrong_solution_that_passes_and_a_stale_key(tmp_path
     assert rows[("first-steps/zeros", "solution")]["ok"] is True
 
 
+@pytest.mark.slow
 def test_pack_test_in_parallel_keeps_the_pack_order(tmp_path, home):
     pack = new_pack(tmp_path / "p")
     lesson = pack / "first-steps" / "lesson.yaml"
@@ -282,12 +283,12 @@ def test_pack_test_in_parallel_keeps_the_pack_order(tmp_path, home):
         "    code: |\n      import torch\n      torch.arange(6).reshape(2, 3).t().stride()\n"
         '    expected: "(1, 3)"\n'
     )
-    one = cli("pack", "test", str(pack), "--json", "--jobs", "1", home=home)
-    three = cli("pack", "test", str(pack), "--json", "--jobs", "3", home=home)
+    one = cli("pack", "test", str(pack), "--json", "--jobs", "1", "--trust", home=home)
+    three = cli("pack", "test", str(pack), "--json", "--jobs", "3", "--trust", home=home)
     assert one.returncode == 0 and three.returncode == 0, one.stderr + three.stderr
     order = [(row["item"], row["case"], row["ok"]) for row in json.loads(one.stdout)["rows"]]
     assert [(row["item"], row["case"], row["ok"]) for row in json.loads(three.stdout)["rows"]] == order
     assert len({item for item, _, _ in order}) > 1  # more than one item, so workers really share them
-    r = cli("pack", "test", str(pack), "--jobs", "0", home=home)
+    r = cli("pack", "test", str(pack), "--jobs", "0", "--trust", home=home)
     assert r.returncode == 2 and "--jobs needs a whole number of at least 1" in r.stderr
     assert "Traceback" not in r.stderr
