@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tutor.engine.events import ErrorEvent, RunResult
-from tutor.grading.predict import outcome_from_result, predict_key, run_predict
+from tutor.grading.predict import outcome_from_result, run_predict
 
 
 def test_key_is_stdout_plus_last_value_stripped():
@@ -62,9 +62,17 @@ real_kernel = pytest.mark.skipif(not _engine_available(), reason="tutor.engine.K
 
 @real_kernel
 @pytest.mark.slow
-def test_predict_key_with_real_torch():
-    assert predict_key("import torch\nx = torch.zeros(2, 3)\nx.t().view(-1)") == "RuntimeError"
-    assert predict_key("print(1)\n2 + 2") == "1\n4"
+async def test_predict_key_with_real_torch():
+    from tutor.engine import KernelSession
+
+    session = KernelSession()
+    try:
+        await session.start()
+        error = await run_predict(session, "import torch\nx = torch.zeros(2, 3)\nx.t().view(-1)")
+        printed = await run_predict(session, "print(1)\n2 + 2")
+    finally:
+        await session.shutdown()
+    assert error.key == "RuntimeError" and printed.key == "1\n4"
 
 
 @real_kernel

@@ -1,4 +1,4 @@
-"""The warm spare pool, device selection, run_once and doctor: each starts its own kernels."""
+"""The warm spare pool, device selection and doctor: each starts its own kernels."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tutor.engine import KernelPool, KernelSession, run_once
+from tutor.engine import KernelPool, KernelSession
 from tutor.engine.errors import DeviceUnavailable, EngineError
 
 # Every test here starts kernels.
@@ -73,10 +73,15 @@ def test_unknown_device_is_refused():
         KernelSession(device="tpu")
 
 
-def test_run_once_in_a_fresh_kernel_on_the_requested_device():
-    r = run_once(
-        "print('hi')\nimport torch\nx = torch.zeros(2, device=DEVICE)\nx.device.type, 2 * 21", device="cpu", timeout=60
-    )
+async def test_a_fresh_kernel_runs_on_the_requested_device():
+    session = KernelSession(device="cpu")
+    try:
+        await session.start()
+        r = await session.execute(
+            "print('hi')\nimport torch\nx = torch.zeros(2, device=DEVICE)\nx.device.type, 2 * 21", timeout=60
+        )
+    finally:
+        await session.shutdown()
     assert r.ok and r.output == "hi\n" and r.result_text == "('cpu', 42)"
 
 

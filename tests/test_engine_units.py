@@ -152,7 +152,7 @@ def test_engine_import_stays_light():
     """The UI process imports the engine: never torch, never textual."""
     code = (
         "import sys, tutor.engine, tutor.engine.session, tutor.engine.pool, "
-        "tutor.commands.doctor; from tutor.engine import KernelSession, KernelPool, run_once; "
+        "tutor.commands.doctor; from tutor.engine import KernelSession, KernelPool; "
         "bad = [m for m in ('torch', 'textual', 'numpy') if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -2,7 +2,7 @@
 
 
 class TutorError(Exception):
-    """A problem to report in one sentence. ``exit_code`` follows SPEC section 3."""
+    """A problem to report in one sentence. ``exit_code``: see "The command line" in docs/architecture.md."""
 
     exit_code = 2
 
@@ -10,7 +10,3 @@ class TutorError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
-
-
-class UsageError(TutorError):
-    exit_code = 2

@@ -250,11 +250,6 @@ class KernelSession:
         reason the fork server was not used; None when attached (see launch.py)."""
         return self._km.launcher if self._km is not None else None
 
-    @property
-    def kernel_log(self) -> Path | None:
-        """The kernel process's own stdout/stderr (local kernels), e.g. a crash dump."""
-        return self._log_path
-
     def start_soon(self) -> asyncio.Task:
         """Start in the background (idempotent); ``execute`` waits for it if needed."""
         task = self._start_task

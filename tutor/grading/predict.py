@@ -61,18 +61,3 @@ async def run_predict(session: KernelSession, code: str, *, timeout: float = DEF
     """Run ``code`` in a started ``tutor.engine.KernelSession`` and describe what happened."""
     result = await session.execute(code, timeout=timeout)
     return outcome_from_result(result)
-
-
-def predict_key(
-    code: str, device: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, connection_file: str | None = None
-) -> str:
-    """The answer key of a predict card's code, run in a fresh kernel (``pack test``).
-
-    Raises RuntimeError with one sentence when the run did not finish, as no key exists then.
-    """
-    from tutor.engine import run_once
-
-    outcome = outcome_from_result(run_once(code, device=device, timeout=timeout, connection_file=connection_file))
-    if not outcome.ok:
-        raise RuntimeError(outcome.problem)
-    return outcome.key

@@ -65,20 +65,6 @@ class Pack:
         return self.origins.get(key, Pos(self.root / lesson_id / LESSON_FILE, 1, 1))
 
 
-@dataclass
-class _FileResult:
-    data: object = None
-    origins: dict[tuple, Pos] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root.parent)) if root.parent != path else str(path)
-    except ValueError:
-        return str(path)
-
-
 class _Reporter:
     """Turns paths inside a YAML file into Problems with positions."""
 
