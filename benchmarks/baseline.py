@@ -1,4 +1,4 @@
-"""The baseline the SPEC compares the engine with: a stock ipykernel (no torch, no boot
+"""The baseline the engine's targets (docs/architecture.md) compare it with: a stock ipykernel (no torch, no boot
 code) driven by a plain blocking jupyter_client, as any Jupyter front end would."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Engine benchmarks, side by side in one run (SPEC section 5).
+"""Engine benchmarks, side by side in one run (the targets in docs/architecture.md).
 
     python benchmarks/engine.py [--starts 5] [--trips 50] [--no-write]
 
@@ -194,7 +194,7 @@ def write_section(context: str, lines: list[str], ready: dict, trip: dict) -> Pa
         "  within noise of the stock launcher (ahead in some, behind in others): both halves",
         "  hold the GIL nearly all the time. The stock launcher stays the default, as the safer",
         "  one (no import racing ipykernel's own imports).",
-        '- The SPEC\'s baseline, `python -c "import torch"`, includes interpreter start and exit',
+        '- The targets\' baseline, `python -c "import torch"`, includes interpreter start and exit',
         "  (tearing torch down at exit is a few hundred ms); the row against the bare import",
         "  statement shows the stricter comparison.",
         "- Round trip = `KernelSession.execute('1+1')` to a RunResult: waits for the reply and",

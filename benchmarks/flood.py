@@ -1,4 +1,4 @@
-"""Output flood, side by side with the idle app in one run (SPEC section 5).
+"""Output flood, side by side with the idle app in one run (the targets in docs/architecture.md).
 
     python benchmarks/flood.py [--floods N] [--idle SECONDS] [--json]
 

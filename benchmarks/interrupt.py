@@ -12,7 +12,7 @@ Each run starts `while True: pass`, waits until it is running, then stops it:
 - escalation: a loop that swallows KeyboardInterrupt, from ``interrupt()`` to the
   RunResult after the restart (the grace period, then a fresh kernel with torch).
 The sides alternate within the run so background load hits both alike. Timed here, never
-in tests (SPEC section 5).
+in tests (docs/architecture.md, "Targets").
 """
 
 from __future__ import annotations

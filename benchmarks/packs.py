@@ -1,4 +1,4 @@
-"""Load + validate the built-in pack and a generated 500-lesson pack (SPEC section 5).
+"""Load + validate the built-in pack and a generated 500-lesson pack (the targets in docs/architecture.md).
 
 Targets: built-in pack <= 100 ms; 500 lessons <= 1 s. Run: python benchmarks/packs.py
 

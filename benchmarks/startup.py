@@ -1,4 +1,4 @@
-"""TUI startup, side by side in one run (SPEC section 5).
+"""TUI startup, side by side in one run (the targets in docs/architecture.md).
 
     python benchmarks/startup.py [--runs N] [--json]
 
@@ -163,7 +163,7 @@ def main() -> int:
         print(f"{'UI process RSS':<28}{mem['rss_mb']:8.1f} MB   target <= {RSS_TARGET_MB} MB")
         print(f"{'torch in the UI process':<28}{'yes' if mem['torch_in_ui'] else 'no':>8}      target: no")
         print(
-            f"median of {args.runs} runs; {os.cpu_count()} CPUs; meets the SPEC: {'yes' if result['meets_spec'] else 'NO'}"
+            f"median of {args.runs} runs; {os.cpu_count()} CPUs; meets the target: {'yes' if result['meets_spec'] else 'NO'}"
         )
     return 0
 

@@ -1,4 +1,4 @@
-"""Check verdicts (SPEC section 5), side by side with their baselines in one run.
+"""Check verdicts (the targets in docs/architecture.md), side by side with their baselines in one run.
 
 1. Verdict in the TUI, fresh-kernel verification from a warm spare: median over the
    built-in exercises' reference solutions (target <= 250 ms).

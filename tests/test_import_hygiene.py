@@ -1,4 +1,4 @@
-"""Layering (SPEC section 2): headless modules never import textual; the UI side never imports torch."""
+"""Layering (docs/architecture.md, "Layers"): headless modules never import textual; the UI side never imports torch."""
 
 from __future__ import annotations
 

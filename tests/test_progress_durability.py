@@ -1,4 +1,4 @@
-"""Durability with real processes (SPEC section 6): kill -9 at random moments loses nothing
+"""Durability with real processes (docs/architecture.md, "Reliability"): kill -9 at random moments loses nothing
 committed, two writers at once lose nothing, a damaged file is moved aside.
 
 Writers are real subprocesses (tests/progress_writer.py) that print each id only after its

@@ -1,4 +1,4 @@
-"""Which instructor packs the learner has agreed to run (SPEC section 6).
+"""Which instructor packs the learner has agreed to run (docs/trust.md).
 
 A pack from outside the built-in set that contains Python (setup, checks, solutions,
 predict cards) runs only after the learner trusts it. The decision is kept in the data

@@ -1,7 +1,7 @@
 """The learner's progress in one SQLite file: attempts, hints, drafts, card schedules and
 reviews, last position, settings.
 
-Durability (SPEC section 6): WAL journal, ``synchronous=FULL``, every write a single
+Durability (docs/architecture.md, "Reliability"): WAL journal, ``synchronous=FULL``, every write a single
 ``BEGIN IMMEDIATE`` transaction, and a busy timeout so two processes writing at once
 wait for each other instead of failing. A kill -9 at any moment loses nothing committed:
 SQLite rolls an interrupted transaction back on the next open.

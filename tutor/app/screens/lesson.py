@@ -179,7 +179,7 @@ class LessonScreen(TutorScreen):
         self._hints_shown = hints
         self._passed = bool(stats and stats.passed)
         if self.index == 0 and draft is None and stats is None:
-            # A lesson not yet started opens on its intuition (SPEC: intuition first).
+            # A lesson not yet started opens on its intuition: the idea before the exercises.
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
         text = draft.code if draft is not None else ref.exercise.starter
         if draft is not None and (problem := too_large(code_size(text), "Your saved code")) is not None:

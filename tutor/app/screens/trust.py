@@ -1,4 +1,4 @@
-"""Asks the learner whether to run an instructor pack's code (SPEC section 6)."""
+"""Asks the learner whether to run an instructor pack's code (docs/trust.md)."""
 
 from __future__ import annotations
 
