@@ -90,6 +90,8 @@ class Context:
         self.tracer = None  # a trace.Tracer while the run is traced
         self.segment: str | int = "run"  # which check is running (its index), for the trace
         self.label: str | None = None  # the running check's learner-facing label, if it has one
+        self.code = ""  # the learner's source (source checks read it)
+        self.solution = ""  # the reference solution's source
 
     def display(self, expr: str | None, fallback: str = "the checked value") -> str:
         """The running check's label, else :func:`display` of ``expr``."""

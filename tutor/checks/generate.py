@@ -49,14 +49,48 @@ class Case:
         return ", ".join(self.texts)
 
 
-def _dims(dims: dict, rng: random.Random, index: int) -> dict:
-    out = {}
-    for name, bounds in dims.items():
+def _dims(dims: dict, rng: random.Random, index: int, distinct: bool = False) -> dict:
+    out: dict = {}
+    for k, (name, bounds) in enumerate(dims.items()):
         lo, hi = int(bounds[0]), int(bounds[1])
         if lo > hi:
             raise SpecError(f"dimension '{name}' has low {lo} above high {hi}")
-        out[name] = lo if index == 0 else hi if index == 1 else rng.randint(lo, hi)
+        if index == 0:
+            v = lo + k if distinct else lo  # the low edge, nudged apart so no two sizes are equal
+        elif index == 1:
+            v = hi - k if distinct else hi
+        else:
+            v = rng.randint(lo, hi)
+            for _ in range(20 if distinct else 0):
+                if v not in out.values():
+                    break
+                v = rng.randint(lo, hi)
+        out[name] = min(max(v, lo), hi)
     return out
+
+
+def _constrain(spec: dict, t, gen: torch.Generator | None):
+    if spec.get("unique") and t.numel() > 1:
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            t = t + torch.arange(t.numel(), dtype=torch.float64).reshape(t.shape).to(t.dtype) * 1e-3
+        else:
+            lo = (
+                int(spec["min"])
+                if spec.get("min") is not None
+                else (0 if t.dtype == torch.uint8 else TENSOR_INT_RANGE[0])
+            )
+            hi = int(spec["max"]) if spec.get("max") is not None else max(TENSOR_INT_RANGE[1], lo + t.numel() - 1)
+            if hi - lo + 1 < t.numel():
+                raise SpecError(f"unique: {t.numel()} values do not fit in [{lo}, {hi}]")
+            t = (torch.randperm(hi - lo + 1, generator=gen)[: t.numel()] + lo).reshape(t.shape).to(t.dtype)
+    if spec.get("sorted") and t.dim() > 0 and t.dtype != torch.bool:
+        t = t.sort(dim=-1).values
+    if spec.get("transform"):
+        try:
+            t = eval(spec["transform"], {"torch": torch, "x": t})  # the pack's own expression, like setup
+        except Exception as exc:
+            raise SpecError(f"transform {spec['transform']!r} failed: {type(exc).__name__}: {exc}") from None
+    return t
 
 
 def _shape(spec_shape, sizes: dict) -> tuple:
@@ -95,10 +129,10 @@ def _tensor(spec: dict, shape: tuple, dtype: torch.dtype, gen: torch.Generator) 
     return t
 
 
-def generate_case(args: list, dims: dict, seed: int, index: int, device, names: list) -> Case:
+def generate_case(args: list, dims: dict, seed: int, index: int, device, names: list, distinct: bool = False) -> Case:
     """The inputs of case ``index`` on ``device`` (fresh tensors on every call)."""
     rng = random.Random(seed * 1_000_003 + index)
-    sizes = _dims(dims or {}, rng, index)
+    sizes = _dims(dims or {}, rng, index, distinct)
     values: list[object] = []
     texts, size, ndim = [], 0, 0
     for i, spec in enumerate(args):
@@ -112,13 +146,21 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
                 raise SpecError(f"unknown dtype '{dtype_key}'")
             dtype = DTYPES[dtype_key]
             gen = torch.Generator().manual_seed(rng.getrandbits(62))
-            t = _tensor(spec, shape, dtype, gen).to(device)
+            t = _constrain(spec, _tensor(spec, shape, dtype, gen), gen).to(device)
             if spec.get("requires_grad") and (dtype.is_floating_point or dtype.is_complex):
                 t.requires_grad_(True)
             values.append(t)
             texts.append(f"{label} of shape {fmt_shape(shape)} {dtype_name(dtype)}")
             size += t.numel()
             ndim += t.dim()
+        elif kind == "int" and spec.get("dim"):
+            if spec["dim"] not in sizes:
+                raise SpecError(f"dimension '{spec['dim']}' is not in dims")
+            v = sizes[spec["dim"]]
+            if spec.get("transform"):
+                v = _constrain({"transform": spec["transform"]}, v, None)
+            values.append(v)
+            texts.append(f"{label} = {v}")
         elif kind == "int":
             lo = int(spec["min"]) if spec.get("min") is not None else INT_RANGE[0]
             hi = int(spec["max"]) if spec.get("max") is not None else max(INT_RANGE[1], lo)

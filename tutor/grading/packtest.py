@@ -1,7 +1,7 @@
 """``pack test DIR``: prove a pack with real torch.
 
 For every exercise: the reference solution passes, the starter fails, every wrong solution
-fails and its feedback contains what the author said it must (``expect``). For every
+fails and its feedback contains what the author said it must (``expect``). Every accepted solution passes too. For every
 predict card: the stored key still matches what torch prints now.
 """
 
@@ -84,6 +84,7 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
     cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
     cases.append(("starter", ex.starter, None, False))
     cases += [(f"wrong {i + 1}", w.code, w.expect, False) for i, w in enumerate(ex.wrong_solutions)]
+    cases += [(f"accepted {i + 1}", code, None, True) for i, code in enumerate(ex.accepted_solutions)]
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
         verdict = await verifier.verify(ex, code)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import json
 import re
 import stat
 from dataclasses import dataclass, field
@@ -24,8 +25,12 @@ from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
 
 MANIFEST = "pack.yaml"
 LESSON_FILE = "lesson.yaml"
-CODE_KEYS = frozenset({"setup", "starter", "solution", "code"})
+CODE_KEYS = frozenset({"setup", "starter", "solution", "code", "prelude"})
 MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
+# Fields holding a Python expression: a YAML list or number there needs quotes.
+_EXPR_KEYS = frozenset(
+    {"expr", "expected", "when", "factory", "probe", "shares_storage_with", "independent_of", "transform"}
+)
 # A one-line value ending in .py/.md names a file beside the YAML.
 FILE_REF = re.compile(r"^[\w][\w./-]*\.(py|md)$")
 _ALL_FIELDS = sorted(
@@ -144,6 +149,8 @@ def _resolve_one(value, path, key, located, base, rep, origins):
     textual = key in CODE_KEYS or key in MARKDOWN_KEYS
     if key == "hints" and isinstance(value, list):
         return [_resolve_one(v, (*path, i), "prompt", located, base, rep, origins) for i, v in enumerate(value)]
+    if key == "accepted_solutions" and isinstance(value, list):
+        return [_resolve_one(v, (*path, i), "code", located, base, rep, origins) for i, v in enumerate(value)]
     if not textual or not isinstance(value, str):
         return _resolve_refs(value, path, located, base, rep, origins)
     line, col = located.pos(path)
@@ -194,11 +201,14 @@ def _validation_problems(exc: ValidationError, data: Any, rep: _Reporter) -> Non
             got = err.get("ctx", {}).get("tag")
             rep.at((*path, tag), f"unknown {tag} {got!r}: expected one of {', '.join(choices)}")
             continue
-        if (
-            kind == "string_type"
-            and isinstance(err.get("input"), (int, float))
-            and not isinstance(err.get("input"), bool)
-        ):
+        given = err.get("input")
+        if kind == "string_type" and loc and loc[-1] in _EXPR_KEYS and isinstance(given, (list, dict, int, float)):
+            what = {list: "a YAML list", dict: "a YAML mapping", bool: "a YAML boolean"}.get(
+                type(given), "a YAML number"
+            )
+            text = repr(given) if not isinstance(given, bool) else str(given)
+            msg = f"is {what}, not a Python expression: quote it, e.g. {loc[-1]}: {json.dumps(text)}"
+        elif kind == "string_type" and isinstance(given, (int, float)) and not isinstance(given, bool):
             msg += " (put it in quotes)"
         if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == m.ID_PATTERN:
             msg = f"{err.get('input')!r} is not an id: ids use lowercase letters, digits, '-' and '_' (e.g. views-and-strides)"
@@ -286,7 +296,7 @@ def check_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -
 
 
 def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
-    from tutor.packs.validate import validate_lesson, validate_manifest
+    from tutor.packs.validate import partial_lesson, validate_lesson, validate_manifest
 
     problems: list[Problem] = []
     if not root.is_dir():
@@ -325,6 +335,12 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
             )
             problems += found
             if lesson is None:
+                raw = getattr(rep, "data", None)
+                if isinstance(raw, dict) and lesson_located is not None:
+                    # Schema problems do not hide the semantic ones: one round of fixes.
+                    lrep = _Reporter(root, lesson_located, lesson_file)
+                    validate_lesson(partial_lesson(raw, lesson_id), lesson_id, lesson_origins, lrep)
+                    problems += lrep.problems
                 continue
             lrep = _Reporter(root, lesson_located, lesson_file)
             validate_lesson(lesson, lesson_id, lesson_origins, lrep)

@@ -148,11 +148,23 @@ class ArgSpec(Strict):
     min: float | None = None
     max: float | None = None
     values: list | None = Field(None, description="choices for type: choice")
+    dim: str | None = Field(None, description="type: int only: the size of this named dimension (from dims)")
+    sorted: bool = Field(False, description="tensor: values sorted ascending along the last dimension")
+    unique: bool = Field(False, description="tensor: no value repeats (integer tensors draw without replacement)")
+    transform: str | None = Field(
+        None,
+        min_length=1,
+        description="expression applied to the generated value, named x (torch is available), e.g. 'x.abs() + 1'",
+    )
 
     @model_validator(mode="after")
     def _fits_type(self) -> ArgSpec:
         if self.type == "tensor" and self.shape is None:
             raise ValueError("a tensor argument needs a shape")
+        if self.dim is not None and self.type != "int":
+            raise ValueError("dim ties an int argument to a dimension's size: it needs type: int")
+        if (self.sorted or self.unique) and self.type != "tensor":
+            raise ValueError("sorted and unique apply to tensor arguments")
         if self.type == "choice" and not self.values:
             raise ValueError("a choice argument needs values")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -176,6 +188,12 @@ class FunctionCheck(_Check, _Tolerance):
     )
     compare: list[TensorProperty] = Field(default_factory=lambda: ["shape", "dtype", "device", "values"], min_length=1)
     seed: int = 0
+    distinct_dims: bool = Field(
+        False, description="give the named dimensions different sizes in every case (a swapped axis then shows)"
+    )
+    reference: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
+        None, description="the oracle: a function defined in setup, instead of the solution's function of this name"
+    )
 
 
 class PythonCheck(_Check):
@@ -190,8 +208,28 @@ class PythonCheck(_Check):
     )
 
 
+class SourceCheck(_Check):
+    """Rules on the learner's source, read with ``ast`` (nothing runs).
+
+    Each entry of ``forbid``/``require`` is one of: a dotted name used anywhere (``torch.stack``,
+    ``np``; a call, an attribute chain or a plain name), an attribute or method written
+    ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a
+    literal in quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
+
+    kind: Literal["source"]
+    forbid: list[str] = Field(default_factory=list, description="what the code must not use")
+    require: list[str] = Field(default_factory=list, description="what the code must use")
+    max_lines: int | None = Field(None, ge=1, description="at most this many non-blank, non-comment lines")
+    max_statements: int | None = Field(None, ge=1, description="at most this many statements (nested ones count)")
+    applies_to: Literal["learner", "both"] = Field(
+        "both",
+        description="'learner': the reference solution is exempt (a loop reference with one-line rules for learners)",
+    )
+
+
 Check = Annotated[
-    ValueCheck
+    SourceCheck
+    | ValueCheck
     | TensorCheck
     | RaisesCheck
     | ModuleCheck
@@ -201,7 +239,7 @@ Check = Annotated[
     | PythonCheck,
     Field(discriminator="kind"),
 ]
-CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python")
+CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python", "source")
 
 
 class Mistake(Strict):
@@ -244,6 +282,9 @@ class Exercise(Strict):
     hints: list[Markdown] = Field(default_factory=list)
     mistakes: list[Mistake] = Field(default_factory=list)
     wrong_solutions: list[WrongSolution] = Field(default_factory=list)
+    accepted_solutions: list[Code] = Field(
+        default_factory=list, description="other correct code, each proven by `pack test` to pass every check"
+    )
     time_limit: float = Field(20.0, gt=0, le=600, description="seconds for setup + code + checks")
     seed: int = Field(0, description="torch, numpy and random are seeded with this before setup")
 
@@ -353,8 +394,24 @@ class Lesson(Strict):
     title: str = Field(min_length=1)
     summary: str = ""
     intuition: Markdown = Field(min_length=1, description="why, with an analogy, then the precise contract")
+    prelude: Code = Field(
+        "",
+        description="code every exercise's setup starts with (imports, data, helpers); it runs in the same "
+        "namespace as the setup, the reference solution and the learner's code",
+    )
     exercises: list[Exercise] = Field(default_factory=list)
     cards: list[Card] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _prelude_first(self) -> Lesson:
+        # The prelude becomes the head of every exercise's setup: one namespace, one run.
+        # (Checked first so a lesson validated again from its own dump is not prefixed twice.)
+        if self.prelude.strip():
+            head = self.prelude.rstrip("\n") + "\n"
+            for ex in self.exercises:
+                if not ex.setup.startswith(head):
+                    ex.setup = head + ("\n" + ex.setup if ex.setup else "")
+        return self
 
 
 class PackManifest(Strict):

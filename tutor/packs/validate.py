@@ -114,10 +114,13 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
     if lesson.id != folder_id:
         rep.at(("id",), f"lesson id {lesson.id!r} differs from its folder name {folder_id!r}")
     _check_markdown(lesson.intuition, origin("intuition"), ("intuition",), rep)
+    _check_code(getattr(lesson, "prelude", ""), origin("prelude"), ("prelude",), rep, what="prelude")
     sections = {h.casefold() for h in headings(lesson.intuition)}
 
     item_ids: dict[str, tuple] = {}
     for i, ex in enumerate(lesson.exercises):
+        if ex is None:  # it failed the schema (reported): its siblings are still checked
+            continue
         base = ("exercises", i)
         if ex.id in item_ids:
             rep.at((*base, "id"), f"id {ex.id!r} is used twice in this lesson")
@@ -146,8 +149,13 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
         for k, wrong in enumerate(ex.wrong_solutions):
             wpath = (*base, "wrong_solutions", k)
             _check_code(wrong.code, origin(*wpath, "code"), (*wpath, "code"), rep)
+        for k, accepted in enumerate(ex.accepted_solutions):
+            apath = (*base, "accepted_solutions", k)
+            _check_code(accepted, origin(*apath), apath, rep, what="accepted solution")
 
     for i, card in enumerate(lesson.cards):
+        if card is None:
+            continue
         base = ("cards", i)
         if card.id in item_ids:
             rep.at(
@@ -167,6 +175,32 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
                     rep.at((*base, "text"), f"blank {{{{{blank}}}}} has an empty answer")
 
 
+def partial_lesson(data: dict, folder_id: str) -> Any:
+    """What of a lesson that failed the schema can still be checked: its valid exercises and
+    cards (None in place of the others), so one ``pack validate`` reports both kinds of problem."""
+    from types import SimpleNamespace
+
+    from pydantic import TypeAdapter, ValidationError
+
+    def each(validate: Callable[[Any], Any], items: Any) -> list:
+        out = []
+        for item in items if isinstance(items, list) else []:
+            try:
+                out.append(validate(item))
+            except ValidationError:
+                out.append(None)
+        return out
+
+    intuition = data.get("intuition")
+    return SimpleNamespace(
+        id=data["id"] if isinstance(data.get("id"), str) else folder_id,
+        intuition=intuition if isinstance(intuition, str) and intuition.strip() else UNREADABLE,
+        prelude=data["prelude"] if isinstance(data.get("prelude"), str) else "",
+        exercises=each(m.Exercise.model_validate, data.get("exercises")),
+        cards=each(TypeAdapter(m.Card).validate_python, data.get("cards")),
+    )
+
+
 _EXPR_FIELDS = ("expr", "expected", "shares_storage_with", "independent_of", "factory", "probe")
 
 
@@ -182,8 +216,24 @@ def _validate_check(
         _check_code(value, expr_origin(*cpath, name), (*cpath, name), rep, what=name, mode=mode)
     if check.kind == "python":
         _check_code(check.code, origin(*cpath, "code"), (*cpath, "code"), rep)
+    if check.kind == "source":
+        for key in ("forbid", "require"):
+            for r, rule in enumerate(getattr(check, key)):
+                if not rule.strip():
+                    rep.at((*cpath, key, r), "is empty")
     if check.kind == "function":
         for a, arg in enumerate(check.args):
+            if arg.dim is not None and arg.dim not in check.dims:
+                rep.at((*cpath, "args", a, "dim"), f"dimension {arg.dim!r} is not defined in dims")
+            if arg.transform is not None:
+                _check_code(
+                    arg.transform,
+                    expr_origin(*cpath, "args", a, "transform"),
+                    (*cpath, "args", a, "transform"),
+                    rep,
+                    what="transform",
+                    mode="eval",
+                )
             for dim in arg.shape or []:
                 if isinstance(dim, str) and dim not in check.dims:
                     rep.at((*cpath, "args", a, "shape"), f"dimension {dim!r} is not defined in dims")

@@ -4,6 +4,7 @@ from .functions import check_function
 from .modules import check_module, check_state_dict
 from .python import check_python
 from .raises import check_raises
+from .source import check_source
 from .values import check_same_as_solution, check_tensor, check_value
 
 KINDS = {
@@ -15,4 +16,5 @@ KINDS = {
     "same_as_solution": check_same_as_solution,
     "function": check_function,
     "python": check_python,
+    "source": check_source,
 }

@@ -133,9 +133,11 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
 
 def check_function(check: dict, ctx: Context) -> Outcome:
     name = check["name"]
-    if name not in ctx.ref:
-        raise AuthoringError(f"the reference solution does not define {name}")
-    ref_fn = ctx.ref[name]
+    oracle = check.get("reference") or name
+    if oracle not in ctx.ref:
+        where = "the setup" if check.get("reference") else "the reference solution"
+        raise AuthoringError(f"{where} does not define {oracle}")
+    ref_fn = ctx.ref[oracle]
     if name not in ctx.learner:
         return Outcome(False, ctx.undefined(name), "a function", None)
     fn = ctx.learner[name]
@@ -164,8 +166,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         meta = dev.type == "meta"
         for i in range(cases):
             try:
-                ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
-                case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names)
+                distinct = bool(check.get("distinct_dims"))
+                ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names, distinct)
+                case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names, distinct)
             except SpecError as spec_error:
                 raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
             seed_all(seed + i)  # functions that draw random numbers draw the same ones

@@ -1,0 +1,173 @@
+"""What an instructor porting outside material needs: source checks (applies_to), function
+checks with dimension-tied ints, constrained inputs and an oracle from setup, accepted
+solutions, a lesson prelude, and `pack validate` reporting everything in one round."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_checks_support import check, only, verify
+
+from tutor.packs.loader import check_pack, load_pack
+from tutor.packs.scaffold import new_pack
+
+LOOP_SOLUTION = "def total(xs):\n    out = 0\n    for x in xs:\n        out = out + x\n    return out\n"
+
+
+def test_source_check_forbids_requires_and_counts():
+    rules = check(kind="source", forbid=["for", "torch.stack", "'cuda'"], require=["torch.where"], max_lines=2)
+    code = "import torch\nfor i in range(2):\n    d = 'cuda'\n"
+    msg = only(verify(code, "x = 1", [rules]))["message"]
+    assert "your code uses for (line 2), which this exercise does not allow" in msg
+    assert "your code uses 'cuda' (line 3)" in msg and "your code must use torch.where" in msg
+    assert "your code has 3 lines, at most 2 allowed" in msg
+    ok = verify("import torch\ny = torch.where(torch.ones(2) > 0, 1, 2)", "x = 1", [rules])
+    assert ok["passed"]
+
+
+def test_source_check_applies_to_the_learner_only():
+    one_liner = check(kind="source", forbid=["for"], max_statements=2, applies_to="learner")
+    as_both = check(kind="source", forbid=["for"])
+    ref = verify(LOOP_SOLUTION, LOOP_SOLUTION, [one_liner])  # pack test runs the reference like this
+    assert ref["passed"] and "exempt" in only(ref)["message"]
+    assert not verify(LOOP_SOLUTION, LOOP_SOLUTION, [as_both])["passed"]
+    assert verify("def total(xs):\n    return sum(xs)\n", LOOP_SOLUTION, [one_liner])["passed"]
+    assert not verify(LOOP_SOLUTION.replace("out = 0", "out = 0  # mine"), "y = 2", [one_liner])["passed"]
+
+
+def test_function_check_dimension_ints_constraints_and_an_oracle_from_setup():
+    setup = "import torch\ndef _oracle(x, n):\n    return x.sort(dim=-1).values[..., :n]\n"
+    spec = dict(
+        kind="function",
+        name="smallest",
+        reference="_oracle",
+        args=[
+            {"type": "tensor", "shape": ["b", "k"], "dtypes": ["int64"], "unique": True, "transform": "x * 2"},
+            {"type": "int", "dim": "k"},
+        ],
+        dims={"b": [1, 3], "k": [2, 5]},
+        distinct_dims=True,
+        devices=["cpu"],
+    )
+    good = "def smallest(x, n):\n    return torch.topk(x, n, largest=False).values\n"
+    r = verify(good, "", [check(**spec)], setup=setup)  # the solution defines nothing: the oracle decides
+    assert r["passed"], r
+    wrong = "def smallest(x, n):\n    return x[..., :n]\n"
+    assert not verify(wrong, "", [check(**spec)], setup=setup)["passed"]
+    sorted_spec = dict(spec, args=[dict(spec["args"][0], sorted=True), spec["args"][1]])
+    assert verify(wrong, "", [check(**sorted_spec)], setup=setup)["passed"]  # sorted input: the prefix is right
+
+
+def test_distinct_dims_and_dim_ints_in_generated_cases():
+    from tutor.checks.generate import generate_case
+
+    args = [{"type": "tensor", "shape": ["n", "m"]}, {"type": "int", "dim": "m"}]
+    for i in range(12):
+        case = generate_case(args, {"n": [2, 4], "m": [2, 4]}, 0, i, "cpu", ["x", "m"], distinct=True)
+        x, m = case.args
+        assert x.shape[0] != x.shape[1] and m == x.shape[1]
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    return new_pack(tmp_path / "demo")
+
+
+def lesson_file(pack: Path) -> Path:
+    return pack / "first-steps" / "lesson.yaml"
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_prelude_heads_every_setup_and_shares_the_namespace(pack: Path):
+    edit(lesson_file(pack), "intuition: intuition.md\n", "intuition: intuition.md\nprelude: |\n  ROWS, COLS = 2, 3\n")
+    edit(
+        lesson_file(pack),
+        "    solution: solution_zeros.py\n",
+        "    setup: 'shape = (ROWS, COLS)'\n    solution: solution_zeros.py\n",
+    )
+    ex = load_pack(pack).lessons[0].exercises[0]
+    assert ex.setup == "ROWS, COLS = 2, 3\n\nshape = (ROWS, COLS)"
+    r = verify(
+        "import torch\nt = torch.zeros(shape, dtype=torch.float64)",
+        ex.solution,
+        [check(kind="value", expr="(ROWS, COLS, tuple(t.shape))")],
+        setup=ex.setup,
+    )
+    assert r["passed"], r
+
+
+def test_accepted_solutions_load_from_files_and_are_parsed(pack: Path):
+    (pack / "first-steps" / "alt.py").write_text(
+        "import torch\nt = torch.zeros((2, 3), dtype=torch.float64, device=DEVICE)\n"
+    )
+    edit(
+        lesson_file(pack),
+        "    wrong_solutions:\n",
+        "    accepted_solutions:\n      - alt.py\n      - 't = ('\n    wrong_solutions:\n",
+    )
+    _, problems = check_pack(pack)
+    assert [p.message for p in problems] == ["accepted solution does not parse: '(' was never closed"]
+
+
+def test_validate_reports_schema_and_semantic_problems_in_one_round_and_says_quote_it(pack: Path):
+    edit(lesson_file(pack), "        expr: t\n", "        expr: t\n        expected: [2, 3]\n")
+    edit(
+        lesson_file(pack),
+        '      - when: "isinstance(t',
+        '      - failed_check: nope\n        message: x\n      - when: "isinstance(t',
+    )
+    _, problems = check_pack(pack)
+    messages = [p.message for p in problems]
+    assert any('is a YAML list, not a Python expression: quote it, e.g. expected: "[2, 3]"' in m for m in messages)
+    edit(lesson_file(pack), "        expected: [2, 3]\n", "        expected: 3\n")
+    messages = [p.message for p in check_pack(pack)[1]]
+    assert any("is a YAML number, not a Python expression: quote it" in m for m in messages), messages
+    # a second exercise with a semantic problem is reported in the same round
+    edit(
+        lesson_file(pack),
+        "\ncards:\n",
+        "\n  - id: other\n    title: Other\n    prompt: p\n    solution: 'x = 1'\n    checks:\n"
+        "      - kind: value\n        expr: 'x +'\n\ncards:\n",
+    )
+    messages = [p.message for p in check_pack(pack)[1]]
+    assert any("quote it" in m for m in messages) and any("expr does not parse" in m for m in messages), messages
+
+
+@pytest.mark.slow
+def test_pack_test_proves_accepted_solutions(pack: Path):
+    edit(
+        lesson_file(pack),
+        "    wrong_solutions:\n",
+        "    accepted_solutions:\n      - |\n        import torch\n        t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)\n"
+        "      - |\n        import torch\n        t = torch.ones(2, 3, dtype=torch.float64, device=DEVICE)\n    wrong_solutions:\n",
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tutor",
+            "--data-dir",
+            str(pack.parent / "data"),
+            "pack",
+            "test",
+            str(pack),
+            "--lesson",
+            "first-steps",
+            "--trust",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1
+    assert re.search(r"ok +first-steps/zeros +accepted 1 ", out.stdout), out.stdout
+    assert re.search(r"FAIL +first-steps/zeros +accepted 2 ", out.stdout), out.stdout

@@ -1,0 +1,124 @@
+"""source checks: rules on the learner's source, read with ``ast`` (nothing runs).
+
+``forbid``/``require`` entries: a dotted name (``torch.stack``, ``np``), an attribute or
+method written ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``,
+``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
+exempts the reference solution, so a loop reference can live beside one-line rules.
+"""
+
+import ast
+import io
+import tokenize
+
+from ..context import AuthoringError, Context, Outcome
+from ..describe import join_names, plural
+from ..mistakes import same_code
+
+CONSTRUCTS = {
+    "for": (ast.For, ast.AsyncFor),
+    "while": (ast.While,),
+    "lambda": (ast.Lambda,),
+    "import": (ast.Import, ast.ImportFrom),
+    "comprehension": (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp),
+    "if": (ast.If, ast.IfExp),
+    "class": (ast.ClassDef,),
+    "def": (ast.FunctionDef, ast.AsyncFunctionDef),
+    "global": (ast.Global,),
+}
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _used(tree) -> dict:
+    """rule text -> first line it is used at."""
+    found: dict = {}
+
+    def add(key, line):
+        found.setdefault(key, line)
+
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 1)
+        for name, types in CONSTRUCTS.items():
+            if isinstance(node, types):
+                add(name, line)
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            dotted = _dotted(node)
+            if dotted:
+                parts = dotted.split(".")
+                for i in range(1, len(parts) + 1):  # torch.nn.functional.relu: torch, torch.nn, ...
+                    add(".".join(parts[:i]), line)
+            if isinstance(node, ast.Attribute):
+                add("." + node.attr, line)
+        if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
+            add(repr(node.value), line)
+            if isinstance(node.value, str):
+                add(f'"{node.value}"', line)
+        if isinstance(node, ast.alias):
+            for i, _ in enumerate(node.name.split(".")):
+                add(".".join(node.name.split(".")[: i + 1]), line)
+    return found
+
+
+_NOT_CODE = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+
+
+def _code_lines(source: str) -> int:
+    lines: set = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in _NOT_CODE:
+                lines.update(range(tok.start[0], tok.end[0] + 1))
+    except (tokenize.TokenError, IndentationError):
+        return len([ln for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")])
+    return len(lines)
+
+
+def _normal(rule: str) -> str:
+    rule = rule.strip()
+    if len(rule) >= 2 and rule[0] == rule[-1] and rule[0] in "'\"":
+        return repr(rule[1:-1])
+    return rule
+
+
+def check_source(check: dict, ctx: Context) -> Outcome:
+    code = ctx.code or ""
+    if check.get("applies_to") == "learner" and same_code(code, ctx.solution or ""):
+        return Outcome(True, "✓ the reference solution is exempt from these rules")
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return Outcome(False, f"your code does not parse (line {exc.lineno}): {exc.msg}")
+    used = _used(tree)
+    problems = []
+    for rule in check.get("forbid") or []:
+        key = _normal(rule)
+        if not key:
+            raise AuthoringError("an empty forbid rule")
+        if key in used:
+            problems.append(f"your code uses {rule} (line {used[key]}), which this exercise does not allow")
+    missing = [r for r in check.get("require") or [] if _normal(r) not in used]
+    if missing:
+        problems.append(f"your code must use {join_names(missing)}")
+    max_lines = check.get("max_lines")
+    if max_lines is not None:
+        n = _code_lines(code)
+        if n > max_lines:
+            problems.append(f"your code has {plural(n, 'line')}, at most {max_lines} allowed")
+    max_statements = check.get("max_statements")
+    if max_statements is not None:
+        n = sum(isinstance(node, ast.stmt) for node in ast.walk(tree))
+        if n > max_statements:
+            problems.append(f"your code has {plural(n, 'statement')}, at most {max_statements} allowed")
+    if problems:
+        return Outcome(False, "; ".join(problems))
+    label = check.get("label") or "your code follows the exercise's rules"
+    return Outcome(True, f"✓ {label}")
