@@ -139,6 +139,7 @@ def test_check_untrusted_pack_asks_first(pack, home, tmp_path):
     assert r.returncode == 2 and "--trust" in r.stderr and r.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_pack_test_untrusted_pack_refuses_without_a_terminal(pack, home):
     r = cli("pack", "test", str(pack), home=home)
     assert r.returncode == 2 and r.stdout == ""
@@ -175,6 +176,7 @@ def on_terminal(*args: str, answer: bytes, home: Path) -> tuple[int, str, str]:
     return proc.wait(timeout=300), out, seen.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_pack_test_asks_on_a_terminal_and_no_means_nothing_runs(pack, home):
     rc, out, term = on_terminal("pack", "test", str(pack), answer=b"n", home=home)
     assert "Trust it? [y/N]" in term
@@ -189,6 +191,7 @@ def test_pack_test_asks_on_a_terminal_and_yes_trusts_and_runs(pack, home):
     assert "demo" in (home / "trusted-packs.json").read_text()
 
 
+@pytest.mark.slow
 def test_check_refuses_oversized_code_in_one_sentence(pack, home, tmp_path):
     from tutor.grading.code_size import MAX_CODE_BYTES
 

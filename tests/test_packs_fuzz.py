@@ -1,10 +1,12 @@
-"""Hundreds of generated malformed manifests and lessons: always a clean list of problems, never a traceback."""
+"""Hundreds of generated malformed manifests, lessons and progress exports: always a clean list of
+problems (or one sentence), never a traceback."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
 
+import fuzzing
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -166,3 +168,43 @@ def test_arbitrary_text_files(tmp_path_factory, text):
     (root / "first-steps" / "lesson.yaml").write_text(text)
     _, problems = assert_clean(root)
     assert problems
+
+
+# ---------------------------------------------------------------- text-level mutations
+# The same engine as scripts/fuzz_packs.py (10,000 seeds per file type); here a few hundred.
+
+
+FUZZ = settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_base(tmp_path_factory):
+    where = tmp_path_factory.mktemp("fuzzbase")
+    return fuzzing.make_pack_base(where), fuzzing.make_export(where)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_lesson_yaml_text_gives_clean_problems(fuzz_base, tmp_path_factory, seed):
+    base, _ = fuzz_base
+    fuzzing.check_pack_cleanly(fuzzing.pack_case(base, "lesson", seed, tmp_path_factory.mktemp("case")))
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_pack_yaml_text_gives_clean_problems(fuzz_base, tmp_path_factory, seed):
+    base, _ = fuzz_base
+    fuzzing.check_pack_cleanly(fuzzing.pack_case(base, "manifest", seed, tmp_path_factory.mktemp("case")))
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_progress_exports_import_or_give_one_sentence(fuzz_base, tmp_path_factory, seed):
+    _, export = fuzz_base
+    outcome = fuzzing.import_cleanly(fuzzing.export_case(export, seed), tmp_path_factory.mktemp("store"))
+    assert outcome == "ok" or ("\n" not in outcome and outcome)

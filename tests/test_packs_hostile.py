@@ -53,6 +53,7 @@ def check_in_child(pack: Path) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow  # a child process
 def test_billion_laughs_is_one_problem_with_bounded_memory(pack):
     lesson_yaml(pack).write_text(billion_laughs())
     result = check_in_child(pack)
@@ -142,3 +143,10 @@ def test_linked_file_inside_the_pack_is_hashed_by_its_target(pack):
     before = pack_digest(pack)
     shared.write_text(shared.read_text() + "\n# changed\n")
     assert pack_digest(pack) != before
+
+
+def test_a_number_too_long_for_python_is_a_problem(pack):
+    text = lesson_yaml(pack).read_text()
+    lesson_yaml(pack).write_text(text.replace("id: first-steps", "id: " + "9" * 5000, 1))
+    _, problems = check_pack(pack, cache=False)
+    assert problems and all(p.file.endswith("lesson.yaml") for p in problems)

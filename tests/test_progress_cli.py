@@ -111,8 +111,13 @@ def test_export_then_import_elsewhere_is_idempotent(tmp_path, home):
             "nests deeper than 20 levels",
         ),
         ("\udcff", "not UTF-8 text"),
+        (
+            '{"format": "ptfund-tutor-progress", "version": 1, "reviews": [{"uid": "u", "pack": "p", "item": "l/c", '
+            '"rating": 3, "correct": true, "at": "2024-05-01T12:00:00+00:00", "duration_ms": 1' + "0" * 30 + "}]}",
+            "reviews[0].duration_ms",
+        ),
     ],
-    ids=["not-json", "other-format", "newer", "bad-field", "deep-list", "deep-dict", "deep-inside", "not-utf8"],
+    ids=["not-json", "other-format", "newer", "bad-field", "deep-list", "deep-dict", "deep-inside", "not-utf8", "huge"],
 )
 def test_bad_import_is_one_sentence_and_writes_nothing(tmp_path, home, content, message):
     bad = tmp_path / "bad.json"

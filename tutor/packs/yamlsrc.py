@@ -80,7 +80,10 @@ def _scalar(node: yaml.ScalarNode) -> object:
     first = value[0]
     if first.isdigit() or first in "+-.":
         if _INT_RE.match(value):
-            return int(value.replace("_", ""))
+            try:
+                return int(value.replace("_", ""))
+            except ValueError:  # more digits than Python converts (4300): no field wants that
+                return value
         if _FLOAT_RE.match(value) and any(ch.isdigit() for ch in value):
             return float(value.replace("_", ""))
         low = value.lower()

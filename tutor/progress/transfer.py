@@ -28,6 +28,9 @@ def _aware(v: datetime) -> datetime:
 
 
 Time = Annotated[datetime, AfterValidator(_aware)]
+# Counts and durations fit SQLite's 64-bit INTEGER with room to spare (a larger number is
+# a damaged file, not a learner's history).
+MAX_COUNT = 2**53
 Text = Annotated[str, Field(min_length=1, max_length=500)]
 Uid = Annotated[str, Field(min_length=1, max_length=100)]
 Hash = Annotated[str, Field(max_length=200)]
@@ -70,7 +73,7 @@ class ReviewIn(_M):
     rating: int = Field(ge=1, le=4)
     correct: bool
     at: Time = Field(strict=False)
-    duration_ms: int | None = Field(None, ge=0)
+    duration_ms: int | None = Field(None, ge=0, le=MAX_COUNT)
     content_hash: Hash | None = None
 
 
@@ -78,14 +81,14 @@ class CardIn(_M):
     pack: Text
     item: Text
     state: int = Field(ge=1, le=3)
-    step: int | None = Field(None, ge=0)
-    stability: float | None = Field(None, gt=0, strict=False)
-    difficulty: float | None = Field(None, strict=False)
+    step: int | None = Field(None, ge=0, le=MAX_COUNT)
+    stability: float | None = Field(None, gt=0, strict=False, allow_inf_nan=False)
+    difficulty: float | None = Field(None, strict=False, allow_inf_nan=False)
     due: Time = Field(strict=False)
     last_review: Time | None = Field(None, strict=False)
     first_review: Time = Field(strict=False)
-    reps: int = Field(0, ge=0)
-    lapses: int = Field(0, ge=0)
+    reps: int = Field(0, ge=0, le=MAX_COUNT)
+    lapses: int = Field(0, ge=0, le=MAX_COUNT)
     content_hash: Hash | None = None
 
     def to_state(self) -> CardState:
