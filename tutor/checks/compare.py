@@ -240,9 +240,20 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
 
 
 def tensor_problems(
-    actual: torch.Tensor, expected: torch.Tensor, name: str, compare, tol=None, device_hint: str | None = None
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    name: str,
+    compare,
+    tol=None,
+    device_hint: str | None = None,
+    *,
+    broadcast: bool = False,
+    dtype_hint: str | None = None,
 ) -> list:
-    """The full diff on the properties in ``compare`` (in a fixed, readable order)."""
+    """The full diff on the properties in ``compare`` (in a fixed, readable order).
+
+    Values of different shapes never match (even when ``compare`` leaves out ``shape``),
+    unless ``broadcast``: then the two are compared after broadcasting against each other."""
     out = []
     same_shape = tuple(actual.shape) == tuple(expected.shape)
     for prop in TENSOR_PROPERTIES:
@@ -256,7 +267,9 @@ def tensor_problems(
             out.append(
                 Problem(
                     "dtype",
-                    f"{name} has dtype {a}, expected {e} (pass dtype={e} when creating it, or convert with .to({e}))",
+                    f"{name} has dtype {a}, expected {e}: {dtype_hint}"
+                    if dtype_hint
+                    else f"{name} has dtype {a}, expected {e} (pass dtype={e} when creating it, or convert with .to({e}))",
                     e,
                     a,
                 )
@@ -319,6 +332,10 @@ def tensor_problems(
             out.append(Problem("grad_fn", sentence, str(e), str(a)))
         elif prop == "grad":
             out.extend(grad_problems(actual, expected, name, tol))
+        elif prop == "values" and not same_shape and not (actual.is_meta or expected.is_meta):
+            problem = _shape_values_problem(actual, expected, name, compare, tol, broadcast)
+            if problem:
+                out.append(problem)
         elif prop == "values" and same_shape and not (actual.is_meta or expected.is_meta):
             stats = mismatch(to_numpy(actual), to_numpy(expected), tol)
             if stats:
@@ -332,6 +349,32 @@ def tensor_problems(
                     Problem("values", mismatch_sentence(name, stats), short_repr(expected), short_repr(actual), data)
                 )
     return out
+
+
+def _shape_values_problem(actual, expected, name: str, compare, tol, broadcast: bool):
+    a_shape, e_shape = fmt_shape(actual.shape), fmt_shape(expected.shape)
+    if broadcast:
+        try:
+            a, e = np.broadcast_arrays(to_numpy(actual), to_numpy(expected))
+        except ValueError:
+            return Problem(
+                "values",
+                f"{name} has shape {a_shape}, which does not broadcast against the expected {e_shape}",
+                e_shape,
+                a_shape,
+            )
+        stats = mismatch(a, e, tol)
+        if stats is None:
+            return None
+        return Problem("values", mismatch_sentence(name, stats), short_repr(expected), short_repr(actual))
+    if "shape" in compare:
+        return None  # the shape problem already says it
+    return Problem(
+        "values",
+        f"{name} has shape {a_shape}, expected {e_shape}: its values cannot match the expected ones",
+        e_shape,
+        a_shape,
+    )
 
 
 def describe_match(t: torch.Tensor, compare) -> str:

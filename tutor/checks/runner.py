@@ -20,6 +20,7 @@ private copy of this library, see sealed.py) the run also watches for tampering 
 then the result has ``"tampered": sentence`` and fails.
 """
 
+import builtins
 import contextlib
 
 import torch
@@ -31,6 +32,7 @@ from .guard import Snapshot, Tampered
 from .kinds import KINDS
 from .mistakes import matched_messages
 from .namespaces import (
+    FALLBACKS,
     SETUP,
     SOLUTION,
     YOUR_CODE,
@@ -56,6 +58,17 @@ def _compose(check: dict, outcome: Outcome) -> str:
     return f"{authored}\n{outcome.message}" if outcome.message else authored
 
 
+def _defined_nowhere(exc: BaseException, ctx: Context) -> str | None:
+    """The name a check's own expression uses that no namespace defines: the exercise
+    forgot it (in setup:), the learner cannot be blamed."""
+    name = getattr(exc, "name", None) if isinstance(exc, NameError) else None
+    if not name or own_frames(exc):
+        return None
+    if name in ctx.ref or name in ctx.learner or name in FALLBACKS or hasattr(builtins, name):
+        return None
+    return name
+
+
 def run_check(check: dict, ctx: Context) -> dict:
     kind = check.get("kind")
     ctx.label = check.get("label")
@@ -76,7 +89,15 @@ def run_check(check: dict, ctx: Context) -> dict:
         details: dict[str, object] = {"raised": type(exc).__name__}
         if own_frames(exc):
             details["traceback"] = filtered_traceback(exc)
-        outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)
+        unknown = _defined_nowhere(exc, ctx)
+        if unknown:
+            outcome = Outcome(
+                False,
+                f"{AUTHORING}: it uses {unknown}, which neither the setup nor the reference solution defines",
+                details={"authoring_error": True},
+            )
+        else:
+            outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)
     return {
         "id": check.get("id"),
         "kind": kind,

@@ -1,4 +1,5 @@
-"""``check LESSON/EXERCISE --file FILE [--json]``: exit 0 pass, 1 fail, 2 usage or unreadable input."""
+"""``check LESSON/EXERCISE --file FILE [--json]``: exit 0 pass, 1 fail, 2 usage, unreadable
+input or a broken exercise (an authoring error: the pack's fault, not the learner's)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{ref.key}: {verdict.feedback()}", flush=True)
     _record(args, ref, code, verdict)
+    if verdict.status == "authoring-error":
+        return 2
     return 0 if verdict.passed else 1
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.packs.loader import Pack
 
 
 def run_new(args: argparse.Namespace) -> int:
@@ -26,12 +30,31 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"{n} problem{'s' if n != 1 else ''} found.")
         return 1
     assert pack is not None  # no problems: the pack loaded
+    for warning in compare_warnings(pack):
+        print(f"warning: {warning}")
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
     print(
         f"{pack.id} {pack.manifest.version}: {len(pack.lessons)} lessons, {ex} exercises, {cards} cards, no problems."
     )
     return 0
+
+
+def compare_warnings(pack: Pack) -> list[str]:
+    """Checks whose ``compare`` has values but not shape: they fail a tensor of another
+    shape only through its values, with a less direct sentence than a shape mismatch."""
+    out = []
+    for lesson in pack.lessons:
+        for ex in lesson.exercises:
+            for i, check in enumerate(ex.checks):
+                compare = getattr(check, "compare", None)
+                if compare and "values" in compare and "shape" not in compare and not check.broadcast:
+                    name = check.id or f"check {i + 1}"
+                    out.append(
+                        f"{lesson.id}/{ex.id}: {name}: compare lists values but not shape; add shape "
+                        "(or broadcast: true if values may broadcast)"
+                    )
+    return out
 
 
 def run_schema(args: argparse.Namespace) -> int:

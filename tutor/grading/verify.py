@@ -174,6 +174,14 @@ def verdict_from_result(result: dict) -> Verdict:
     mistakes = list(dict.fromkeys(result.get("mistakes") or [])) if not result.get("passed") else []
     if result.get("tampered"):
         return Verdict("fail", str(result["tampered"]), mistakes=[])
+    broken = [c for c in result.get("checks", []) if (c.get("details") or {}).get("authoring_error")]
+    if broken and (result.get("error") or {}).get("stage") not in ("setup", "solution"):
+        name = broken[0].get("id") or f"the {broken[0].get('kind')} check"
+        return Verdict(
+            "authoring-error",
+            f"This exercise is broken: {name}: {_plain(broken[0].get('message', ''))}. Tell the pack's author.",
+            checks=checks,
+        )
     error = result.get("error")
     failed = sum(not c.passed for c in checks)
     total = len(checks)

@@ -343,7 +343,7 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
                     problems += lrep.problems
                 continue
             lrep = _Reporter(root, lesson_located, lesson_file)
-            validate_lesson(lesson, lesson_id, lesson_origins, lrep)
+            validate_lesson(lesson, lesson_id, lesson_origins, lrep, earlier=found)
             problems += lrep.problems
             if cache is not None and not found and not lrep.problems:
                 cache.remember(lesson_id, rep.data, lesson_origins, rep.read)

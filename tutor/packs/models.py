@@ -85,6 +85,9 @@ class TensorCheck(_Check, _Tolerance):
         min_length=1,
         description="which properties must match",
     )
+    broadcast: bool = Field(
+        False, description="compare values after broadcasting (otherwise values of different shapes never match)"
+    )
     shares_storage_with: Expr | None = Field(None, description="must be a view of this tensor (learner namespace)")
     independent_of: Expr | None = Field(None, description="must NOT share storage with this tensor (a copy)")
 
@@ -187,6 +190,9 @@ class FunctionCheck(_Check, _Tolerance):
         description="devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped",
     )
     compare: list[TensorProperty] = Field(default_factory=lambda: ["shape", "dtype", "device", "values"], min_length=1)
+    broadcast: bool = Field(
+        False, description="compare values after broadcasting (otherwise values of different shapes never match)"
+    )
     seed: int = 0
     distinct_dims: bool = Field(
         False, description="give the named dimensions different sizes in every case (a swapped axis then shows)"

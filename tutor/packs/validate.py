@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.packs import models as m
-from tutor.packs.problems import UNREADABLE, Pos
+from tutor.packs.problems import UNREADABLE, Pos, Problem, field_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from tutor.packs.loader import _Reporter
 
@@ -93,7 +94,9 @@ def _check_code(code: str, origin: Pos, path: tuple, rep: _Reporter, *, what: st
         rep.at(path, f"{what} does not parse: {detail}", line=line, col=col, file=origin.file)
 
 
-def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep: _Reporter) -> None:
+def validate_lesson(
+    lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep: _Reporter, earlier: Sequence[Problem] = ()
+) -> None:
     def origin(*path: str | int) -> Pos:
         key = tuple(path)
         while key not in origins and key:
@@ -130,6 +133,11 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
             _check_markdown(hint, origin(*base, "hints", h), (*base, "hints", h), rep)
         for name in ("setup", "starter", "solution"):
             _check_code(getattr(ex, name), origin(*base, name), (*base, name), rep, what=name)
+        # A setup or solution file that could not be read stands in as `pass`: nothing to resolve against.
+        unreadable = {p.field for p in [*earlier, *rep.problems]} & {
+            field_path((*base, k)) for k in ("setup", "solution")
+        }
+        known = None if unreadable else _known_names(ex)
         check_ids: set[str] = set()
         for c, check in enumerate(ex.checks):
             cpath = (*base, "checks", c)
@@ -138,10 +146,18 @@ def validate_lesson(lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos],
                     rep.at((*cpath, "id"), f"check id {check.id!r} is used twice in this exercise")
                 check_ids.add(check.id)
             _validate_check(check, cpath, origin, expr_origin, rep)
+            if known is not None:
+                for name in _EXPR_FIELDS:
+                    value = getattr(check, name, None)
+                    if value is not None:
+                        mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
+                        _report_unknown(value, mode, known, expr_origin(*cpath, name), (*cpath, name), rep)
         for k, mistake in enumerate(ex.mistakes):
             mpath = (*base, "mistakes", k)
             if mistake.when is not None:
                 _check_code(mistake.when, expr_origin(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
+                if known is not None:
+                    _report_unknown(mistake.when, "eval", known, expr_origin(*mpath, "when"), (*mpath, "when"), rep)
             if mistake.code is not None:
                 _check_code(mistake.code, origin(*mpath, "code"), (*mpath, "code"), rep)
             if mistake.failed_check is not None and mistake.failed_check not in check_ids:
@@ -240,3 +256,75 @@ def _validate_check(
         for name, (lo, hi) in check.dims.items():
             if lo < 0 or lo > hi:
                 rep.at((*cpath, "dims", name), f"range [{lo}, {hi}] needs 0 <= low <= high")
+
+
+# Names every check expression may use without the exercise defining them (the check
+# library's fallbacks and the namespace's own entries; see tutor/checks/namespaces.py).
+LIBRARY_NAMES = frozenset({"DEVICE", "torch", "np", "nn", "F", "__name__", "__builtins__"}) | frozenset(dir(builtins))
+
+
+def _bound(tree: ast.AST) -> set[str] | None:
+    """Every name a snippet binds anywhere (over-generous on purpose: no false reports);
+    None when a star import makes the names unknowable."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
+
+
+def _known_names(ex) -> set[str] | None:
+    """What setup and the reference solution define, statically; None when unknowable."""
+    known = set(LIBRARY_NAMES)
+    for code in (ex.setup, ex.solution):
+        try:
+            names = _bound(ast.parse(code or ""))
+        except (SyntaxError, ValueError):
+            return None
+        if names is None:
+            return None
+        known |= names
+    return known
+
+
+def _report_unknown(source: str, mode: str, known: set[str], origin: Pos, path: tuple, rep) -> None:
+    try:
+        tree = ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError):
+        return  # already reported as not parsing
+    local = _bound(tree) or set()
+    seen: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+            continue
+        name = node.id
+        if name in known or name in local or name in seen:
+            continue
+        seen.add(name)
+        line = origin.line + node.lineno - 1
+        col = node.col_offset + (origin.col if node.lineno == 1 else 1)
+        rep.at(
+            path,
+            f"{name} is defined neither by setup nor by the solution (nor by the check library): "
+            "a learner would be told they did not define it",
+            line=line,
+            col=col,
+            file=origin.file,
+        )

@@ -64,14 +64,26 @@ def _raised(exc) -> str:
     return f"it raised {exception_phrase(exc)}{at}"
 
 
-def output_problems(out, ref, name: str, compare, tol, meta: bool, hint: str) -> list:
+def dtype_hint(ref: torch.Tensor, inputs) -> str | None:
+    """'create new tensors with dtype=x.dtype ...' when the expected dtype follows an input."""
+    for label, value in inputs:
+        if isinstance(value, torch.Tensor) and value.dtype == ref.dtype:
+            return f"create new tensors with dtype={label}.dtype (or torch.zeros_like / {label}.new_zeros)"
+    return None
+
+
+def output_problems(
+    out, ref, name: str, compare, tol, meta: bool, hint: str, *, broadcast: bool = False, inputs=()
+) -> list:
     if isinstance(ref, torch.Tensor):
         if not isinstance(out, torch.Tensor):
             return [Problem("type", f"{name} is {type_phrase(out)}, expected a tensor", "a tensor", short_repr(out))]
         props = [p for p in compare if p != "grad"]
         if meta:
             props = [p for p in props if p in ("shape", "dtype", "device")]
-        return tensor_problems(out, ref, name, props, tol, hint)
+        return tensor_problems(
+            out, ref, name, props, tol, hint, broadcast=broadcast, dtype_hint=dtype_hint(ref, inputs)
+        )
     if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
         if not isinstance(out, (list, tuple)):
             return [
@@ -93,7 +105,9 @@ def output_problems(out, ref, name: str, compare, tol, meta: bool, hint: str) ->
             ]
         found = []
         for i, (o, r) in enumerate(zip(out, ref, strict=False)):
-            found.extend(output_problems(o, r, f"{name}[{i}]", compare, tol, meta, hint))
+            found.extend(
+                output_problems(o, r, f"{name}[{i}]", compare, tol, meta, hint, broadcast=broadcast, inputs=inputs)
+            )
         return found
     return value_problems(out, ref, name, tol)
 
@@ -195,7 +209,20 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 sentences = [_raised(exc)]
                 details["traceback"] = filtered_traceback(exc)
             else:
-                problems = output_problems(out, ref_out, "result", compare, tol, meta, hint)
+                inputs = [
+                    (names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)
+                ]
+                problems = output_problems(
+                    out,
+                    ref_out,
+                    "result",
+                    compare,
+                    tol,
+                    meta,
+                    hint,
+                    broadcast=bool(check.get("broadcast")),
+                    inputs=inputs,
+                )
                 if not problems and "grad" in compare and not meta:
                     try:
                         problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i)

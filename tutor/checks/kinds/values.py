@@ -85,7 +85,14 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     if not isinstance(actual, torch.Tensor):
         return _not_a_tensor(actual, name)
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
-    problems = tensor_problems(actual, expected, name, compare, tolerance(check.get("rtol"), check.get("atol")))
+    problems = tensor_problems(
+        actual,
+        expected,
+        name,
+        compare,
+        tolerance(check.get("rtol"), check.get("atol")),
+        broadcast=bool(check.get("broadcast")),
+    )
     relations = []
     for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
         base_expr = check.get(key)
