@@ -43,12 +43,15 @@ def run_validate(args: argparse.Namespace) -> int:
 def compare_warnings(pack: Pack) -> list[str]:
     """Checks whose ``compare`` has values but not shape: they fail a tensor of another
     shape only through its values, with a less direct sentence than a shape mismatch."""
+    from tutor.packs.models import FunctionCheck, TensorCheck
+
     out = []
     for lesson in pack.lessons:
         for ex in lesson.exercises:
             for i, check in enumerate(ex.checks):
-                compare = getattr(check, "compare", None)
-                if compare and "values" in compare and "shape" not in compare and not check.broadcast:
+                if not isinstance(check, (TensorCheck, FunctionCheck)):
+                    continue
+                if "values" in check.compare and "shape" not in check.compare and not check.broadcast:
                     name = check.id or f"check {i + 1}"
                     out.append(
                         f"{lesson.id}/{ex.id}: {name}: compare lists values but not shape; add shape "

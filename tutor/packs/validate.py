@@ -290,7 +290,7 @@ def _bound(tree: ast.AST) -> set[str] | None:
     return names
 
 
-def _known_names(ex) -> set[str] | None:
+def _known_names(ex: m.Exercise) -> set[str] | None:
     """What setup and the reference solution define, statically; None when unknowable."""
     known = set(LIBRARY_NAMES)
     for code in (ex.setup, ex.solution):
@@ -304,7 +304,7 @@ def _known_names(ex) -> set[str] | None:
     return known
 
 
-def _report_unknown(source: str, mode: str, known: set[str], origin: Pos, path: tuple, rep) -> None:
+def _report_unknown(source: str, mode: str, known: set[str], origin: Pos, path: tuple, rep: _Reporter) -> None:
     try:
         tree = ast.parse(source, mode=mode)
     except (SyntaxError, ValueError):
