@@ -308,3 +308,38 @@ def test_missing_super_init_is_explained():
         setup,
     )
     assert "call super().__init__() first in your module's __init__" in text
+
+
+def test_broadcasting_where_the_reference_pairs_elements():
+    spec = check(
+        kind="function",
+        name="mse",
+        args=[{"type": "tensor", "shape": ["n", 1]}, {"type": "tensor", "shape": ["n"]}],
+        dims={"n": [2, 4]},
+        devices=["cpu"],
+    )
+    text = said(
+        "def mse(p, t):\n    return ((p - t) ** 2).mean()",
+        "def mse(p, t):\n    return ((p.squeeze(1) - t) ** 2).mean()",
+        [spec],
+    )
+    assert "your code combines tensors of shapes (2, 1) and (2,) with -, which broadcasts them to (2, 2)" in text
+
+
+def test_a_state_never_loaded_back():
+    setup = "import copy\nimport torch\nmodel = torch.nn.Linear(2, 1)\nbest = copy.deepcopy(model.state_dict())\n"
+    text = said(
+        "with torch.no_grad():\n    model.weight += 1",
+        "with torch.no_grad():\n    model.weight += 1\nmodel.load_state_dict(best)",
+        [check(kind="tensor", expr="model.weight")],
+        setup,
+    )
+    assert "the reference calls model.load_state_dict(...); your code never does" in text
+
+
+def test_dimensions_in_another_order_and_a_fraction_of_the_gradient():
+    setup = "import torch\nx = torch.arange(6.0).reshape(2, 3)\nw = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    text = said("y = x.t().contiguous()", "y = x.clone()", [check(kind="tensor", expr="y")], setup)
+    assert "y holds the expected values with its dimensions in another order (shape (3, 2), expected (2, 3))" in text
+    text = said("(w ** 2).mean().backward()", "(w ** 2).sum().backward()", [check(kind="value", expr="w.grad")], setup)
+    assert "w.grad is exactly 1/3 of the expected value: a mean where a sum was meant?" in text

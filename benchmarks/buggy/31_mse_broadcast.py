@@ -1,6 +1,6 @@
 # exercise: numpy-bridge/broadcast-trap
 # bug: (n, 1) - (n,) broadcasts to (n, n)
-# named-by: broadcast|\(n, n\)|squeeze|shape
+# named-by: broadcast|squeeze
 import torch
 
 

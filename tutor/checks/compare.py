@@ -232,11 +232,11 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     sentence = mismatch_sentence(gname, stats)
     if k:
         sentence += f" ({gname} is {k}x the expected gradient)"
-    return [
-        Problem(
-            "grad", sentence, short_repr(eg), short_repr(ag), {"mismatch": stats, "grad_multiple": k, "name": gname}
-        )
-    ]
+    data = {"mismatch": stats, "grad_multiple": k, "name": gname}
+    pattern = None if k else patterns.explain(gname, a, e)
+    if pattern:
+        data["pattern"] = pattern
+    return [Problem("grad", sentence, short_repr(eg), short_repr(ag), data)]
 
 
 def tensor_problems(
@@ -261,7 +261,12 @@ def tensor_problems(
             continue
         if prop == "shape" and not same_shape:
             a, e = fmt_shape(actual.shape), fmt_shape(expected.shape)
-            out.append(Problem("shape", f"{name} has shape {a}, expected {e}", e, a))
+            pattern = None
+            if "values" in compare and not (actual.is_meta or expected.is_meta):
+                pattern = patterns.permuted(name, to_numpy(actual), to_numpy(expected))
+            out.append(
+                Problem("shape", f"{name} has shape {a}, expected {e}", e, a, {"pattern": pattern} if pattern else None)
+            )
         elif prop == "dtype" and actual.dtype != expected.dtype:
             a, e = str(actual.dtype), str(expected.dtype)
             out.append(

@@ -69,6 +69,13 @@ def attribute_owner(expr: str | None, attr: str) -> str | None:
     return None
 
 
+def _pattern_topic(sentence: str) -> str:
+    for key in ("in another order", "wrong order", "exactly"):
+        if key in sentence:
+            return f"pattern:{key}"
+    return "pattern"
+
+
 class Context:
     def __init__(
         self,
@@ -188,8 +195,9 @@ class Context:
         """Record built-in signatures carried by comparison problems (accumulated grads)."""
         for p in problems:
             data = p.data or {}
-            if data.get("pattern"):
-                self.note(data["pattern"])
+            pattern = data.get("pattern")
+            if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
+                self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
             k = data.get("grad_multiple")
             if k:
                 self.note(signatures.accumulation(data.get("name", "the gradient"), k), "zero_grad")

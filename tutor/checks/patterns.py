@@ -72,7 +72,23 @@ def scale(name: str, a, e) -> str | None:
     return None
 
 
+def permuted(name: str, a, e) -> str | None:
+    """Shapes that are a permutation of each other, values equal once permuted back."""
+    a, e = np.asarray(a), np.asarray(e)
+    if a.ndim != e.ndim or a.ndim < 2 or a.ndim > 4 or a.shape == e.shape or sorted(a.shape) != sorted(e.shape):
+        return None
+    for perm in itertools.permutations(range(a.ndim)):
+        if np.transpose(a, perm).shape == e.shape and _same(np.transpose(a, perm), e):
+            return (
+                f"{name} holds the expected values with its dimensions in another order (shape {a.shape}, expected "
+                f"{e.shape}): transpose or permute it (a batch-first / time-first mix-up, or a transpose too many)"
+            )
+    return None
+
+
 def explain(name: str, a, e) -> str | None:
     if name.endswith(".grad"):
-        return None  # a whole multiple of a gradient is accumulation (compare.grad_multiple)
+        # a whole multiple of a gradient is accumulation (compare.grad_multiple); a fraction is not
+        found = scale(name, a, e)
+        return found if found and "1/" in found else None
     return scale(name, a, e) or (reorder(name, np.asarray(a), np.asarray(e)) if np.ndim(a) else None)

@@ -304,6 +304,44 @@ class Tracer:
             self._patch(torch.Tensor, fn, make_var(f".{fn}"))
             self._patch(torch, fn, make_var(f"torch.{fn}"))
 
+        def make_binary(symbol):
+            def make(original):
+                def binary(a, b):
+                    out = original(a, b)
+                    if (
+                        tracer.side is not None
+                        and isinstance(b, torch.Tensor)
+                        and isinstance(out, torch.Tensor)
+                        and a.dim() >= 1
+                        and b.dim() >= 1
+                        and out.numel() > max(a.numel(), b.numel())
+                        and tracer._caller() is not None
+                    ):
+                        tracer._add("broadcast", symbol, a=tuple(a.shape), b=tuple(b.shape), out=tuple(out.shape))
+                    return out
+
+                return binary
+
+            return make
+
+        for dunder, symbol in (("__sub__", "-"), ("__add__", "+"), ("__mul__", "*"), ("__truediv__", "/")):
+            self._patch(torch.Tensor, dunder, make_binary(symbol))
+
+        def make_load_state(owner_kind):
+            def make(original):
+                def load_state_dict(obj, *args, **kwargs):
+                    frame = tracer._caller()
+                    if frame is not None:
+                        tracer._add("load_state", _name_of(obj, frame, owner_kind))
+                    return original(obj, *args, **kwargs)
+
+                return load_state_dict
+
+            return make
+
+        self._patch(torch.nn.Module, "load_state_dict", make_load_state("the model"))
+        self._patch(torch.optim.Optimizer, "load_state_dict", make_load_state("the optimizer"))
+
         self._patch(functional, "cross_entropy", make_loss("cross_entropy"))
         self._patch(functional, "nll_loss", make_loss("nll_loss"))
         return self

@@ -382,6 +382,29 @@ def _variances(learner, ref):
     )
 
 
+def _broadcasts(learner, ref):
+    theirs = {(e.name, e.info["a"], e.info["b"]) for e in _kinds(ref, "broadcast")}
+    for e in _kinds(learner, "broadcast"):
+        if (e.name, e.info["a"], e.info["b"]) not in theirs:
+            a, b, out = (
+                str(e.info[k]).replace(",)", ")") if len(e.info[k]) != 1 else str(e.info[k]) for k in ("a", "b", "out")
+            )
+            return (
+                f"your code combines tensors of shapes {a} and {b} with {e.name}, which broadcasts them to {out}: "
+                f"every element meets every other, where the reference pairs them one to one; make the shapes "
+                f"match first (squeeze(1), unsqueeze, or view(-1))"
+            )
+    return None
+
+
+def _state_loads(learner, ref):
+    mine = {e.name for e in _kinds(learner, "load_state")}
+    for e in _kinds(ref, "load_state"):
+        if e.name not in mine:
+            return f"the reference calls {e.name}.load_state_dict(...); your code never does, so {e.name} keeps the state it had"
+    return None
+
+
 def _losses(learner, ref):
     for e in _kinds(learner, "ce_probs"):
         if not any(r.kind == "ce_probs" for r in ref):
@@ -408,6 +431,8 @@ RULES = (
     (_seeds, None),
     (_draws, None),
     (_variances, None),
+    (_state_loads, None),
+    (_broadcasts, None),
 )
 
 ONE_SIDED = ((_losses, None), (_moves, None))
