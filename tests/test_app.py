@@ -7,6 +7,7 @@ sleeps a fixed time to make it work.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -52,7 +53,7 @@ async def open_first_lesson(pilot):
 def output_text(screen) -> str:
     log = screen.query_one("#output")
     log.flush(final=True)
-    return "\n".join(log.lines)
+    return log.text  # the lines as printed, before wrapping to the pane
 
 
 # ---------------------------------------------------------------- the lesson flow
@@ -145,14 +146,30 @@ async def test_loop_forever_is_interrupted_and_a_crash_restarts(pack, data):
         editor.load_text("x = 41\nwhile True:\n    pass\n")
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.kernel_status.state == "busy", 30, "the run to start")
-        await pilot.press("ctrl+b")
+        # ctrl+c, with the editor focused (where it is otherwise copy), stops the loop and
+        # does not offer to quit
+        assert editor.has_focus
+        await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: "interrupted" in output_text(screen), 30, "the interrupt")
         assert app.kernel_status.state == "ready"
+        assert not any("quit" in n.message for n in app._notifications)
+        # while nothing runs, ctrl+c is the editor's copy again, not an interrupt
+        editor.select_all()
+        await pilot.press("ctrl+c")
+        assert app.clipboard == editor.text
+        assert not any("Nothing is running" in n.message for n in app._notifications)
 
         # the namespace survived the interrupt
         editor.load_text("print(x + 1)\n")
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: "42" in output_text(screen), 30, "the next run")
+
+        # the Stop key (f6: not ctrl+b or ctrl+a, the prefixes of tmux and screen) does the same
+        editor.load_text("while True:\n    pass\n")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.kernel_status.state == "busy", 30, "the second run to start")
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 30, "the second interrupt")
 
         # a segfault: the kernel is restarted, the learner is told, the app stays up
         editor.load_text("import ctypes\nctypes.string_at(0)\n")
@@ -690,7 +707,8 @@ async def test_command_palette_offers_the_main_actions(pack, data):
 
 @pytest.mark.slow
 def test_ui_process_never_imports_torch(pack, data, tmp_path):
-    """Run the app through a lesson, a run and a check in a fresh interpreter: no torch in it."""
+    """Run the app through a lesson, a run, a figure and a check in a fresh interpreter: no
+    torch and no matplotlib in it."""
     script = tmp_path / "no_torch.py"
     script.write_text(
         textwrap.dedent(f"""
@@ -709,16 +727,25 @@ def test_ui_process_never_imports_torch(pack, data, tmp_path):
                 await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120)
                 app.screen.query_one("#editor").load_text("print('ran')\\n")
                 await pilot.press("ctrl+r")
-                await wait_for(pilot, lambda: "ran" in "\\n".join(app.screen.query_one("#output").lines), 60)
+                await wait_for(pilot, lambda: "ran" in app.screen.query_one("#output").text, 60)
+                # a figure drawn in the kernel arrives as a PNG; matplotlib stays in the kernel
+                app.screen.query_one("#editor").load_text(
+                    "import matplotlib.pyplot as plt\\nplt.plot([3, 2, 1])\\nplt.show()\\n"
+                )
+                await pilot.press("ctrl+r")
+                await wait_for(pilot, lambda: app.screen.query_one("#figure").png is not None, 60)
+                print("FIGURE_SHOWN")
                 await pilot.press("ctrl+t")
                 await wait_for(pilot, lambda: app.screen.query_one("#checks").verdict is not None, 120)
             print("TORCH_LOADED" if "torch" in sys.modules else "NO_TORCH")
+            print("MPL_LOADED" if "matplotlib" in sys.modules else "NO_MPL")
 
         asyncio.run(main())
     """)
     )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "NO_TORCH" in proc.stdout, proc.stdout + proc.stderr
+    assert "FIGURE_SHOWN" in proc.stdout and "NO_MPL" in proc.stdout, proc.stdout + proc.stderr
 
 
 async def test_output_pane_joins_chunks_into_lines_and_caps_a_flood():
@@ -789,3 +816,171 @@ async def test_a_damaged_progress_file_is_moved_aside_and_the_learner_told(pack,
         await wait_for(pilot, lambda: any("damaged" in str(n.message) for n in app._notifications), 10, "the notice")
         assert list(data.glob("progress.sqlite3.corrupt-*"))
         assert app.screen.query_one("#lessons").option_count >= 3  # and the app works
+
+
+# ---------------------------------------------------------------- reading long lines, keys, pictures
+
+
+async def test_output_wraps_long_lines_with_a_mark_and_rewraps_on_resize():
+    from textual.app import App
+
+    from tutor.app.widgets.output_log import CONTINUATION, OutputLog
+
+    advice = (
+        "RuntimeError: view size is not compatible with input tensor's size and stride (at least one "
+        "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+    )
+
+    class One(App):
+        def compose(self):
+            yield OutputLog(id="out")
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        out = app.query_one(OutputLog)
+        out.feed(advice + "\n")
+        out.flush()
+        await pilot.pause()
+        rows = list(out.lines)
+        assert len(rows) > 2 and all(r.startswith(CONTINUATION) for r in rows[1:])
+        assert max(len(r) for r in rows) <= out.scrollable_content_region.width
+        assert "".join(r.removeprefix(CONTINUATION) for r in rows) == advice  # nothing cut
+        assert out.text == advice
+        await pilot.resize_terminal(120, 20)
+        await wait_for(pilot, lambda: len(out.lines) < len(rows), 10, "the rewrap")
+        assert "".join(r.removeprefix(CONTINUATION) for r in out.lines) == advice
+
+
+async def test_lesson_code_blocks_wrap_at_80_columns(pack, data):
+    from tutor.app.widgets.output_log import CONTINUATION
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_first_lesson(pilot)
+        fence = screen.query_one("#lesson-text WrappedFence")
+        await wait_for(pilot, lambda: CONTINUATION in str(fence.query_one("Label").render()), 10, "a wrapped row")
+        shown = str(fence.query_one("Label").render())
+        # the comment at the end of the long line (the expected output) is on screen
+        assert "float32 (the default)" in shown.replace(CONTINUATION, "").replace("\n", "")
+
+
+async def test_escape_once_goes_home_from_the_editor(pack, data):
+    from tutor.app.screens.home import HomeScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        assert screen.query_one("#editor").has_focus
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), 10, "home after one escape")
+
+
+async def test_help_keeps_keys_and_descriptions_apart_and_lists_select_all(pack, data):
+    from tutor.app.screens.help import help_content, help_sections
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        text = help_content(app).plain
+        assert "f7" in text and "select all" in text
+        for _, rows in help_sections(app):
+            for keys, desc in rows:
+                assert f"{keys}{desc}" not in text and f"{keys} {desc}" not in text, keys
+        assert "f6" in text and "ctrl+b" not in text
+
+
+async def test_palette_opens_an_exercise_by_name_and_passed_ones_are_marked(pack, data):
+    from tutor.app.screens.lesson import LessonScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        app.store.record_attempt("apptest", "basics/zeros", passed=True, code="", content_hash="x")
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Double it")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), 10, "the lesson")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.ref.exercise.id == "double" and screen._editing is not None, 10, "it")
+        source = screen.query_one("#exercise-text").source
+        assert "Exercises: ✓1  ▸2" in source  # the first one passed, this is the second
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: "passed ✓" in screen.query_one("#exercise-text").source, 10, "the mark")
+
+        # from a lesson, the palette opens another lesson (and the draft is kept)
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Lesson: Reading only")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, LessonScreen) and app.screen.lesson.id == "reading", 10, "reading"
+        )
+        assert len(app.screen_stack) == 3  # default, home, this lesson: nothing piles up
+
+
+async def test_palette_lists_passed_exercises_with_a_mark(pack, data):
+    from tutor.app.palette import palette_entries
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        app.store.record_attempt("apptest", "basics/zeros", passed=True, code="", content_hash="x")
+        texts = [t for t, _, _ in palette_entries(app.catalog, app.store.exercise_stats())]
+        assert "Exercise: A matrix of zeros ✓" in texts and "Exercise: Double it" in texts
+        assert "Lesson: Tensor basics" in texts
+
+
+async def test_progress_charts_due_cards_for_two_weeks_and_recall_rate(pack, data):
+    from tutor.app.screens.progress import FORECAST_DAYS, gather
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        app.store.review("apptest", "basics/numel", True)
+        app.store.review("apptest", "basics/shape-word", False)
+        data_ = gather(app)
+        assert FORECAST_DAYS == 14 and len(data_.forecast) == 14
+        assert sum(n for _, n in data_.forecast) == 2  # both cards fall due within two weeks
+        assert data_.recall_rate[-1] == ("this week", 50, 2)
+        await pilot.press("p")
+        chart = await _wait_query(pilot, "#recall-rate")
+        await wait_for(pilot, lambda: "50% of 2" in str(chart.render()), 10, "the recall chart")
+        assert "in 13 days" in str(app.screen.query_one("#forecast").render())
+
+
+async def _wait_query(pilot, selector):
+    app = pilot.app
+    await wait_for(pilot, lambda: app.screen.query_one(selector) is not None, 10, selector)
+    return app.screen.query_one(selector)
+
+
+@pytest.mark.slow
+async def test_a_long_check_shows_time_and_output_and_can_be_stopped(pack, data):
+    app = make_app(pack, data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        await wait_for(pilot, lambda: app.kernel_status.state == "ready", 120, "the kernel")
+        screen.query_one("#editor").load_text(
+            "import time\nfor epoch in range(1000):\n    print(f'epoch {epoch}', flush=True)\n    time.sleep(1)\n"
+        )
+        await pilot.press("ctrl+t")
+        checks = screen.query_one("#checks")
+        panel = lambda: str(checks.query_one("#verdict").render())  # noqa: E731
+        # the learner's output arrives while the check runs, and the clock moves
+        await wait_for(pilot, lambda: "epoch 1" in panel(), 120, "streamed output")
+        seconds = lambda: int(re.search(r"kernel… (\d+) s", panel()).group(1))  # noqa: E731
+        first = seconds()
+        await wait_for(pilot, lambda: seconds() > first, 30, "the elapsed time to move")
+        assert "f6 or ctrl+c stops the check" in panel()
+        await pilot.press("ctrl+c")  # the editor has the focus: ctrl+c stops the check
+        await wait_for(pilot, lambda: "Check stopped" in panel(), 30, "the stop")
+        assert checks.verdict is None
+        assert app.store.exercise_stats("apptest").get(("apptest", "basics/zeros")) is None  # nothing recorded
+        # a check after that works as usual
+        screen.query_one("#editor").load_text(
+            "import torch\nt = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)\n"
+        )
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: checks.verdict is not None, 120, "the verdict")
+        assert checks.verdict.passed

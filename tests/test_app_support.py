@@ -102,7 +102,7 @@ A tensor is an array that also knows where it lives and how its numbers are stor
 ```python
 import torch
 t = torch.zeros(2, 3)
-t.shape, t.dtype
+t.shape, t.dtype  # (torch.Size([2, 3]), torch.float32): the shape first, then float32 (the default)
 ```
 """,
     "reading/lesson.yaml": """\

@@ -24,6 +24,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import WorkerState
 
+from tutor.app.palette import LessonCommands
 from tutor.app.prefs import Prefs
 from tutor.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH
 from tutor.app.status import KernelStatus
@@ -74,6 +75,7 @@ class TutorOptions:
 class TutorApp(App):
     CSS_PATH = "tutor.tcss"
     TITLE = "ptfund-tutor"
+    COMMANDS = App.COMMANDS | {LessonCommands}
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit", priority=True),
@@ -293,7 +295,18 @@ class TutorApp(App):
 
         await self.save_drafts()  # before the lesson screens go
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
-            self.pop_screen()
+            await self.pop_screen()
+
+    def open_lesson(self, pack: str, lesson: str, exercise: str | None = None) -> None:
+        """Open a lesson (at an exercise) from anywhere: the screens above home go first."""
+        self.run_worker(self._open_lesson(pack, lesson, exercise), group="navigate", exit_on_error=False)
+
+    async def _open_lesson(self, pack: str, lesson: str, exercise: str | None) -> None:
+        from tutor.app.screens.home import HomeScreen
+
+        await self._go_home()
+        if isinstance(self.screen, HomeScreen):
+            self.screen.open_lesson(pack, lesson, exercise)
 
     # ------------------------------------------------------------ command palette
 

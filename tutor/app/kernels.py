@@ -183,13 +183,14 @@ class Kernels:
 
     # ------------------------------------------------------------ fresh kernels
 
-    async def verify(self, exercise, code: str) -> Verdict:
-        """The verdict of a fresh kernel; KernelUnavailable when none could be started."""
+    async def verify(self, exercise, code: str, on_output=None) -> Verdict:
+        """The verdict of a fresh kernel; KernelUnavailable when none could be started.
+        ``on_output`` gets the verification kernel's events as they arrive."""
         await self._started.wait()
         if self._verifier is None:
             raise KernelUnavailable(self.error or "The kernel is not available.")
         try:
-            return await self._verifier.verify(exercise, code)
+            return await self._verifier.verify(exercise, code, on_output=on_output)
         except Exception as exc:
             raise KernelUnavailable(f"The code could not be checked: {exc}") from None
 

@@ -228,7 +228,11 @@ class Verifier:
         self.attached = attached
         self.device = device
 
-    async def verify(self, exercise: m.Exercise, code: str, *, timeout: float | None = None) -> Verdict:
+    async def verify(self, exercise: m.Exercise, code: str, *, timeout: float | None = None, on_output=None) -> Verdict:
+        """The verdict; ``on_output`` gets the kernel's events as they come (the learner's
+        prints stream; the reference solution's are captured by the check library). When
+        the caller is cancelled the code stops: a spare kernel is shut down, an attached one
+        interrupted."""
         limit = timeout or exercise.time_limit
         started = time.perf_counter()
         if self.attached is not None:
@@ -241,7 +245,15 @@ class Verifier:
             device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
             request = new_request()
             program = verification_program(build_payload(exercise, code, device), request)
-            run = await kernel.execute(program, timeout=limit + CHECK_SLACK)
+            execution = asyncio.ensure_future(kernel.execute(program, on_output=on_output, timeout=limit + CHECK_SLACK))
+            try:
+                run = await asyncio.shield(execution)
+            except asyncio.CancelledError:
+                if self.attached is not None:
+                    await kernel.interrupt()  # an attached kernel stays: stop the code in it
+                else:
+                    execution.cancel()  # the spare is shut down below
+                raise
         finally:
             if self.pool is not None and self.attached is None:
                 # Disposed in the background (the pool waits for it at its shutdown): the

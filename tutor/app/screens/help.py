@@ -12,9 +12,11 @@ from textual.widgets import Static
 # The editor's own keys worth knowing (TextArea's bindings are many; these matter here).
 EDITOR_KEYS = [
     ("tab", "indent"),
+    ("f7", "select all"),
+    ("shift+arrows", "select"),
     ("ctrl+z / ctrl+y", "undo / redo"),
-    ("ctrl+x / ctrl+c / ctrl+v", "cut / copy / paste"),
-    ("escape", "leave the editor (focus the next pane)"),
+    ("ctrl+x / ctrl+c / ctrl+v", "cut / copy / paste (ctrl+c stops code while it runs)"),
+    ("arrows / home / end", "move; a long line scrolls sideways with the cursor"),
 ]
 
 
@@ -24,6 +26,7 @@ def _sections(app: App) -> list[tuple[str, list[Binding]]]:
     from tutor.app.screens.lesson import LessonScreen
     from tutor.app.screens.progress import ProgressScreen
     from tutor.app.screens.quiz import QuizScreen
+    from tutor.app.widgets.figure import FigureScreen
     from tutor.app.widgets.repl import Repl
 
     return [
@@ -33,6 +36,7 @@ def _sections(app: App) -> list[tuple[str, list[Binding]]]:
         ("Scratch REPL (the line under the output)", [*Repl.BINDINGS, Binding("enter", "submit", "Run the line")]),
         ("Recall quiz", QuizScreen.BINDINGS),
         ("Progress", ProgressScreen.BINDINGS),
+        ("Figure", FigureScreen.BINDINGS),
         ("Questions", ConfirmScreen.BINDINGS),
     ]
 
@@ -56,14 +60,20 @@ def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
     return sections
 
 
+KEYS_COLUMN = 18  # keys longer than this get a line of their own
+
+
 def help_content(app) -> Content:
     sections = help_sections(app)
-    width = min(16, max(len(keys) for _, rows in sections for keys, _ in rows)) + 2
+    width = min(KEYS_COLUMN, max(len(keys) for _, rows in sections for keys, _ in rows)) + 2
     parts: list = []
     for title, rows in sections:
         parts += [(title, "bold $text-primary"), "\n"]
         for keys, desc in rows:
-            parts += [(f"  {keys:<{width}}", "bold $text-accent"), desc, "\n"]
+            if len(keys) > width - 2:  # never run keys and description together
+                parts += [(f"  {keys}", "bold $text-accent"), "\n", " " * (width + 2), desc, "\n"]
+            else:
+                parts += [(f"  {keys:<{width}}", "bold $text-accent"), desc, "\n"]
         parts.append("\n")
     parts.append(
         "The mouse works too, but nothing needs it; ctrl+p finds the main actions by name.\n"

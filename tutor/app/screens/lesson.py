@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Markdown, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.worker import Worker, get_current_worker
 
 from tutor.app.external_editor import edit_externally
 from tutor.app.kernels import KernelUnavailable
 from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.check_results import CheckResults
 from tutor.app.widgets.code_editor import CodeEditor
+from tutor.app.widgets.figure import FigurePane, FigureScreen
+from tutor.app.widgets.lesson_markdown import LessonMarkdown as Markdown
 from tutor.app.widgets.output_log import OutputLog
 from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
@@ -28,11 +32,29 @@ from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
 
 DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
+CHECK_TICK = 0.5  # how often a running check's elapsed time and output are redrawn
 
 
-def exercise_markdown(ref: ExerciseRef, index: int, total: int, hints_shown: int) -> str:
+def exercise_list(lesson, index: int, passed: set[str]) -> str:
+    """One line naming every exercise of the lesson: ✓ passed, ▸ this one."""
+    marks = []
+    for n, ex in enumerate(lesson.exercises):
+        mark = "✓" if ex.id in passed else ""
+        here = "▸" if n == index else ""
+        marks.append(f"{here}{mark}{n + 1}")
+    return "Exercises: " + "  ".join(marks)
+
+
+def exercise_markdown(
+    ref: ExerciseRef, index: int, total: int, hints_shown: int, passed: set[str] | None = None
+) -> str:
     ex = ref.exercise
-    parts = [f"## {ex.title}", f"*Exercise {index + 1} of {total}*", "", ex.prompt.strip()]
+    passed = passed or set()
+    status = " · passed ✓" if ex.id in passed else ""
+    parts = [f"## {ex.title}", f"*Exercise {index + 1} of {total}{status}*"]
+    if total > 1:
+        parts += ["", exercise_list(ref.lesson, index, passed)]
+    parts += ["", ex.prompt.strip()]
     if ex.setup_visible and ex.setup.strip():
         parts += ["", "Already run before your code:", "", "```python", ex.setup.rstrip(), "```"]
     for n in range(min(hints_shown, len(ex.hints))):
@@ -47,7 +69,16 @@ class LessonScreen(TutorScreen):
         Binding("ctrl+r", "run", "Run", tooltip="Run the code in the live kernel", id="lesson.run"),
         Binding("ctrl+t", "check", "Check", tooltip="Check the code in a fresh kernel", id="lesson.check"),
         Binding("ctrl+g", "hint", "Hint", tooltip="Reveal the next hint", id="lesson.hint"),
-        Binding("ctrl+b", "interrupt", "Stop", tooltip="Interrupt the running code", id="lesson.interrupt"),
+        # f6, not ctrl+b or ctrl+a: those are tmux's and screen's prefix keys. A priority
+        # binding, or the editor's own f6 (select line) would take it first.
+        Binding(
+            "f6",
+            "interrupt",
+            "Stop",
+            tooltip="Interrupt the running code or stop the check (ctrl+c too, while something runs)",
+            id="lesson.interrupt",
+            priority=True,
+        ),
         Binding("f8", "restart", "Restart", tooltip="Restart the kernel (clears variables)", id="lesson.restart"),
         Binding("f9", "reset", "Reset", tooltip="Reset the editor to the starter code", id="lesson.reset"),
         Binding("f2", "solution", "Solution", tooltip="Show the reference solution", id="lesson.solution"),
@@ -78,6 +109,8 @@ class LessonScreen(TutorScreen):
             id="lesson.complete",
         ),
         Binding("escape", "home", "Home", tooltip="Back to the home screen", id="lesson.home"),
+        # ctrl+c stops running code; while nothing runs it stays the editor's copy key.
+        Binding("ctrl+c", "interrupt_busy", show=False, priority=True, id="lesson.interrupt-ctrl-c"),
         # The same keys, never shown: they keep working while the footer hides the above.
         Binding("f3", "narrow('previous')", show=False),
         Binding("ctrl+o", "narrow('external_editor')", show=False),
@@ -101,6 +134,8 @@ class LessonScreen(TutorScreen):
         self._hints_shown = 0
         self._passed = False
         self._setup_done: tuple[int, str] | None = None  # (kernel generation, exercise key)
+        self._passed_ids: set[str] = set()  # exercises of this lesson passed before
+        self._check_worker: Worker | None = None  # the check running, if any
 
     # ------------------------------------------------------------ layout
 
@@ -115,8 +150,9 @@ class LessonScreen(TutorScreen):
             with Vertical(id="work"):
                 yield CodeEditor(id="editor")
                 with TabbedContent(id="results", initial="tab-output"):
-                    with TabPane("Output", id="tab-output"):
+                    with TabPane("Output", id="tab-output"), Horizontal(id="output-row"):
                         yield OutputLog(id="output")
+                        yield FigurePane(id="figure")
                     with TabPane("Checks", id="tab-checks"):
                         yield CheckResults(id="checks")
                 yield Repl(id="repl")
@@ -140,6 +176,8 @@ class LessonScreen(TutorScreen):
         self.load_exercise()
 
     def check_action(self, action: str, parameters) -> bool | None:
+        if action == "interrupt_busy":
+            return self._something_runs()  # False lets ctrl+c through to the focused widget (copy)
         # Hidden from the footer when narrow; the "narrow" bindings keep the key working.
         return not (action in self.WIDE_ONLY and self.app.size.width < self.WIDE)
 
@@ -161,6 +199,7 @@ class LessonScreen(TutorScreen):
         editor = self.query_one("#editor", CodeEditor)
         self.query_one(TopBar).set_where(self._where())
         self.query_one("#output", OutputLog).reset()
+        self.run_worker(self.query_one("#figure", FigurePane).clear(), group="figure", exit_on_error=False)
         self.query_one("#checks", CheckResults).show_message("Press ctrl+t to check your code against the exercise.")
         self._setup_done = None
         # Until the new code is in, edits would land on the wrong exercise: none are taken.
@@ -173,11 +212,12 @@ class LessonScreen(TutorScreen):
             await asyncio.to_thread(app.store.set_position, self.pack.id, self.lesson.id, None)
             return
         store = app.store
-        draft, hints, stats = await asyncio.to_thread(self._read_progress, store, ref)
+        draft, hints, stats, passed_ids = await asyncio.to_thread(self._read_progress, store, ref)
         if ref != self.ref:  # moved on while reading
             return
         self._hints_shown = hints
         self._passed = bool(stats and stats.passed)
+        self._passed_ids = passed_ids
         if self.index == 0 and draft is None and stats is None:
             # A lesson not yet started opens on its intuition: the idea before the exercises.
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
@@ -191,9 +231,7 @@ class LessonScreen(TutorScreen):
         self._editing = ref
         editor.read_only = False
         editor.focus()
-        self.query_one("#exercise-text", Markdown).update(
-            exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown)
-        )
+        self._show_exercise_text()
         if draft is not None and draft.content_hash and draft.content_hash != ref.content_hash:
             self.notify("This exercise changed since you last worked on it; your code is kept.", timeout=8)
         if self._passed:
@@ -206,8 +244,22 @@ class LessonScreen(TutorScreen):
     def _read_progress(store, ref: ExerciseRef):
         draft = store.load_draft(ref.pack.id, ref.key)
         hints = store.hints_used(ref.pack.id, ref.key)
-        stats = store.exercise_stats(ref.pack.id).get((ref.pack.id, ref.key))
-        return draft, hints, stats
+        all_stats = store.exercise_stats(ref.pack.id)
+        stats = all_stats.get((ref.pack.id, ref.key))
+        passed_ids = {
+            ex.id
+            for ex in ref.lesson.exercises
+            if getattr(all_stats.get((ref.pack.id, f"{ref.lesson.id}/{ex.id}")), "passed", False)
+        }
+        return draft, hints, stats, passed_ids
+
+    def _show_exercise_text(self) -> None:
+        ref = self.ref
+        if ref is None:
+            return
+        self.query_one("#exercise-text", Markdown).update(
+            exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown, self._passed_ids)
+        )
 
     # ------------------------------------------------------------ drafts
 
@@ -279,6 +331,17 @@ class LessonScreen(TutorScreen):
     def _show_event(self, event) -> None:
         self.query_one("#output", OutputLog).show_event(event)
 
+    @on(OutputLog.FigureShown)
+    async def _figure_shown(self, event: OutputLog.FigureShown) -> None:
+        await self.query_one("#figure", FigurePane).show(event.png, event.number)
+
+    def action_enlarge_figure(self) -> None:
+        pane = self.query_one("#figure", FigurePane)
+        if pane.png is None:
+            self.notify("No figure yet: code that draws with matplotlib shows its figure beside the output.")
+            return
+        self.app.push_screen(FigureScreen(pane.png, pane.number))
+
     async def _ensure_setup(self, kernels, ref: ExerciseRef) -> bool:
         """Run the exercise's setup in the live kernel once per kernel and exercise."""
         key = (kernels.generation, ref.qualified)
@@ -320,9 +383,10 @@ class LessonScreen(TutorScreen):
         out = self.query_one("#output", OutputLog)
         self.query_one("#results", TabbedContent).active = "tab-output"
         if kernels.busy:
-            self.notify("The kernel is still running your last code (ctrl+b interrupts).", severity="warning")
+            self.notify("The kernel is still running your last code (f6 or ctrl+c stops it).", severity="warning")
             return
         out.reset()
+        await self.query_one("#figure", FigurePane).clear()
         if self.app.kernel_status.state in ("starting", "restarting"):
             out.note("Waiting for the kernel to start (it imports torch)…")
         if not await self._ensure_setup(kernels, ref):
@@ -364,12 +428,22 @@ class LessonScreen(TutorScreen):
         code = self.query_one("#editor", CodeEditor).text
         checks = self.query_one("#checks", CheckResults)
         self.query_one("#results", TabbedContent).active = "tab-checks"
-        checks.show_message("Checking your code in a fresh kernel…", "$text-accent")
+        # Elapsed time and the learner's own output, live: a capstone takes tens of seconds.
+        checks.start_progress(time.monotonic())
+        ticker = self.set_interval(CHECK_TICK, checks.tick, name="check-tick")
+        self._check_worker = get_current_worker()
         try:
-            verdict = await kernels.verify(ref.exercise, code)
+            verdict = await kernels.verify(ref.exercise, code, on_output=checks.feed)
         except KernelUnavailable as exc:
             checks.show_message(str(exc), "$text-error")
             return
+        except asyncio.CancelledError:
+            # Stopped by the learner: the kernel is thrown away, nothing is recorded.
+            checks.show_message("Check stopped; nothing was recorded. ctrl+t checks again.", "$text-warning")
+            raise
+        finally:
+            ticker.stop()
+            self._check_worker = None
         here = ref == self.ref
         if here:
             checks.show_verdict(verdict)  # before recording: the learner waits for this, not for the disk
@@ -388,6 +462,9 @@ class LessonScreen(TutorScreen):
             return
         if verdict.passed:
             self._passed = True
+            if ref.exercise.id not in self._passed_ids:
+                self._passed_ids = self._passed_ids | {ref.exercise.id}
+                self._show_exercise_text()
             last = self.index + 1 >= len(self.lesson.exercises)
             follow = (
                 "That was the lesson's last exercise: f4 goes on to the next lesson."
@@ -396,14 +473,21 @@ class LessonScreen(TutorScreen):
             )
             self.notify(f"Passed! {follow}", title=ref.exercise.title, timeout=6)
 
+    def _something_runs(self) -> bool:
+        kernels = self.app.kernels
+        return self._check_worker is not None or (kernels is not None and kernels.busy)
+
     async def action_interrupt(self) -> None:
-        kernels = self._kernels()
-        if kernels is None:
-            return
-        if not kernels.busy:
+        if self._check_worker is not None:
+            self._check_worker.cancel()  # the verification kernel is shut down with it
+        kernels = self.app.kernels
+        if kernels is not None and kernels.busy:
+            await kernels.interrupt()
+        elif self._check_worker is None:
             self.notify("Nothing is running.")
-            return
-        await kernels.interrupt()
+
+    async def action_interrupt_busy(self) -> None:
+        await self.action_interrupt()
 
     @work(group="restart", exclusive=True, exit_on_error=False)
     async def action_restart(self) -> None:
@@ -431,9 +515,7 @@ class LessonScreen(TutorScreen):
         n = self._hints_shown
         self._hints_shown += 1
         self.query_one("#reading", TabbedContent).active = "tab-exercise"
-        self.query_one("#exercise-text", Markdown).update(
-            exercise_markdown(ref, self.index, len(self.lesson.exercises), self._hints_shown)
-        )
+        self._show_exercise_text()
         self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
         self.run_worker(
             asyncio.to_thread(self.app.store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
@@ -566,7 +648,7 @@ class LessonScreen(TutorScreen):
         out = self.query_one("#output", OutputLog)
         self.query_one("#results", TabbedContent).active = "tab-output"
         if kernels.busy:
-            self.notify("The kernel is busy (ctrl+b interrupts).", severity="warning")
+            self.notify("The kernel is busy (f6 or ctrl+c stops it).", severity="warning")
             return
         if ref is not None and not await self._ensure_setup(kernels, ref):
             return
@@ -608,7 +690,16 @@ class LessonScreen(TutorScreen):
                 self.action_check,
             ),
             ("Next hint", "Reveal the next hint (ctrl+g)", self.action_hint),
-            ("Interrupt", "Stop the code that is running (ctrl+b)", self.action_interrupt),
+            (
+                "Interrupt",
+                "Stop the code or check that is running (f6, or ctrl+c while it runs)",
+                self.action_interrupt,
+            ),
+            (
+                "Enlarge figure",
+                "The last figure your code drew, as large as the terminal allows",
+                self.action_enlarge_figure,
+            ),
             ("Restart kernel", "Clear the live kernel's variables (f8)", self.action_restart),
             ("Reset to starter", "Replace the editor's code with the starter (f9; ctrl+z undoes)", self.action_reset),
             ("Show solution", "The reference solution (f2)", self.action_solution),

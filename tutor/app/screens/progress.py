@@ -1,4 +1,8 @@
-"""Progress: completion per lesson, reviews over time, and what falls due next."""
+"""Progress: completion per lesson, reviews and recall rate over time, and what falls due next.
+
+Charts are text (a Sparkline and bar rows drawn with Content): no plotting library in the
+UI process.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from tutor.app.widgets.bar_chart import BarChart
 from tutor.app.widgets.top_bar import TopBar
 
 HISTORY_DAYS = 30
-FORECAST_DAYS = 7
+FORECAST_DAYS = 14
+RATE_WEEKS = 8  # recall rate per week, this many weeks back
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class ProgressData:
     reviews_total: int
     correct_total: int
     forecast: list[tuple[str, int]]  # label, cards due that day
+    recall_rate: list[tuple[str, int, int]]  # week label, % recalled, reviews; oldest first
 
 
 def gather(app, now: datetime | None = None) -> ProgressData:
@@ -38,6 +44,9 @@ def gather(app, now: datetime | None = None) -> ProgressData:
     states = store.card_states()
     rows = []
     per_day: Counter = Counter()
+    per_week: Counter = Counter()
+    right_per_week: Counter = Counter()
+    week_start = today - timedelta(days=today.weekday())  # Monday of this week
     total = correct = 0
     for pack, lesson in catalog.lessons():
         keys = [f"{lesson.id}/{ex.id}" for ex in lesson.exercises]
@@ -51,7 +60,11 @@ def gather(app, now: datetime | None = None) -> ProgressData:
             for review in store.reviews_for(pack.id, k):
                 total += 1
                 correct += review.correct
-                per_day[review.at.astimezone().date()] += 1
+                day = review.at.astimezone().date()
+                per_day[day] += 1
+                week = (week_start - (day - timedelta(days=day.weekday()))).days // 7  # 0: this week
+                per_week[week] += 1
+                right_per_week[week] += review.correct
     history = [per_day.get(today - timedelta(days=d), 0) for d in range(HISTORY_DAYS - 1, -1, -1)]
     due_per_day: Counter = Counter()
     for state in states.values():
@@ -62,7 +75,12 @@ def gather(app, now: datetime | None = None) -> ProgressData:
         day = today + timedelta(days=d)
         label = "today" if d == 0 else ("tomorrow" if d == 1 else f"in {d} days")
         forecast.append((label, due_per_day.get(day, 0)))
-    return ProgressData(rows, history, total, correct, forecast)
+    rate = []
+    for w in range(RATE_WEEKS - 1, -1, -1):
+        label = "this week" if w == 0 else ("last week" if w == 1 else f"{w} weeks ago")
+        n = per_week.get(w, 0)
+        rate.append((label, round(100 * right_per_week.get(w, 0) / n) if n else 0, n))
+    return ProgressData(rows, history, total, correct, forecast, rate)
 
 
 class ProgressScreen(TutorScreen):
@@ -76,6 +94,8 @@ class ProgressScreen(TutorScreen):
             yield Static(f"Reviews, last {HISTORY_DAYS} days", classes="section-title")
             yield Sparkline([], id="reviews-spark")
             yield Static("", id="reviews-summary")
+            yield Static("Recall rate per week (cards answered right)", classes="section-title")
+            yield BarChart(id="recall-rate")
             yield Static(f"Cards due, next {FORECAST_DAYS} days", classes="section-title")
             yield BarChart(id="forecast")
         yield Footer(compact=True)
@@ -108,3 +128,6 @@ class ProgressScreen(TutorScreen):
             summary = "No reviews yet: the recall quiz (r on the home screen) starts them."
         self.query_one("#reviews-summary", Static).update(summary)
         self.query_one("#forecast", BarChart).show(data.forecast)
+        weeks = [(label, pct) for label, pct, _ in data.recall_rate]
+        texts = [f"{pct}% of {n}" if n else "no reviews" for _, pct, n in data.recall_rate]
+        self.query_one("#recall-rate", BarChart).show(weeks, top=100, texts=texts)

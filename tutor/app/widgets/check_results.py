@@ -2,15 +2,25 @@
 
 Mistakes lead (they say what went wrong in the learner's terms), then one line per check
 with expected vs actual where the check gave them, then the learner's own traceback.
+
+While a check runs the panel shows how long it has been running and the last lines the
+learner's code printed in the verification kernel, redrawn on a timer (``tick``).
 """
 
 from __future__ import annotations
+
+import time
+from collections import deque
 
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from tutor.engine.events import StreamEvent
 from tutor.grading.verdict import Verdict
+
+LIVE_LINES = 200  # the last lines of output kept while a check runs
+LIVE_LINE_CHARS = 500
 
 _STATUS_STYLE = {
     "pass": "bold $text-success",
@@ -55,15 +65,53 @@ class CheckResults(VerticalScroll):
     """
 
     verdict: Verdict | None = None  # the verdict shown, if any
+    _started: float | None = None  # monotonic start of the check running, if one is
+    _live: deque[str]
+    _partial = ""
 
     def compose(self):
         yield Static("Press ctrl+t to check your code against the exercise.", id="verdict")
 
     def show_message(self, text: str, style: str = "$text-muted") -> None:
         self.verdict = None
+        self._started = None
         self.query_one("#verdict", Static).update(Content.assemble((text, style)))
+
+    # ------------------------------------------------------------ a check running
+
+    def start_progress(self, started: float) -> None:
+        self.verdict = None
+        self._started = started
+        self._live = deque(maxlen=LIVE_LINES)
+        self._partial = ""
+        self.tick()
+
+    def feed(self, event) -> None:
+        """An engine event from the verification kernel: the learner's prints are kept."""
+        if self._started is None or not isinstance(event, StreamEvent):
+            return
+        *lines, self._partial = (self._partial + event.text).split("\n")
+        self._live.extend(line[:LIVE_LINE_CHARS] for line in lines)
+        self._partial = self._partial[:LIVE_LINE_CHARS]
+
+    def tick(self) -> None:
+        if self._started is None:
+            return
+        seconds = int(time.monotonic() - self._started)
+        parts: list = [
+            (f"Checking your code in a fresh kernel… {seconds} s", "$text-accent"),
+            ("  (f6 or ctrl+c stops the check)", "$text-muted"),
+            "\n",
+        ]
+        shown = [*self._live, self._partial] if self._partial else list(self._live)
+        if shown:
+            parts += [("\nYour code printed:\n", "$text-muted"), "\n".join(shown)]
+        self.query_one("#verdict", Static).update(Content.assemble(*parts))
+        if shown:
+            self.scroll_end(animate=False)
 
     def show_verdict(self, verdict: Verdict) -> None:
         self.verdict = verdict
+        self._started = None
         self.query_one("#verdict", Static).update(verdict_content(verdict))
         self.scroll_home(animate=False)

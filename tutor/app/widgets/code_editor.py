@@ -6,6 +6,7 @@ grammar (textual's own ``syntax`` extra would pull in fifteen grammars we never 
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import TextArea
 
 from tutor.app.completion import insertion, summary
@@ -45,6 +46,12 @@ class CodeEditor(TextArea):
             doc = self.document
             self.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
         return summary(matches)
+
+    def _on_key(self, event: events.Key) -> None:
+        # TextArea's indent mode spends escape on leaving the editor, so going home took two
+        # presses; escape goes on to the screen (home), f5 and ctrl+l move the focus instead.
+        if event.key == "escape":
+            event.prevent_default()  # TextArea's handler is skipped; the key still bubbles up
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._match_app_theme)

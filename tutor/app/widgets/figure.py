@@ -1,0 +1,99 @@
+"""The figure pane beside the output: the last figure the learner's code drew, as an image.
+
+Figures arrive as PNG bytes in display bundles (the kernel's matplotlib inline backend); the
+UI process never imports matplotlib. textual-image draws them with the terminal's graphics
+protocol (Kitty or Sixel) where the terminal has one and with Unicode half blocks elsewhere
+(tmux, SSH). Which one is decided when textual_image.widget is first imported, before the
+app takes over the terminal (tutor.commands.tui does it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Static
+
+
+def figure_image(png: bytes) -> Widget:
+    """A textual-image widget showing ``png`` (a Static saying why when it cannot be read)."""
+    from PIL import Image as PILImage
+    from textual_image.widget import Image
+
+    try:
+        picture = PILImage.open(io.BytesIO(png))
+        picture.load()
+    except Exception as exc:  # a broken bundle: say so, never a traceback
+        return Static(f"This figure could not be shown: {exc}", classes="figure-error")
+    return Image(picture, classes="figure-image")
+
+
+def decode_png(text: str) -> bytes | None:
+    try:
+        return base64.b64decode(text, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+
+
+class FigurePane(Vertical):
+    """The latest figure, captioned; hidden until the first one arrives."""
+
+    DEFAULT_CSS = """
+    FigurePane {
+        width: 1fr;
+        max-width: 50%;
+        display: none;
+        border-left: vkey $panel-lighten-2;
+        &.-shown { display: block; }
+        & > #figure-caption { height: 1; color: $text-muted; padding: 0 1; }
+        & > .figure-image { width: auto; height: 1fr; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.png: bytes | None = None
+        self.number = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="figure-caption")
+
+    async def show(self, png_text: str, number: int) -> None:
+        png = decode_png(png_text)
+        if png is None:
+            return
+        self.png, self.number = png, number
+        await self.query(".figure-image, .figure-error").remove()
+        self.query_one("#figure-caption", Static).update(f"Figure {number} (ctrl+p: enlarge figure)")
+        await self.mount(figure_image(png))
+        self.add_class("-shown")
+
+    async def clear(self) -> None:
+        self.png, self.number = None, 0
+        await self.query(".figure-image, .figure-error").remove()
+        self.remove_class("-shown")
+
+    def on_click(self) -> None:
+        if self.png is not None:
+            self.app.push_screen(FigureScreen(self.png, self.number))
+
+
+class FigureScreen(ModalScreen[None]):
+    """One figure as large as the terminal allows."""
+
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="figure.close")]
+
+    def __init__(self, png: bytes, number: int) -> None:
+        super().__init__()
+        self.png, self.number = png, number
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall", id="figure-dialog"):
+            yield Static(f"Figure {self.number} (esc closes)", classes="dialog-title")
+            yield figure_image(self.png)
