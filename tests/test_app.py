@@ -984,3 +984,13 @@ async def test_a_long_check_shows_time_and_output_and_can_be_stopped(pack, data)
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: checks.verdict is not None, 120, "the verdict")
         assert checks.verdict.passed
+
+
+def test_figures_keep_their_proportions_in_any_box():
+    from tutor.app.widgets.figure import fit
+
+    # 640x480 with cells twice as tall as wide: 40 columns need 15 rows
+    assert fit((640, 480), 40, 30) == (40, 15)
+    # a box too short: the height decides, the width shrinks to match
+    assert fit((640, 480), 100, 20) == (53, 20)
+    assert fit((0, 0), 10, 5) == (10, 5)

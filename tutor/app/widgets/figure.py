@@ -34,6 +34,35 @@ def figure_image(png: bytes) -> Widget:
     return Image(picture, classes="figure-image")
 
 
+def cell_ratio() -> float:
+    """How many times taller than wide a terminal cell is (2 when the terminal does not say)."""
+    try:
+        from textual_image.widget import get_cell_size
+
+        cell = get_cell_size()
+        return cell.height / cell.width if cell.width and cell.height else 2.0
+    except Exception:
+        return 2.0
+
+
+def fit(pixels: tuple[int, int], cols: int, rows: int, ratio: float = 2.0) -> tuple[int, int]:
+    """The largest (cols, rows) within the given ones that keeps the picture's proportions."""
+    px_w, px_h = pixels
+    if px_w <= 0 or px_h <= 0 or cols <= 0 or rows <= 0:
+        return max(cols, 1), max(rows, 1)
+    w, h = cols, round(cols * px_h / px_w / ratio)
+    if h > rows:
+        h, w = rows, round(rows * ratio * px_w / px_h)
+    return max(w, 1), max(h, 1)
+
+
+def size_image(image: Widget, cols: int, rows: int) -> None:
+    """Give a figure widget an explicit size: textual-image cannot scale to a 1fr box."""
+    pixels = getattr(image, "_image_width", 0), getattr(image, "_image_height", 0)
+    w, h = fit(pixels, cols, rows, cell_ratio())
+    image.styles.width, image.styles.height = w, h
+
+
 def decode_png(text: str) -> bytes | None:
     try:
         return base64.b64decode(text, validate=False)
@@ -52,7 +81,6 @@ class FigurePane(Vertical):
         border-left: vkey $panel-lighten-2;
         &.-shown { display: block; }
         & > #figure-caption { height: 1; color: $text-muted; padding: 0 1; }
-        & > .figure-image { width: auto; height: 1fr; }
     }
     """
 
@@ -73,6 +101,15 @@ class FigurePane(Vertical):
         self.query_one("#figure-caption", Static).update(f"Figure {number} (ctrl+p: enlarge figure)")
         await self.mount(figure_image(png))
         self.add_class("-shown")
+        self.call_after_refresh(self._size_image)
+
+    def _size_image(self) -> None:
+        region = self.content_region
+        for image in self.query(".figure-image"):
+            size_image(image, region.width, region.height - 1)
+
+    def on_resize(self) -> None:
+        self._size_image()
 
     async def clear(self) -> None:
         self.png, self.number = None, 0
@@ -97,3 +134,15 @@ class FigureScreen(ModalScreen[None]):
         with Vertical(classes="dialog wide tall", id="figure-dialog"):
             yield Static(f"Figure {self.number} (esc closes)", classes="dialog-title")
             yield figure_image(self.png)
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._size_image)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._size_image)
+
+    def _size_image(self) -> None:
+        dialog = self.query_one("#figure-dialog")
+        region = dialog.content_region
+        for image in self.query(".figure-image"):
+            size_image(image, region.width, region.height - 2)  # the title and its margin
