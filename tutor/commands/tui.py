@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 
 
-
 def run(args: argparse.Namespace) -> int:
     # textual-image asks the terminal which graphics it speaks (Kitty, Sixel, or neither:
     # half blocks) when first imported; once the app reads the terminal, it cannot.

@@ -9,6 +9,7 @@ namespaces of that kernel.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -24,7 +25,7 @@ from tutor.packs import models as m
 
 if TYPE_CHECKING:
     from tutor.engine.pool import KernelPool
-    from tutor.engine.session import KernelSession
+    from tutor.engine.session import KernelSession, OutputCallback
 
 RESULT_MIME = "application/vnd.ptfund+json"
 # Extra seconds on top of the exercise's limit for the checks themselves and the reply.
@@ -228,7 +229,14 @@ class Verifier:
         self.attached = attached
         self.device = device
 
-    async def verify(self, exercise: m.Exercise, code: str, *, timeout: float | None = None, on_output=None) -> Verdict:
+    async def verify(
+        self,
+        exercise: m.Exercise,
+        code: str,
+        *,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> Verdict:
         """The verdict; ``on_output`` gets the kernel's events as they come (the learner's
         prints stream; the reference solution's are captured by the check library). When
         the caller is cancelled the code stops: a spare kernel is shut down, an attached one
