@@ -34,6 +34,10 @@ async def lesson_open(pilot) -> None:
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, LessonScreen), 10, "the lesson")
     editor = pilot.app.screen.query_one("#editor")
     await wait_for(pilot, lambda: editor.text.strip() != "", 10, "the starter")
+    # focus() takes effect a message later; on a loaded machine the snapshot could come first
+    await wait_for(pilot, lambda: editor.has_focus and not editor.read_only, 10, "the editor's focus")
+    fences = pilot.app.screen.query("WrappedFence")
+    await wait_for(pilot, lambda: all(f._wrapped_at or not f.size.width for f in fences), 10, "code wrapped")
     editor.cursor_blink = False
     await pilot.pause()
 
