@@ -96,7 +96,8 @@ def main() -> None:
     counts: dict[str, int] = {}
     for v in book.values():
         for cell in v.values():
-            counts[cell["grade"]] = counts.get(cell["grade"], 0) + 1
+            if cell["grade"] != "missing":  # the chosen lessons' other exercises
+                counts[cell["grade"]] = counts.get(cell["grade"], 0) + 1
     extrapolated = len(loop_files) < len(files)
     print(f"class: {args.learners} learners x {len(refs)} exercises = {len(files)} files; verdicts {counts}")
     print(f"load average at start: {load:.1f}; cpus: {os.cpu_count()}")
