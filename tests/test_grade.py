@@ -243,3 +243,42 @@ async def test_a_throwaway_kernel_is_left_dead_after_a_crash():
         assert not await session.is_alive()
     finally:
         await session.shutdown()
+
+
+def test_an_untrusted_pack_asks_for_trust(tmp_path):
+    from tutor.packs.scaffold import new_pack
+
+    pack = new_pack(tmp_path / "demo")
+    (tmp_path / "subs" / "amy").mkdir(parents=True)
+    r = cli("--pack", str(pack), "grade", str(tmp_path / "subs"), home=tmp_path / "home")
+    assert r.returncode == 2
+    assert "contains Python that would run on this machine" in r.stderr and "--trust" in r.stderr
+
+
+def test_cache_keys_follow_code_pack_version_and_tutor_version(tmp_path, monkeypatch):
+    import dataclasses
+
+    from tutor.grading import gradecache
+    from tutor.grading.gradecache import VerdictCache, verdict_key
+    from tutor.grading.verdict import CheckLine, Verdict
+
+    ref = next(Catalog.load().exercises(LESSON))
+    key = verdict_key(ref, "x = 1\n", timeout=None, device=None)
+    assert verdict_key(ref, "x = 1\n", timeout=None, device=None) == key
+    assert verdict_key(ref, "x = 2\n", timeout=None, device=None) != key
+    assert verdict_key(ref, "x = 1\n", timeout=3.0, device=None) != key
+    newer = dataclasses.replace(ref.pack, manifest=ref.pack.manifest.model_copy(update={"version": "99.0"}))
+    assert verdict_key(dataclasses.replace(ref, pack=newer), "x = 1\n", timeout=None, device=None) != key
+    monkeypatch.setattr(gradecache, "__version__", "99.0")
+    assert verdict_key(ref, "x = 1\n", timeout=None, device=None) != key
+
+    path = tmp_path / "verdicts.jsonl"
+    verdict = Verdict("fail", "The check fails.", checks=[CheckLine("c1", "values", False, "t differs")])
+    with VerdictCache(path) as cache:
+        cache.put("k1", verdict)
+    with open(path, "a") as f:
+        f.write('{"key": "k2", "verd')  # a run cut short mid-line
+    again = VerdictCache(path).load()
+    assert len(again) == 1
+    assert again.get("k1") == verdict
+    assert again.get("k2") is None
