@@ -188,6 +188,19 @@ async def test_the_apps_live_kernel_and_spares_use_the_gateway(gateway):
     assert "ready" in [s.state for s in statuses]
 
 
+@on_module_loop
+async def test_kernel_variables_reach_the_gateway_kernel(gateway):
+    os.environ["KERNEL_PTFUND_PROBE"] = "from-the-tutor"
+    session = KernelSession(gateway=gateway.url)
+    try:
+        await session.start()
+        r = await session.execute("import os\nos.environ.get('KERNEL_PTFUND_PROBE')")
+        assert r.result_text == "'from-the-tutor'"
+    finally:
+        del os.environ["KERNEL_PTFUND_PROBE"]
+        await session.shutdown()
+
+
 def test_a_wrong_token_is_one_sentence(gateway, tmp_path):
     r = cli("doctor", home=tmp_path / "h", env={**gateway.env(), "PTFUND_TUTOR_GATEWAY_TOKEN": "wrong"})
     assert r.returncode == 1

@@ -49,6 +49,14 @@ def gateway_token() -> str | None:
     return next((os.environ[name] for name in ENV_TOKENS if os.environ.get(name)), None)
 
 
+def kernel_env() -> dict[str, str]:
+    """KERNEL_* variables for the gateway to give the kernel (Enterprise Gateway reads e.g.
+    KERNEL_USERNAME and KERNEL_NAMESPACE). Empty unless some are set: a Kernel Gateway that
+    receives an env starts the kernel with only that and PATH, not its own environment
+    (which may hold what a GPU needs)."""
+    return {k: v for k, v in os.environ.items() if k.startswith("KERNEL_")}
+
+
 def _ws_url(http_url: str) -> str:
     parts = urlsplit(http_url)
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
@@ -113,7 +121,12 @@ class GatewayClient:
         return await self._ok("GET", "/api/kernelspecs", what="list its kernels") or {}
 
     async def start_kernel(self, name: str | None = None) -> str:
-        body = {"name": name} if name else {}
+        body: dict[str, Any] = {}
+        if name:
+            body["name"] = name
+        env = kernel_env()
+        if env:
+            body["env"] = env
         data = await self._ok("POST", "/api/kernels", body, what="start a kernel", timeout=KERNEL_START_TIMEOUT)
         return str(data["id"])
 
