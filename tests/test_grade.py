@@ -216,6 +216,8 @@ def test_bad_input_is_one_sentence(tmp_path):
     assert r.returncode == 2 and "SUBMISSIONS" in r.stderr
     r = cli("grade", str(tmp_path), "--gradescope", str(tmp_path), home=tmp_path / "home")
     assert r.returncode == 2
+    r = cli("--kernel", "k.json", "grade", str(tmp_path), home=tmp_path / "home")
+    assert r.returncode == 2 and "fresh kernel" in r.stderr and "--gateway" in r.stderr
 
 
 def test_oversized_file_is_not_run(tmp_path):

@@ -28,6 +28,11 @@ def run(args: argparse.Namespace) -> int:
     from tutor.grading.gradebook import grade_all
     from tutor.grading.gradecache import VerdictCache
 
+    if args.kernel:
+        raise TutorError(
+            "grade gives every file a fresh kernel, so it cannot use one --kernel; "
+            "use --gateway URL to run its kernels elsewhere"
+        )
     if args.jobs is None:
         args.jobs = DEFAULT_JOBS
     if args.jobs < 1:
