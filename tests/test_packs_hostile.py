@@ -62,6 +62,22 @@ def test_billion_laughs_is_one_problem_with_bounded_memory(pack):
     assert result["peak"] < 50 << 20
 
 
+@pytest.mark.slow  # a child process
+@pytest.mark.parametrize("which", ["yaml", "python"])
+def test_a_file_at_the_bounds_loads_in_bounded_memory(pack, which):
+    if which == "yaml":  # as many values as allowed, nested nearly as deep as allowed
+        depth = MAX_YAML_DEPTH - 2
+        deep = "[" * depth + "1" + "]" * depth
+        count = (MAX_YAML_NODES - 10) // (depth + 1)
+        lesson_yaml(pack).write_text("id: first-steps\nextra: [" + ",".join([deep] * count) + "]\n")
+    else:  # the largest solution file allowed, which validation parses
+        line = "t = torch.zeros(2, 3, dtype=torch.float64) + x[1:2, ::3] * (a @ b)\n"
+        (pack / "first-steps" / "solution_zeros.py").write_text(line * ((MAX_FILE_BYTES - 100) // len(line)))
+    result = check_in_child(pack)
+    assert bool(result["problems"]) == (which == "yaml"), result["problems"]
+    assert result["peak"] < 100 << 20
+
+
 @pytest.mark.parametrize("text", ["&x [*x]\n", "a: &x\n  b: *x\n"])
 def test_alias_that_contains_itself(pack, text):
     lesson_yaml(pack).write_text(text)

@@ -7,10 +7,10 @@ lesson.yaml is about 23 KB, a few thousand values, nested 8 deep, with no aliase
 """
 
 # Any one file a pack loads: pack.yaml, lesson.yaml, or a .md/.py file they name.
-MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES = 256_000
 # Values in one YAML file after aliases are expanded (a "billion laughs" stops here).
-MAX_YAML_NODES = 100_000
+MAX_YAML_NODES = 50_000
 # How deep mappings and lists may nest in one YAML file.
-MAX_YAML_DEPTH = 50
+MAX_YAML_DEPTH = 20
 # Uses of aliases (*name) in one YAML file.
 MAX_YAML_ALIASES = 100
