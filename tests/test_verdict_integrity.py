@@ -149,3 +149,20 @@ def test_check_exit_code_after_pass_text_and_os_exit(tmp_path):
     )
     assert r.returncode == 1, r.stdout + r.stderr
     assert "exit with status 0 (as os._exit does)" in r.stdout, r.stdout
+
+
+def test_check_warms_the_kernel_before_the_clock_starts(monkeypatch):
+    """torch's first-use costs (torch._dynamo, imported by the first meta-device op) are
+    paid before the verification cell, not inside the exercise's time limit."""
+    from tutor.packs import models as m
+
+    monkeypatch.setenv("PTFUND_TUTOR_LAUNCHER", "spawn")  # a new process, not the warm fork server
+    exercise = m.Exercise(
+        id="warm",
+        title="warm",
+        prompt="Say whether torch is warm.",
+        solution="warm = True\n",
+        checks=[{"kind": "python", "code": "assert warm, 'torch._dynamo was not imported before the code ran'"}],
+    )
+    verdict = verify(exercise, "import sys\nwarm = 'torch._dynamo' in sys.modules\n")
+    assert verdict.passed, verdict.feedback()

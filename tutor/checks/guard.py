@@ -36,8 +36,16 @@ _sleep = time.sleep
 _monotonic = time.monotonic
 _threads = threading._active  # type: ignore[attr-defined]  # ident -> Thread, for names only
 
-# Classes whose methods the checks call on the learner's objects.
-WATCHED_CLASSES = (torch.Tensor, torch.nn.Module, torch.nn.Parameter)
+# Classes whose methods the checks call on the learner's objects: tensors, and torch's
+# modules (a module check runs their forward).
+WATCHED_CLASSES = (
+    torch.Tensor,
+    torch.nn.Parameter,
+    *sorted(
+        {v for v in vars(torch.nn).values() if isinstance(v, type) and issubclass(v, torch.nn.Module)},
+        key=lambda c: c.__qualname__,
+    ),
+)
 # Keys that torch itself adds to class dicts lazily; not tampering.
 _CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl"})
 

@@ -27,6 +27,7 @@ import torch
 
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
+from .devicerun import device_problems
 from .diagnose import diagnose
 from .guard import Snapshot, Tampered
 from .kinds import KINDS
@@ -139,10 +140,10 @@ def _run(payload: dict, library: dict | None, stage) -> dict:
     device = torch.device(payload.get("device") or "cpu")
 
     if payload.get("trace") is False:  # benchmarks/feedback.py measures what tracing costs
-        return _verify(setup, code, solution, seed, checks, mistakes, device, None, library, stage)
+        return _verify(setup, code, solution, seed, checks, mistakes, device, None, library, stage, payload)
     tracer = Tracer().install()
     try:
-        return _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage)
+        return _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage, payload)
     finally:
         tracer.uninstall()
 
@@ -151,7 +152,7 @@ def _recording(tracer, side: str):
     return tracer.recording(side) if tracer is not None else contextlib.nullcontext()
 
 
-def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage) -> dict:
+def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage, payload) -> dict:
     ref, learner = new_namespace(device), new_namespace(device)
     quiet = BoundedOutput(limit=0)
     with captured(quiet):  # the reference's prints would give the answer away
@@ -205,6 +206,10 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
             messages = [m for m in diagnose(ctx, results, code, solution) if m not in said]
+    passed = error is None and all(r["passed"] for r in results)
+    if passed and payload.get("device_run") and device.type == "cpu":
+        stage("device")
+        results = _with_device_run(payload, results, checks)
     if guard is not None:
         guard.verify("while the checks ran it")
     return jsonable(
@@ -215,6 +220,27 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
             "mistakes": messages,
         }
     )
+
+
+def _with_device_run(payload: dict, results: list, checks: list) -> list:
+    """The normal run passed on the CPU: fail the checks that a GPU would fail (devicerun.py)."""
+    results = [dict(r) for r in results]
+    for index, sentence in device_problems(payload, results, checks):
+        if index is None:
+            results.append(
+                {
+                    "id": "device-run",
+                    "kind": "device",
+                    "passed": False,
+                    "expected": None,
+                    "actual": None,
+                    "message": sentence,
+                    "details": {"device_run": True},
+                }
+            )
+        else:
+            results[index].update(passed=False, message=sentence, details={"device_run": True})
+    return results
 
 
 def warm_up(device=None) -> None:

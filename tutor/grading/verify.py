@@ -41,6 +41,7 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "checks": [c.model_dump() for c in exercise.checks],
         "mistakes": [mk.model_dump() for mk in exercise.mistakes],
         "device": device,
+        "device_run": exercise.follows_device,
     }
 
 

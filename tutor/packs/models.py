@@ -291,8 +291,25 @@ class Exercise(Strict):
     accepted_solutions: list[Code] = Field(
         default_factory=list, description="other correct code, each proven by `pack test` to pass every check"
     )
-    time_limit: float = Field(20.0, gt=0, le=600, description="seconds for setup + code + checks")
+    time_limit: float = Field(
+        20.0,
+        gt=0,
+        le=600,
+        description="seconds for setup, the reference solution, the learner's code, the checks and the device run; kernel start and warm-up are not counted",
+    )
     seed: int = Field(0, description="torch, numpy and random are seeded with this before setup")
+    device_run: bool | None = Field(
+        None,
+        description="after a pass on the CPU, run the code again with DEVICE set to the meta device, so tensors "
+        "left on the CPU fail as on a GPU; default: on when setup or prompt uses DEVICE",
+    )
+
+    @property
+    def follows_device(self) -> bool:
+        """Whether the exercise's results follow DEVICE (see device_run)."""
+        if self.device_run is not None:
+            return self.device_run
+        return "DEVICE" in self.setup or "DEVICE" in self.prompt
 
 
 # ---------------------------------------------------------------- recall cards
