@@ -237,9 +237,46 @@ def tensor_tampering(value, name: str) -> str | None:
     return None
 
 
+_PLAIN = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset, np.ndarray, np.generic, torch.Size)
+# What comparing, measuring or converting a value asks of it (its repr only words a message).
+_ASKED = frozenset(
+    {
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__len__", "__iter__",
+        "__getitem__", "__contains__", "__bool__", "__float__", "__int__", "__index__", "__complex__",
+        "__abs__", "__sub__", "__rsub__", "__round__", "__array__", "item", "tolist", "shape", "dtype",
+    }
+)  # fmt: skip
+
+
+def disguised(value, name: str) -> str | None:
+    """A sentence when ``value`` is of a class the code defined (module ``__main__``) that
+    subclasses a number, string, container or array and overrides how it compares."""
+    cls = type(value)
+    if cls.__module__ != "__main__" or not issubclass(cls, _PLAIN):
+        return None
+    for klass in cls.__mro__:
+        if klass.__module__ != "__main__":
+            break
+        overridden = sorted(_ASKED & set(vars(klass)))
+        if overridden:
+            return (
+                f"{name} is a {cls.__name__}, a subclass of {_plain_name(cls)} that overrides "
+                f"{', '.join(overridden[:3])}; the checks cannot trust how it compares, so this attempt fails. "
+                "Use the plain type."
+            )
+    return None
+
+
+def _plain_name(cls) -> str:
+    for base in cls.__mro__:
+        if base in _PLAIN:
+            return base.__name__
+    return "a built-in type"
+
+
 def scan(value, name: str, depth: int = 0) -> None:
     """Raise Tampered for a tampered tensor in ``value`` (or in a list, tuple or dict in it)."""
-    message = tensor_tampering(value, name)
+    message = tensor_tampering(value, name) or disguised(value, name)
     if message:
         raise Tampered(message)
     if depth >= 2:
