@@ -7,7 +7,7 @@ carries one sentence for the learner plus the expected and actual values as shor
 import math
 import numbers
 import warnings
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -421,7 +421,8 @@ def _is_scalar(x) -> bool:
 def equal_by_expected(e, a):
     """``e == a`` answered by the expected value's own type, so an object of the learner's
     making cannot declare itself equal (its ``__eq__`` is never asked)."""
-    result = type(e).__eq__(e, a)
+    eq: Any = type(e).__eq__
+    result = eq(e, a)  # the unbound method: e's type decides, never a's
     return False if result is NotImplemented else result
 
 
