@@ -977,6 +977,14 @@ async def test_a_long_check_shows_time_and_output_and_can_be_stopped(pack, data)
         await wait_for(pilot, lambda: "Check stopped" in panel(), 30, "the stop")
         assert checks.verdict is None
         assert app.store.exercise_stats("apptest").get(("apptest", "basics/zeros")) is None  # nothing recorded
+        # ctrl+t while a check runs starts it again; the Stop key then stops the new one
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: "Checking your code" in panel(), 30, "the second check")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: "epoch 1" in panel(), 120, "the third check's output")
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: "Check stopped" in panel(), 30, "the stop of the newest check")
+        await wait_for(pilot, lambda: screen._check_worker is None, 30, "no check running")
         # a check after that works as usual
         screen.query_one("#editor").load_text(
             "import torch\nt = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)\n"

@@ -431,7 +431,7 @@ class LessonScreen(TutorScreen):
         # Elapsed time and the learner's own output, live: a capstone takes tens of seconds.
         checks.start_progress(time.monotonic())
         ticker = self.set_interval(CHECK_TICK, checks.tick, name="check-tick")
-        self._check_worker = get_current_worker()
+        self._check_worker = worker = get_current_worker()
         try:
             verdict = await kernels.verify(ref.exercise, code, on_output=checks.feed)
         except KernelUnavailable as exc:
@@ -443,7 +443,8 @@ class LessonScreen(TutorScreen):
             raise
         finally:
             ticker.stop()
-            self._check_worker = None
+            if self._check_worker is worker:  # a newer check (ctrl+t again) replaces this one
+                self._check_worker = None
         here = ref == self.ref
         if here:
             checks.show_verdict(verdict)  # before recording: the learner waits for this, not for the disk
