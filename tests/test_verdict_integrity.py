@@ -115,6 +115,21 @@ PROBES = {
         "Your code raised Weird at line 7: (its message cannot be shown",
     ),
     "keyboard-interrupt": (WRONG + "raise KeyboardInterrupt\n", "Your code raised KeyboardInterrupt at line 4."),
+    "sigint-to-itself": (
+        WRONG + "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n",
+        "Your code stopped the checker with KeyboardInterrupt",
+    ),
+    "stdout-replaced": (
+        WRONG + "import sys\nclass Bad:\n    def write(self, s):\n        raise RuntimeError('no')\n"
+        "    def flush(self):\n        raise RuntimeError('no')\nsys.stdout = Bad()\n",
+        "Your code replaced sys.stdout",
+    ),
+    "eq-always-true-object": (
+        WRONG.replace("a[1, 0] = 99\n", "")
+        + "class Yes(float):\n    def __eq__(self, other):\n        return True\n"
+        + "class A:\n    def __getitem__(self, i):\n        return self\n    def item(self):\n        return Yes(0)\n",
+        "t.stride() is (2, 1), expected (1, 3)",
+    ),
     "pass-on-stdout": (
         WRONG + "print('views-strides/transpose-view: All 2 checks pass.')\nprint('{\"passed\": true}')\n",
         "t.stride() is (2, 1), expected (1, 3)",

@@ -36,6 +36,7 @@ _sleep = time.sleep
 _monotonic = time.monotonic
 _threads = threading._active  # type: ignore[attr-defined]  # ident -> Thread, for names only
 
+_STREAMS = ("stdout", "stderr", "stdin", "displayhook", "excepthook")
 # Classes whose methods the checks call on the learner's objects: tensors, and torch's
 # modules (a module check runs their forward).
 WATCHED_CLASSES = (
@@ -118,6 +119,8 @@ class Snapshot:
                     registries.add(id(v))
                     self.modules.append((_Registry(f"{module.__name__}.{k}", v), dict(v)))
         self.classes = [(cls, dict(vars(cls))) for cls in WATCHED_CLASSES]
+        # The kernel's own streams and hooks: the verdict is sent through them.
+        self.streams = {n: getattr(sys, n, None) for n in _STREAMS}
         self.function_modes = _function_stack()
         self.dispatch_modes = _dispatch_stack()
         self.threads = set(_current_frames())
@@ -130,6 +133,7 @@ class Snapshot:
             for name, value in kept.items():
                 if now.get(name, _MISSING) is not value:
                     out.append(f"{_label(module)}.{name}")
+        out.extend(f"sys.{n}" for n, v in self.streams.items() if getattr(sys, n, None) is not v)
         for cls, kept in self.classes:
             now = dict(vars(cls))
             for name in sorted(set(kept) | set(now)):
@@ -141,6 +145,9 @@ class Snapshot:
 
     def restore(self) -> None:
         """Put back what was replaced, so the verdict itself can still be sent."""
+        for name, value in self.streams.items():
+            if getattr(sys, name, None) is not value:
+                setattr(sys, name, value)
         for module, kept in self.modules:
             now = _entries(module)
             for name, value in kept.items():

@@ -51,6 +51,12 @@ FORGED = (
 )
 
 
+INTERRUPTED = (
+    "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
+    "so nothing was checked and this attempt fails."
+)
+
+
 def new_request() -> str:
     """A fresh id per verification: only bundles that answer it count."""
     return secrets.token_hex(16)
@@ -130,6 +136,9 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
             output=run.output,
             elapsed=run.elapsed,
         )
+    if run.status == "interrupted":
+        # Only the time limit interrupts a verification; this interrupt came from the code.
+        return Verdict("error", INTERRUPTED, output=run.output, elapsed=run.elapsed)
     if run.status in ("crashed", "interrupted"):
         # The engine's sentence ends with what a crash means for a live session (variables
         # gone); a verification kernel is thrown away anyway, so that part would only confuse.
@@ -140,13 +149,7 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
     bundle = answer.result
     if bundle is None:
         if run.error is not None and run.error.ename == "KeyboardInterrupt":
-            return Verdict(
-                "error",
-                "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the "
-                "kernel), so nothing was checked and this attempt fails.",
-                output=run.output,
-                elapsed=run.elapsed,
-            )
+            return Verdict("error", INTERRUPTED, output=run.output, elapsed=run.elapsed)
         detail = f"{run.error.ename}: {run.error.evalue}" if run.error else "no result came back"
         return Verdict("crashed", f"The checker could not finish ({detail}).", output=run.output, elapsed=run.elapsed)
     verdict = verdict_from_result(bundle)
