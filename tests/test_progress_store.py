@@ -12,7 +12,7 @@ from fsrs import Rating, State
 
 from tutor.errors import TutorError
 from tutor.progress import LEECH_LAPSES, ProgressStore, schema
-from tutor.progress.store import FILENAME
+from tutor.progress.database import FILENAME
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

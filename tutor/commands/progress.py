@@ -51,7 +51,7 @@ def run_show(args: argparse.Namespace) -> int:
 def build_report(store: ProgressStore, catalog: Catalog, now: datetime) -> dict:
     """Per-lesson completion for loaded packs, plus records of items no loaded pack has
     (a pack not given this time, or an item since removed)."""
-    from tutor.progress.store import ts
+    from tutor.progress.records import ts
 
     ex_stats = store.exercise_stats()
     cards = store.card_states()

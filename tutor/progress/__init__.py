@@ -6,19 +6,11 @@ when importing an export), never torch or textual.
     if store.notice: show(store.notice)         # e.g. a damaged file was moved aside
 """
 
+from tutor.progress.database import FILENAME
+from tutor.progress.records import Attempt, Draft, DueCards, ExerciseStats, Key, Position, Review
 from tutor.progress.scheduling import LEECH_LAPSES, CardState
 from tutor.progress.settings import Settings
-from tutor.progress.store import (
-    FILENAME,
-    Attempt,
-    Draft,
-    DueCards,
-    ExerciseStats,
-    Key,
-    Position,
-    ProgressStore,
-    Review,
-)
+from tutor.progress.store import ProgressStore
 
 __all__ = [
     "FILENAME",

@@ -6,7 +6,10 @@ validates the settings of an export with the same rules.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from tutor.progress.scheduling import DEFAULT_NEW_PER_DAY, DEFAULT_RETENTION
 
@@ -28,3 +31,14 @@ def validate_setting(name: str, value: object) -> object:
             raise ValueError("new cards per day must be a whole number between 0 and 1000")
         return value
     raise ValueError(f"unknown setting {name!r}")
+
+
+def read_settings(c: sqlite3.Connection) -> Settings:
+    """The stored settings; an unknown or bad value falls back to its default."""
+    values: dict[str, Any] = {}
+    for name, value in c.execute("SELECT name, value FROM settings"):
+        try:
+            values[name] = validate_setting(name, json.loads(value))
+        except ValueError:
+            continue  # an unknown or bad value falls back to the default
+    return Settings(**values)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from tutor.progress.store import FILENAME
+from tutor.progress.database import FILENAME
 
 
 def exercise_statuses(data_dir: str | os.PathLike | None = None) -> dict[str, str]:

@@ -1,176 +1,57 @@
-"""The learner's progress in one SQLite file: attempts, hints, drafts, card schedules and
-reviews, last position, settings.
-
-Durability (docs/architecture.md, "Reliability"): WAL journal, ``synchronous=FULL``, every write a single
-``BEGIN IMMEDIATE`` transaction, and a busy timeout so two processes writing at once
-wait for each other instead of failing. A kill -9 at any moment loses nothing committed:
-SQLite rolls an interrupted transaction back on the next open.
+"""The learner's progress: attempts, hints, drafts, card schedules and reviews, last
+position, settings, and which lessons' cards are in the quiz.
 
 Pack content is addressed by pack id plus item key ``"LESSON/ITEM"``; every record keeps
 the content hash of the item it was made against, so changed items can be noticed.
 
 Only the standard library and ``fsrs`` are imported here (writers in tests start as
-fresh processes; the app calls this from worker threads). One connection is shared by
-all threads, serialised by a lock.
+fresh processes; the app calls this from worker threads). The file, its transactions and
+its durability are database.py's; the records and their rows records.py's; the export
+format transfer.py's, imported only to export or import.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
-import time
-import uuid
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, overload
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
 
-from fsrs import Card, State
+from fsrs import Card
 
 from tutor.errors import TutorError
-from tutor.progress import schema
-from tutor.progress.scheduling import (
-    CardState,
-    rating_for,
-    scheduler,
-    utc,
+from tutor.progress.database import FILENAME, Database
+from tutor.progress.records import (
+    CARD_SELECT,
+    QUIZ_LESSON_REASONS,
+    REVIEW_SELECT,
+    Attempt,
+    Draft,
+    DueCards,
+    ExerciseStats,
+    Key,
+    Position,
+    Review,
+    card_from_row,
+    lesson_of,
+    new_uid,
+    parse_ts,
+    review_from_row,
+    ts,
+    upsert_card,
 )
-from tutor.progress.settings import Settings, validate_setting
-
-FILENAME = "progress.sqlite3"
-
-Key = tuple[str, str]  # (pack id, "LESSON/ITEM")
-
-# SQLite result codes that mean the file itself is damaged (not merely busy or locked).
-_SQLITE_CORRUPT = 11
-_SQLITE_NOTADB = 26
+from tutor.progress.scheduling import CardState, rating_for, scheduler, utc
+from tutor.progress.settings import Settings, read_settings, validate_setting
 
 
-def ts(dt: datetime | None) -> str | None:
-    """A datetime as fixed-width UTC text (text order == time order)."""
-    if dt is None:
-        return None
-    return utc(dt).isoformat(timespec="microseconds")
-
-
-@overload
-def parse_ts(text: str) -> datetime: ...
-@overload
-def parse_ts(text: None) -> None: ...
-@overload
-def parse_ts(text: str | None) -> datetime | None: ...
-def parse_ts(text: str | None) -> datetime | None:
-    return None if text is None else utc(datetime.fromisoformat(text))
-
-
-# ---------------------------------------------------------------- records
-
-
-@dataclass(frozen=True)
-class Attempt:
-    id: int
-    uid: str
-    pack: str
-    item: str
-    passed: bool
-    at: datetime
-    code: str
-    content_hash: str
-
-
-@dataclass(frozen=True)
-class Draft:
-    code: str
-    updated_at: datetime
-    content_hash: str | None
-
-
-@dataclass(frozen=True)
-class Position:
-    pack: str
-    lesson: str
-    exercise: str | None
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class Review:
-    uid: str
-    pack: str
-    item: str
-    rating: int
-    correct: bool
-    at: datetime
-    duration_ms: int | None
-    content_hash: str | None
-
-
-@dataclass(frozen=True)
-class ExerciseStats:
-    attempts: int
-    passed: bool
-    last_at: datetime
-    content_hash: str  # of the latest attempt
-
-
-@dataclass(frozen=True)
-class DueCards:
-    """What a quiz may ask now: ``due`` (most overdue first) then ``new`` (given order)."""
-
-    due: list[Key]
-    new: list[Key]
-    new_today: int  # new cards already started today (local calendar day)
-    new_allowed: int  # how many more new cards today's limit allows
-    unopened: int = 0  # never-seen cards held back: their lessons are not in the quiz yet
-
-
-# Why a lesson's cards are in the quiz: the app showed the lesson, `quiz --lesson` named it,
-# or the learner added its cards by hand.
-QUIZ_LESSON_REASONS = ("opened", "named", "added")
-
-
-def lesson_of(item: str) -> str:
-    """The lesson part of an item key ``"LESSON/ITEM"``."""
-    return item.split("/", 1)[0]
-
-
-class CorruptDatabase(Exception):
-    """Internal: the file is not a usable database."""
-
-
-class _Busy(Exception):
-    """Internal: another connection held a lock the busy handler does not wait for."""
-
-
-def _is_busy(exc: sqlite3.DatabaseError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes)
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-# ---------------------------------------------------------------- the store
-
-
-class ProgressStore:
-    """``ProgressStore(path)`` opens (creating or upgrading) the database at ``path``.
-
-    If the file is damaged it is moved aside and a fresh one started; ``notice`` then holds
-    one sentence to show the learner (None otherwise).
-    """
+class ProgressStore(Database):
+    """``ProgressStore(path)`` opens (creating or upgrading) the database at ``path``; see
+    :class:`~tutor.progress.database.Database` for what happens to a damaged file."""
 
     def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, fuzz: bool = True):
-        self.path = Path(path)
-        self.notice: str | None = None
-        self._busy_timeout = busy_timeout
         self._fuzz = fuzz  # fsrs interval fuzz; tests turn it off for exact schedules
-        self._lock = threading.RLock()
-        self._conn = self._open()
+        super().__init__(path, busy_timeout=busy_timeout)
 
     @classmethod
     def open(cls, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> ProgressStore:
@@ -183,166 +64,6 @@ class ProgressStore:
         except OSError as exc:
             raise TutorError(f"cannot create the data dir {directory}: {exc.strerror or exc}") from None
         return cls(directory / FILENAME, **kwargs)
-
-    # ------------------------------------------------------------ opening
-
-    def _open(self) -> sqlite3.Connection:
-        # A few tries: another process may be moving the same damaged file aside.
-        for _ in range(3):
-            identity = _file_identity(self.path)
-            try:
-                return self._connect_patiently()
-            except CorruptDatabase as exc:
-                self._move_aside(identity, str(exc))
-        return self._connect_patiently()
-
-    def _connect_patiently(self) -> sqlite3.Connection:
-        """Connect, waiting out another process that is creating or upgrading the file.
-
-        SQLite's busy handler does not cover every lock on the way in: switching a new
-        file to WAL while a second process does the same can fail at once with "database
-        is locked". Such a failure is retried until the busy timeout, like any other wait.
-        """
-        deadline = time.monotonic() + self._busy_timeout
-        delay = 0.005
-        while True:
-            try:
-                return self._connect()
-            except _Busy:
-                if time.monotonic() >= deadline:
-                    raise TutorError(
-                        f"cannot open the progress database {self.path}: another process keeps it locked"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000):d}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            # FULL: a commit is on disk before it returns (NORMAL could lose the last
-            # commits on power loss; a kill -9 alone is safe either way).
-            conn.execute("PRAGMA synchronous = FULL")
-            rows = conn.execute("PRAGMA integrity_check").fetchall()
-            if rows != [("ok",)]:
-                raise CorruptDatabase("integrity check failed: " + "; ".join(str(r[0]) for r in rows[:3]))
-            self._migrate(conn)
-            return conn
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            # Only damage moves the file aside; busy, locked, I/O errors never do.
-            if _is_damage(exc):
-                raise CorruptDatabase(str(exc)) from None
-            if _is_busy(exc):
-                raise _Busy() from None
-            raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
-        except BaseException:
-            conn.close()
-            raise
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        if schema.user_version(conn) == schema.SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = schema.user_version(conn)  # again, under the write lock
-            if version > schema.SCHEMA_VERSION:
-                raise TutorError(
-                    f"the progress database {self.path} was written by a newer ptfund-tutor "
-                    f"(schema {version}, this one knows {schema.SCHEMA_VERSION}); upgrade ptfund-tutor to use it"
-                )
-            schema.apply(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-
-    def _move_aside(self, identity: tuple[int, int] | None, reason: str) -> None:
-        # Only move the file we found damaged: if another process already replaced it with a
-        # fresh database, leave that one alone.
-        if identity is None or _file_identity(self.path) != identity:
-            return
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        n = 1
-        while target.exists():
-            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
-            n += 1
-        try:
-            os.rename(self.path, target)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise TutorError(
-                f"the progress database {self.path} is damaged and could not be moved aside: {exc}"
-            ) from None
-        # The WAL belongs to the damaged file: a fresh database must never replay it.
-        wal = Path(f"{self.path}-wal")
-        if wal.exists():
-            try:
-                os.rename(wal, f"{target}-wal")
-            except OSError:
-                wal.unlink(missing_ok=True)
-        Path(f"{self.path}-shm").unlink(missing_ok=True)
-        self.notice = (
-            f"Your progress database was damaged ({reason}), so it was moved to {target} and a fresh one was started."
-        )
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> ProgressStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # ------------------------------------------------------------ transactions
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction. IMMEDIATE takes the write lock up front: a deferred
-        transaction that later needs it can fail with SQLITE_BUSY without waiting."""
-        with self._lock:
-            conn = self._conn
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.OperationalError as exc:
-                # Disk full, read-only file, another process holding the lock past the
-                # busy timeout: the learner's problem to fix, so one sentence, no traceback.
-                raise TutorError(f"could not save progress to {self.path}: {exc}") from None
-            except sqlite3.DatabaseError as exc:
-                if _is_damage(exc):
-                    raise TutorError(
-                        f"the progress database {self.path} is damaged ({exc}); the next start moves it aside "
-                        "and starts a fresh one"
-                    ) from None
-                raise
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for reads of several statements."""
-        with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
 
     # ------------------------------------------------------------ exercises
 
@@ -360,7 +81,7 @@ class ProgressStore:
         with self._write() as c:
             cur = c.execute(
                 "INSERT INTO attempts (uid, pack, item, passed, at, code, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (_uid(), pack, item, int(bool(passed)), ts(utc(at)), code, content_hash),
+                (new_uid(), pack, item, int(bool(passed)), ts(utc(at)), code, content_hash),
             )
             assert cur.lastrowid is not None  # set by every INSERT
             return cur.lastrowid
@@ -446,7 +167,7 @@ class ProgressStore:
 
     def settings(self) -> Settings:
         with self._lock:
-            return _settings(self._conn)
+            return read_settings(self._conn)
 
     def update_settings(self, **values: object) -> Settings:
         """Set ``desired_retention`` (0.7-0.99) and/or ``new_cards_per_day``; ValueError if invalid."""
@@ -458,22 +179,22 @@ class ProgressStore:
                     "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                     (name, json.dumps(value)),
                 )
-            return _settings(c)
+            return read_settings(c)
 
     # ------------------------------------------------------------ cards
 
     def card_state(self, pack: str, item: str) -> CardState | None:
         with self._lock:
-            row = self._conn.execute(_CARD_SELECT + " WHERE pack = ? AND item = ?", (pack, item)).fetchone()
-        return None if row is None else _card_state(row)
+            row = self._conn.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", (pack, item)).fetchone()
+        return None if row is None else card_from_row(row)
 
     def card_states(self, pack: str | None = None) -> dict[Key, CardState]:
         with self._lock:
             if pack is None:
-                rows = self._conn.execute(_CARD_SELECT).fetchall()
+                rows = self._conn.execute(CARD_SELECT).fetchall()
             else:
-                rows = self._conn.execute(_CARD_SELECT + " WHERE pack = ?", (pack,)).fetchall()
-        return {(r[0], r[1]): _card_state(r) for r in rows}
+                rows = self._conn.execute(CARD_SELECT + " WHERE pack = ?", (pack,)).fetchall()
+        return {(r[0], r[1]): card_from_row(r) for r in rows}
 
     def review(
         self,
@@ -492,10 +213,10 @@ class ProgressStore:
         """
         now = utc(now)
         with self._write() as c:
-            row = c.execute(_CARD_SELECT + " WHERE pack = ? AND item = ?", (pack, item)).fetchone()
-            old = None if row is None else _card_state(row)
+            row = c.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", (pack, item)).fetchone()
+            old = None if row is None else card_from_row(row)
             card = Card(card_id=0, due=now) if old is None else old.fsrs_card()
-            sched = scheduler(_settings(c).desired_retention, fuzz=self._fuzz)
+            sched = scheduler(read_settings(c).desired_retention, fuzz=self._fuzz)
             card, _ = sched.review_card(card, rating_for(correct), review_datetime=now, review_duration=duration_ms)
             state = CardState(
                 pack=pack,
@@ -511,20 +232,29 @@ class ProgressStore:
                 lapses=(0 if old is None else old.lapses) + (0 if correct else 1),
                 content_hash=content_hash if content_hash is not None else (old.content_hash if old else None),
             )
-            _upsert_card(c, state)
+            upsert_card(c, state)
             c.execute(
                 "INSERT INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (_uid(), pack, item, int(rating_for(correct)), int(bool(correct)), ts(now), duration_ms, content_hash),
+                (
+                    new_uid(),
+                    pack,
+                    item,
+                    int(rating_for(correct)),
+                    int(bool(correct)),
+                    ts(now),
+                    duration_ms,
+                    content_hash,
+                ),
             )
         return state
 
     def reviews_for(self, pack: str, item: str) -> list[Review]:
         with self._lock:
             rows = self._conn.execute(
-                _REVIEW_SELECT + " WHERE pack = ? AND item = ? ORDER BY at, id", (pack, item)
+                REVIEW_SELECT + " WHERE pack = ? AND item = ? ORDER BY at, id", (pack, item)
             ).fetchall()
-        return [_review(r) for r in rows]
+        return [review_from_row(r) for r in rows]
 
     def review_count(self) -> int:
         with self._lock:
@@ -542,7 +272,7 @@ class ProgressStore:
         keys = list(dict.fromkeys((str(p), str(i)) for p, i in keys))
         day_start = ts(now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0))
         with self._read() as c:
-            limit = _settings(c).new_cards_per_day if new_limit is None else max(0, int(new_limit))
+            limit = read_settings(c).new_cards_per_day if new_limit is None else max(0, int(new_limit))
             new_today = c.execute("SELECT count(*) FROM cards WHERE first_review >= ?", (day_start,)).fetchone()[0]
             due_at = {(r[0], r[1]): r[2] for r in c.execute("SELECT pack, item, due FROM cards")}
             in_quiz = {(r[0], r[1]) for r in c.execute("SELECT pack, lesson FROM quiz_lessons")}
@@ -618,269 +348,20 @@ class ProgressStore:
 
     def export(self) -> dict:
         """Everything, as versioned JSON-ready data (``progress export``)."""
-        from tutor.progress.transfer import FORMAT, VERSION
+        from tutor.progress.transfer import export_rows
 
         with self._read() as c:
-            attempts = [
-                {
-                    "uid": r[0],
-                    "pack": r[1],
-                    "item": r[2],
-                    "passed": bool(r[3]),
-                    "at": r[4],
-                    "code": r[5],
-                    "content_hash": r[6],
-                }
-                for r in c.execute(
-                    "SELECT uid, pack, item, passed, at, code, content_hash FROM attempts ORDER BY at, id"
-                )
-            ]
-            hints = [
-                {"pack": r[0], "item": r[1], "hint": r[2], "at": r[3], "content_hash": r[4]}
-                for r in c.execute("SELECT pack, item, hint, at, content_hash FROM hints ORDER BY pack, item, hint")
-            ]
-            drafts = [
-                {"pack": r[0], "item": r[1], "code": r[2], "updated_at": r[3], "content_hash": r[4]}
-                for r in c.execute("SELECT pack, item, code, updated_at, content_hash FROM drafts ORDER BY pack, item")
-            ]
-            cards = [_card_dict(_card_state(r)) for r in c.execute(_CARD_SELECT + " ORDER BY pack, item")]
-            reviews = [
-                {
-                    "uid": r.uid,
-                    "pack": r.pack,
-                    "item": r.item,
-                    "rating": r.rating,
-                    "correct": r.correct,
-                    "at": ts(r.at),
-                    "duration_ms": r.duration_ms,
-                    "content_hash": r.content_hash,
-                }
-                for r in map(_review, c.execute(_REVIEW_SELECT + " ORDER BY at, id"))
-            ]
-            row = c.execute("SELECT pack, lesson, exercise, updated_at FROM position WHERE id = 1").fetchone()
-            position = (
-                None if row is None else {"pack": row[0], "lesson": row[1], "exercise": row[2], "updated_at": row[3]}
-            )
-            settings = {r[0]: json.loads(r[1]) for r in c.execute("SELECT name, value FROM settings ORDER BY name")}
-            quiz_lessons = [
-                {"pack": r[0], "lesson": r[1], "how": r[2], "at": r[3]}
-                for r in c.execute("SELECT pack, lesson, how, at FROM quiz_lessons ORDER BY at, pack, lesson")
-            ]
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "exported_at": ts(utc()),
-            "attempts": attempts,
-            "hints": hints,
-            "drafts": drafts,
-            "cards": cards,
-            "reviews": reviews,
-            "position": position,
-            "settings": settings,
-            "quiz_lessons": quiz_lessons,
-        }
+            return export_rows(c)
 
     def import_(self, data: object) -> dict[str, int]:
         """Merge an export into this store; returns how many records were added per kind.
 
         The whole document is validated first (ValueError with one sentence, nothing
-        written); then everything is written in one transaction. Importing the same file
-        again adds nothing: attempts and reviews are matched by uid, hints by index;
-        drafts and the position keep the newer; settings set here win. A card reviewed
-        on both sides is rescheduled by replaying the merged review log.
+        written); then everything is written in one transaction (see
+        :func:`tutor.progress.transfer.import_rows` for how records are merged).
         """
-        from tutor.progress.transfer import validate
+        from tutor.progress.transfer import import_rows, validate
 
         doc = validate(data)  # raises ValueError before anything is written
-        added = {"attempts": 0, "hints": 0, "drafts": 0, "reviews": 0, "cards": 0, "quiz_lessons": 0}
         with self._write() as c:
-            for a in doc.attempts:
-                cur = c.execute(
-                    "INSERT OR IGNORE INTO attempts (uid, pack, item, passed, at, code, content_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (a.uid, a.pack, a.item, int(a.passed), ts(a.at), a.code, a.content_hash),
-                )
-                added["attempts"] += cur.rowcount
-            for h in doc.hints:
-                cur = c.execute(
-                    "INSERT OR IGNORE INTO hints (pack, item, hint, at, content_hash) VALUES (?, ?, ?, ?, ?)",
-                    (h.pack, h.item, h.hint, ts(h.at), h.content_hash),
-                )
-                added["hints"] += cur.rowcount
-            for d in doc.drafts:
-                cur = c.execute(
-                    "INSERT INTO drafts (pack, item, code, updated_at, content_hash) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (pack, item) DO UPDATE SET code = excluded.code, updated_at = excluded.updated_at, "
-                    "content_hash = excluded.content_hash WHERE excluded.updated_at > drafts.updated_at",
-                    (d.pack, d.item, d.code, ts(d.updated_at), d.content_hash),
-                )
-                added["drafts"] += cur.rowcount
-            touched: set[Key] = set()
-            for r in doc.reviews:
-                cur = c.execute(
-                    "INSERT OR IGNORE INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (r.uid, r.pack, r.item, r.rating, int(r.correct), ts(r.at), r.duration_ms, r.content_hash),
-                )
-                if cur.rowcount:
-                    added["reviews"] += 1
-                    touched.add((r.pack, r.item))
-            retention = _settings(c).desired_retention
-            for card in doc.cards:
-                key = (card.pack, card.item)
-                row = c.execute(_CARD_SELECT + " WHERE pack = ? AND item = ?", key).fetchone()
-                if row is None:
-                    _upsert_card(c, card.to_state())
-                    added["cards"] += 1
-                elif key in touched:
-                    _upsert_card(c, _replay(c, _card_state(row), card.to_state(), retention))
-            if doc.position is not None:
-                p = doc.position
-                c.execute(
-                    "INSERT INTO position (id, pack, lesson, exercise, updated_at) VALUES (1, ?, ?, ?, ?) "
-                    "ON CONFLICT (id) DO UPDATE SET pack = excluded.pack, lesson = excluded.lesson, "
-                    "exercise = excluded.exercise, updated_at = excluded.updated_at "
-                    "WHERE excluded.updated_at > position.updated_at",
-                    (p.pack, p.lesson, p.exercise, ts(p.updated_at)),
-                )
-            for q in doc.quiz_lessons:
-                cur = c.execute(
-                    "INSERT OR IGNORE INTO quiz_lessons (pack, lesson, how, at) VALUES (?, ?, ?, ?)",
-                    (q.pack, q.lesson, q.how, ts(q.at)),
-                )
-                added["quiz_lessons"] += cur.rowcount
-            for name, value in doc.settings.items():
-                c.execute("INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, json.dumps(value)))
-        return added
-
-
-# ---------------------------------------------------------------- helpers
-
-_CARD_SELECT = (
-    "SELECT pack, item, state, step, stability, difficulty, due, last_review, first_review, reps, lapses, "
-    "content_hash FROM cards"
-)
-_REVIEW_SELECT = "SELECT uid, pack, item, rating, correct, at, duration_ms, content_hash FROM reviews"
-
-
-def _uid() -> str:
-    return uuid.uuid4().hex
-
-
-def _is_damage(exc: sqlite3.DatabaseError) -> bool:
-    """The file itself is broken (primary code CORRUPT or NOTADB), not merely busy."""
-    return ((getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
-
-
-def _file_identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _settings(c: sqlite3.Connection) -> Settings:
-    values: dict[str, Any] = {}
-    for name, value in c.execute("SELECT name, value FROM settings"):
-        try:
-            values[name] = validate_setting(name, json.loads(value))
-        except ValueError:
-            continue  # an unknown or bad value falls back to the default
-    return Settings(**values)
-
-
-def _card_state(r: tuple) -> CardState:
-    return CardState(
-        pack=r[0],
-        item=r[1],
-        state=State(r[2]),
-        step=r[3],
-        stability=r[4],
-        difficulty=r[5],
-        due=parse_ts(r[6]),
-        last_review=parse_ts(r[7]),
-        first_review=parse_ts(r[8]),
-        reps=r[9],
-        lapses=r[10],
-        content_hash=r[11],
-    )
-
-
-def _card_dict(s: CardState) -> dict:
-    return {
-        "pack": s.pack,
-        "item": s.item,
-        "state": int(s.state),
-        "step": s.step,
-        "stability": s.stability,
-        "difficulty": s.difficulty,
-        "due": ts(s.due),
-        "last_review": ts(s.last_review),
-        "first_review": ts(s.first_review),
-        "reps": s.reps,
-        "lapses": s.lapses,
-        "content_hash": s.content_hash,
-    }
-
-
-def _upsert_card(c: sqlite3.Connection, s: CardState) -> None:
-    c.execute(
-        "INSERT INTO cards (pack, item, state, step, stability, difficulty, due, last_review, first_review, "
-        "reps, lapses, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (pack, item) DO UPDATE SET state = excluded.state, step = excluded.step, "
-        "stability = excluded.stability, difficulty = excluded.difficulty, due = excluded.due, "
-        "last_review = excluded.last_review, first_review = excluded.first_review, reps = excluded.reps, "
-        "lapses = excluded.lapses, content_hash = excluded.content_hash",
-        (
-            s.pack,
-            s.item,
-            int(s.state),
-            s.step,
-            s.stability,
-            s.difficulty,
-            ts(s.due),
-            ts(s.last_review),
-            ts(s.first_review),
-            s.reps,
-            s.lapses,
-            s.content_hash,
-        ),
-    )
-
-
-def _review(r: tuple) -> Review:
-    return Review(r[0], r[1], r[2], r[3], bool(r[4]), parse_ts(r[5]), r[6], r[7])
-
-
-def _replay(c: sqlite3.Connection, local: CardState, imported: CardState, retention: float) -> CardState:
-    """A card reviewed on two machines: replay the merged review log in time order.
-
-    Without fuzz, so replaying the same log always gives the same schedule.
-    """
-    rows = c.execute(
-        "SELECT correct, at, content_hash FROM reviews WHERE pack = ? AND item = ? ORDER BY at, id",
-        (local.pack, local.item),
-    ).fetchall()
-    sched = scheduler(retention, fuzz=False)
-    card = Card(card_id=0, due=parse_ts(rows[0][1]))
-    lapses = 0
-    content_hash = None
-    for correct, at, h in rows:
-        card, _ = sched.review_card(card, rating_for(bool(correct)), review_datetime=parse_ts(at))
-        lapses += 0 if correct else 1
-        content_hash = h or content_hash
-    return CardState(
-        pack=local.pack,
-        item=local.item,
-        state=card.state,
-        step=card.step,
-        stability=card.stability,
-        difficulty=card.difficulty,
-        due=card.due,
-        last_review=card.last_review,
-        first_review=min(local.first_review, imported.first_review),
-        reps=len(rows),
-        lapses=lapses,
-        content_hash=content_hash or local.content_hash,
-    )
+            return import_rows(c, doc)

@@ -1,4 +1,5 @@
-"""Validation of ``progress export`` documents before ``progress import`` writes anything.
+"""The ``progress export`` format: writing it from the database, validating a document
+before ``progress import`` writes anything, and merging it in.
 
 Imported lazily by the store (pydantic is not needed to record progress, and writers
 should start fast).
@@ -7,14 +8,25 @@ should start fast).
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fsrs import State
+from fsrs import Card, State
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tutor.progress.scheduling import CardState, utc
-from tutor.progress.settings import validate_setting
+from tutor.progress.records import (
+    CARD_SELECT,
+    REVIEW_SELECT,
+    Key,
+    card_from_row,
+    parse_ts,
+    review_from_row,
+    ts,
+    upsert_card,
+)
+from tutor.progress.scheduling import CardState, rating_for, scheduler, utc
+from tutor.progress.settings import read_settings, validate_setting
 
 # The export document's name and version: its one home (the store writes them on export).
 FORMAT = "ptfund-tutor-progress"
@@ -197,3 +209,183 @@ def validate(data: object) -> ExportDoc:
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, ") :]
         raise ValueError(f"{where}: {msg[0].lower() + msg[1:]}{more}") from None
+
+
+# ---------------------------------------------------------------- export and import
+
+
+def export_rows(c: sqlite3.Connection) -> dict:
+    """Everything in the database, as versioned JSON-ready data (``progress export``)."""
+    attempts = [
+        {
+            "uid": r[0],
+            "pack": r[1],
+            "item": r[2],
+            "passed": bool(r[3]),
+            "at": r[4],
+            "code": r[5],
+            "content_hash": r[6],
+        }
+        for r in c.execute("SELECT uid, pack, item, passed, at, code, content_hash FROM attempts ORDER BY at, id")
+    ]
+    hints = [
+        {"pack": r[0], "item": r[1], "hint": r[2], "at": r[3], "content_hash": r[4]}
+        for r in c.execute("SELECT pack, item, hint, at, content_hash FROM hints ORDER BY pack, item, hint")
+    ]
+    drafts = [
+        {"pack": r[0], "item": r[1], "code": r[2], "updated_at": r[3], "content_hash": r[4]}
+        for r in c.execute("SELECT pack, item, code, updated_at, content_hash FROM drafts ORDER BY pack, item")
+    ]
+    cards = [_card_dict(card_from_row(r)) for r in c.execute(CARD_SELECT + " ORDER BY pack, item")]
+    reviews = [
+        {
+            "uid": r.uid,
+            "pack": r.pack,
+            "item": r.item,
+            "rating": r.rating,
+            "correct": r.correct,
+            "at": ts(r.at),
+            "duration_ms": r.duration_ms,
+            "content_hash": r.content_hash,
+        }
+        for r in map(review_from_row, c.execute(REVIEW_SELECT + " ORDER BY at, id"))
+    ]
+    row = c.execute("SELECT pack, lesson, exercise, updated_at FROM position WHERE id = 1").fetchone()
+    position = None if row is None else {"pack": row[0], "lesson": row[1], "exercise": row[2], "updated_at": row[3]}
+    settings = {r[0]: json.loads(r[1]) for r in c.execute("SELECT name, value FROM settings ORDER BY name")}
+    quiz_lessons = [
+        {"pack": r[0], "lesson": r[1], "how": r[2], "at": r[3]}
+        for r in c.execute("SELECT pack, lesson, how, at FROM quiz_lessons ORDER BY at, pack, lesson")
+    ]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": ts(utc()),
+        "attempts": attempts,
+        "hints": hints,
+        "drafts": drafts,
+        "cards": cards,
+        "reviews": reviews,
+        "position": position,
+        "settings": settings,
+        "quiz_lessons": quiz_lessons,
+    }
+
+
+def import_rows(c: sqlite3.Connection, doc: ExportDoc) -> dict[str, int]:
+    """Merge a validated export into the database, inside the caller's write transaction;
+    returns how many records were added per kind.
+
+    Importing the same file again adds nothing: attempts and reviews are matched by uid,
+    hints by index; drafts and the position keep the newer; settings set here win. A card
+    reviewed on both sides is rescheduled by replaying the merged review log.
+    """
+    added = {"attempts": 0, "hints": 0, "drafts": 0, "reviews": 0, "cards": 0, "quiz_lessons": 0}
+    for a in doc.attempts:
+        cur = c.execute(
+            "INSERT OR IGNORE INTO attempts (uid, pack, item, passed, at, code, content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (a.uid, a.pack, a.item, int(a.passed), ts(a.at), a.code, a.content_hash),
+        )
+        added["attempts"] += cur.rowcount
+    for h in doc.hints:
+        cur = c.execute(
+            "INSERT OR IGNORE INTO hints (pack, item, hint, at, content_hash) VALUES (?, ?, ?, ?, ?)",
+            (h.pack, h.item, h.hint, ts(h.at), h.content_hash),
+        )
+        added["hints"] += cur.rowcount
+    for d in doc.drafts:
+        cur = c.execute(
+            "INSERT INTO drafts (pack, item, code, updated_at, content_hash) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (pack, item) DO UPDATE SET code = excluded.code, updated_at = excluded.updated_at, "
+            "content_hash = excluded.content_hash WHERE excluded.updated_at > drafts.updated_at",
+            (d.pack, d.item, d.code, ts(d.updated_at), d.content_hash),
+        )
+        added["drafts"] += cur.rowcount
+    touched: set[Key] = set()
+    for r in doc.reviews:
+        cur = c.execute(
+            "INSERT OR IGNORE INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.uid, r.pack, r.item, r.rating, int(r.correct), ts(r.at), r.duration_ms, r.content_hash),
+        )
+        if cur.rowcount:
+            added["reviews"] += 1
+            touched.add((r.pack, r.item))
+    retention = read_settings(c).desired_retention
+    for card in doc.cards:
+        key = (card.pack, card.item)
+        row = c.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", key).fetchone()
+        if row is None:
+            upsert_card(c, card.to_state())
+            added["cards"] += 1
+        elif key in touched:
+            upsert_card(c, _replay(c, card_from_row(row), card.to_state(), retention))
+    if doc.position is not None:
+        p = doc.position
+        c.execute(
+            "INSERT INTO position (id, pack, lesson, exercise, updated_at) VALUES (1, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET pack = excluded.pack, lesson = excluded.lesson, "
+            "exercise = excluded.exercise, updated_at = excluded.updated_at "
+            "WHERE excluded.updated_at > position.updated_at",
+            (p.pack, p.lesson, p.exercise, ts(p.updated_at)),
+        )
+    for q in doc.quiz_lessons:
+        cur = c.execute(
+            "INSERT OR IGNORE INTO quiz_lessons (pack, lesson, how, at) VALUES (?, ?, ?, ?)",
+            (q.pack, q.lesson, q.how, ts(q.at)),
+        )
+        added["quiz_lessons"] += cur.rowcount
+    for name, value in doc.settings.items():
+        c.execute("INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, json.dumps(value)))
+    return added
+
+
+def _card_dict(s: CardState) -> dict:
+    return {
+        "pack": s.pack,
+        "item": s.item,
+        "state": int(s.state),
+        "step": s.step,
+        "stability": s.stability,
+        "difficulty": s.difficulty,
+        "due": ts(s.due),
+        "last_review": ts(s.last_review),
+        "first_review": ts(s.first_review),
+        "reps": s.reps,
+        "lapses": s.lapses,
+        "content_hash": s.content_hash,
+    }
+
+
+def _replay(c: sqlite3.Connection, local: CardState, imported: CardState, retention: float) -> CardState:
+    """A card reviewed on two machines: replay the merged review log in time order.
+
+    Without fuzz, so replaying the same log always gives the same schedule.
+    """
+    rows = c.execute(
+        "SELECT correct, at, content_hash FROM reviews WHERE pack = ? AND item = ? ORDER BY at, id",
+        (local.pack, local.item),
+    ).fetchall()
+    sched = scheduler(retention, fuzz=False)
+    card = Card(card_id=0, due=parse_ts(rows[0][1]))
+    lapses = 0
+    content_hash = None
+    for correct, at, h in rows:
+        card, _ = sched.review_card(card, rating_for(bool(correct)), review_datetime=parse_ts(at))
+        lapses += 0 if correct else 1
+        content_hash = h or content_hash
+    return CardState(
+        pack=local.pack,
+        item=local.item,
+        state=card.state,
+        step=card.step,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+        first_review=min(local.first_review, imported.first_review),
+        reps=len(rows),
+        lapses=lapses,
+        content_hash=content_hash or local.content_hash,
+    )
