@@ -18,11 +18,9 @@ class Recorder:
 
     def __init__(self):
         self.events: list = []
-        self.arrivals: list[float] = []
 
     def __call__(self, event) -> None:
         self.events.append(event)
-        self.arrivals.append(time.monotonic())
 
     def text(self) -> str:
         return "".join(e.text for e in self.events if isinstance(e, StreamEvent))

@@ -57,7 +57,7 @@ async def test_round_trip_and_result(kernel):
     r = await kernel.execute("1 + 1")
     assert r.status == "ok" and r.result_text == "2" and r.message is None
     assert r.displays == [DisplayEvent({"text/plain": "2"}, is_result=True)]
-    assert r.execution_count is not None and r.elapsed < 5
+    assert r.execution_count is not None and r.elapsed > 0  # measured; how fast is benchmarks/engine.py's
 
 
 async def test_stdout_and_stderr_in_order(kernel):
