@@ -1,4 +1,4 @@
-"""The lesson-pack format (README.md, "Writing lesson packs") as pydantic models.
+"""The lesson-pack format (docs/pack-format.md) as pydantic models.
 
 A pack is ``pack.yaml`` (a :class:`PackManifest`) plus one folder per lesson holding
 ``lesson.yaml`` (a :class:`Lesson`). Any code or Markdown field may hold the text inline
