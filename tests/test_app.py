@@ -1002,3 +1002,41 @@ def test_figures_keep_their_proportions_in_any_box():
     # a box too short: the height decides, the width shrinks to match
     assert fit((640, 480), 100, 20) == (53, 20)
     assert fit((0, 0), 10, 5) == (10, 5)
+
+
+def test_the_terminal_is_asked_about_graphics_only_where_it_may_have_them():
+    from tutor.app.widgets.figure import terminal_may_draw_images as may
+
+    assert may({"TERM": "xterm-kitty"}) and may({"TERM_PROGRAM": "WezTerm", "TERM": "xterm-256color"})
+    assert not may({"TERM": "xterm-256color"})  # plain xterm: half blocks, no question asked
+    assert not may({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default,1,0"})  # tmux: half blocks
+    assert may({"TERM": "screen", "PTFUND_TUTOR_IMAGES": "detect"})
+    assert not may({"TERM": "xterm-kitty", "PTFUND_TUTOR_IMAGES": "blocks"})
+
+
+async def test_a_figure_shows_as_half_blocks_without_asking_the_terminal():
+    import base64
+    import io
+
+    from PIL import Image as PILImage
+    from textual.app import App
+
+    from tutor.app.widgets.figure import FigurePane
+
+    buf = io.BytesIO()
+    PILImage.new("RGB", (64, 48), (200, 30, 30)).save(buf, format="PNG")
+
+    class One(App):
+        def compose(self):
+            yield FigurePane(id="figure")
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(FigurePane)
+        await pane.show(base64.b64encode(buf.getvalue()).decode(), 1)
+        await pilot.pause()
+        image = pane.query_one(".figure-image")
+        assert type(image).__name__ == "HalfcellImage"
+        await wait_for(pilot, lambda: image.size.width > 0 and image.size.height > 0, 10, "the image laid out")
+        await pane.show("not base64 png", 2)  # a broken bundle: a sentence, never a traceback
+        await pilot.pause()

@@ -10,9 +10,11 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    # textual-image asks the terminal which graphics it speaks (Kitty, Sixel, or neither:
-    # half blocks) when first imported; once the app reads the terminal, it cannot.
-    import textual_image.widget  # noqa: F401
+    # Figures: where the terminal may speak Kitty or Sixel graphics, it is asked now; once
+    # the app reads the terminal, it cannot be (tutor/app/widgets/figure.py says more).
+    from tutor.app.widgets.figure import detect_graphics
+
+    detect_graphics()
 
     from tutor.app.app import TutorApp, TutorOptions
 

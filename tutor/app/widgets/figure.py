@@ -3,8 +3,15 @@
 Figures arrive as PNG bytes in display bundles (the kernel's matplotlib inline backend); the
 UI process never imports matplotlib. textual-image draws them with the terminal's graphics
 protocol (Kitty or Sixel) where the terminal has one and with Unicode half blocks elsewhere
-(tmux, SSH). Which one is decided when textual_image.widget is first imported, before the
-app takes over the terminal (tutor.commands.tui does it).
+(tmux, screen, most terminals over SSH).
+
+textual-image finds the protocol by asking the terminal when it is first imported, which
+must happen before the app reads the terminal, and which costs the first paint a PIL import
+and up to a few tenths of a second of waiting for answers. So it is asked only where the
+environment names a terminal that may draw images (``detect_graphics``, called before the
+app starts); everywhere else the first figure imports textual-image without letting it ask
+anything (its question would be answered into the app's keyboard input) and draws half
+blocks. ``PTFUND_TUTOR_IMAGES=detect`` always asks; ``=blocks`` never does.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import os
+import sys
+from collections.abc import Mapping
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,11 +30,56 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+# Terminals that may speak the Kitty or Sixel graphics protocol, by $TERM or $TERM_PROGRAM.
+GRAPHICS_TERMS = ("kitty", "foot", "mlterm", "wezterm", "ghostty", "contour")
+GRAPHICS_PROGRAMS = {"WezTerm", "ghostty", "iTerm.app", "mintty"}
+GRAPHICS_MARKERS = ("KITTY_WINDOW_ID", "KONSOLE_VERSION", "WEZTERM_EXECUTABLE")
+_asked_terminal = False
+
+
+def terminal_may_draw_images(env: Mapping[str, str] = os.environ) -> bool:
+    choice = env.get("PTFUND_TUTOR_IMAGES", "").strip().lower()
+    if choice in ("detect", "blocks"):
+        return choice == "detect"
+    if env.get("TMUX") or env.get("STY"):
+        return False  # multiplexers do not pass graphics through unless told to
+    term = env.get("TERM", "").lower()
+    return (
+        any(name in term for name in GRAPHICS_TERMS)
+        or env.get("TERM_PROGRAM", "") in GRAPHICS_PROGRAMS
+        or any(marker in env for marker in GRAPHICS_MARKERS)
+    )
+
+
+def detect_graphics() -> None:
+    """Before the app starts: let textual-image ask the terminal, where it may have graphics."""
+    global _asked_terminal
+    if terminal_may_draw_images():
+        import textual_image.widget  # noqa: F401
+
+        _asked_terminal = True
+
+
+def _image_class() -> type[Widget]:
+    if _asked_terminal:
+        from textual_image.widget import Image
+
+        return Image
+    # Imported with a stdout that is not a terminal, textual-image asks nothing.
+    real = sys.__stdout__
+    sys.__stdout__ = io.StringIO()  # type: ignore[misc]
+    try:
+        from textual_image.widget import HalfcellImage
+    finally:
+        sys.__stdout__ = real  # type: ignore[misc]
+    return HalfcellImage
+
 
 def figure_image(png: bytes) -> Widget:
     """A textual-image widget showing ``png`` (a Static saying why when it cannot be read)."""
     from PIL import Image as PILImage
-    from textual_image.widget import Image
+
+    Image = _image_class()
 
     try:
         picture = PILImage.open(io.BytesIO(png))
@@ -37,7 +92,7 @@ def figure_image(png: bytes) -> Widget:
 def cell_ratio() -> float:
     """How many times taller than wide a terminal cell is (2 when the terminal does not say)."""
     try:
-        from textual_image.widget import get_cell_size
+        from textual_image._terminal import get_cell_size
 
         cell = get_cell_size()
         return cell.height / cell.width if cell.width and cell.height else 2.0
