@@ -42,6 +42,7 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "mistakes": [mk.model_dump() for mk in exercise.mistakes],
         "device": device,
         "device_run": exercise.follows_device,
+        "time_limit": exercise.time_limit,
     }
 
 
