@@ -49,7 +49,7 @@ async def test_pool_replaces_a_spare_that_died():
         await pool.start()
         await pool.ready()
         spare = pool._spares[0]
-        await spare._km.shutdown_kernel(now=True)  # dies while waiting in the pool
+        await spare._backend.km.shutdown_kernel(now=True)  # dies while waiting in the pool
         taken = await pool.take()
         assert taken is not spare and (await taken.execute("1")).ok
     finally:

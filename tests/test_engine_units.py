@@ -163,10 +163,10 @@ def test_engine_import_stays_light():
 
 
 async def test_stream_events_of_one_burst_are_coalesced():
-    from tutor.engine.session import _Run
+    from tutor.engine.run import Run
 
     got = []
-    run = _Run(got.append, None)
+    run = Run(got.append, None)
     for i in range(1000):
         run.emit(StreamEvent("stdout", f"{i}\n"))
     run.emit(StreamEvent("stderr", "warn\n"))

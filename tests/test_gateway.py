@@ -61,7 +61,7 @@ def cli(*args: str, home: Path, env: dict[str, str], timeout: float = 600) -> su
 async def test_run_streams_output_from_a_gateway_kernel(remote, gateway):
     assert remote.state == "ready" and remote.gateway == gateway.url
     assert remote.device_info.kind == "cpu" and remote.checks_error is None
-    assert [k["id"] for k in gateway.kernels()] == [remote._gw_kernel]
+    assert [k["id"] for k in gateway.kernels()] == [remote._backend.kernel_id]
     rec = Recorder()
     r = await remote.execute("import sys\nprint('hello'); print('err', file=sys.stderr)\n6 * 7", on_output=rec)
     assert r.status == "ok" and r.result_text == "42"
@@ -114,7 +114,7 @@ async def test_restart_through_rest(remote):
 async def test_shutdown_deletes_the_gateway_kernel(gateway):
     session = KernelSession(gateway=gateway.url)
     await session.start()
-    kernel_id = session._gw_kernel
+    kernel_id = session._backend.kernel_id
     assert kernel_id in [k["id"] for k in gateway.kernels()]
     await session.shutdown()
     assert kernel_id not in [k["id"] for k in gateway.kernels()]
@@ -175,7 +175,7 @@ async def test_the_apps_live_kernel_and_spares_use_the_gateway(gateway):
         kernels = Kernels(device=None, connection_file=None, on_status=statuses.append)
         await kernels.start()
         try:
-            assert kernels._live._gw_kernel in [k["id"] for k in gateway.kernels()]
+            assert kernels._live._backend.kernel_id in [k["id"] for k in gateway.kernels()]
             r = await kernels.run("live = 41\nprint(live + 1)", on_event=lambda e: None)
             assert r.status == "ok" and r.output == "42\n"
             verdict = await kernels.verify(ref.exercise, ref.exercise.solution)

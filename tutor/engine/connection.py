@@ -99,11 +99,10 @@ class Connection:
         self.closed = True
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        if self._tasks:
+            # Wait for the pollers to end without taking their cancellation for ours: a
+            # caller cancelled meanwhile is still cancelled.
+            await asyncio.wait(self._tasks)
         self._tasks.clear()
         self._handlers.clear()
         if self._hb is not None:

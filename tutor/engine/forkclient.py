@@ -107,6 +107,8 @@ class ForkServer:
                 fut = self._pending.pop(msg["id"], None)
             if fut is None:
                 return
+            if fut.done():  # cancelled by its waiter (launch.py kills what it forked)
+                return
             if "pid" in msg:
                 fut.set_result(msg["pid"])
             else:

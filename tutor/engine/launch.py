@@ -7,9 +7,11 @@ installed with, whatever kernelspecs (or none) the machine has.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import pathlib
+import signal
 import sys
 from typing import Any
 
@@ -137,16 +139,19 @@ class ForkProvisioner(LocalProvisioner):
         if self.refusal is None:
             try:
                 server = shared_server(kernel_env())
-                await asyncio.wrap_future(server.ready)
+                await _shielded(server.ready)
                 out = kwargs.get("stdout")
-                pid = await asyncio.wrap_future(
-                    server.spawn(
-                        self.parent.connection_file,
-                        dict(kwargs.get("env") or kernel_env()),
-                        str(kwargs["cwd"]) if kwargs.get("cwd") else None,
-                        getattr(out, "name", None) if out is not None else None,
-                    )
+                spawned = server.spawn(
+                    self.parent.connection_file,
+                    dict(kwargs.get("env") or kernel_env()),
+                    str(kwargs["cwd"]) if kwargs.get("cwd") else None,
+                    getattr(out, "name", None) if out is not None else None,
                 )
+                try:
+                    pid = await _shielded(spawned)
+                except asyncio.CancelledError:
+                    spawned.add_done_callback(_kill_unclaimed)  # forked for nobody now
+                    raise
             except ForkServerUnavailable as exc:
                 self.refusal = str(exc)
             else:
@@ -168,7 +173,21 @@ class ForkProvisioner(LocalProvisioner):
         if not isinstance(process, ForkedProcess):
             return await super().wait()
         if process.poll() is None:  # (poll forgets an exit it reports: ask it first)
-            await asyncio.wrap_future(process.server.exited(process.pid))
+            await _shielded(process.server.exited(process.pid))
         status = process.poll()
         self.process = None
         return status
+
+
+async def _shielded(fut: concurrent.futures.Future) -> Any:
+    """Await a fork server future; a cancelled waiter leaves the future alone (it is shared:
+    the server's ready future, or the reply the reader thread will still deliver)."""
+    return await asyncio.shield(asyncio.wrap_future(fut))
+
+
+def _kill_unclaimed(fut: concurrent.futures.Future) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        try:
+            os.killpg(fut.result(), signal.SIGKILL)
+        except OSError:
+            pass
