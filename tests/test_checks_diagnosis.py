@@ -343,3 +343,25 @@ def test_dimensions_in_another_order_and_a_fraction_of_the_gradient():
     assert "y holds the expected values with its dimensions in another order (shape (3, 2), expected (2, 3))" in text
     text = said("(w ** 2).mean().backward()", "(w ** 2).sum().backward()", [check(kind="value", expr="w.grad")], setup)
     assert "w.grad is exactly 1/3 of the expected value: a mean where a sum was meant?" in text
+
+
+def test_forward_called_directly_instead_of_the_module():
+    setup = "import torch\nlayer = torch.nn.Linear(2, 2)\nseen = []\nlayer.register_forward_hook(lambda m, i, o: seen.append(1))\n"
+    text = said(
+        "out = layer.forward(torch.ones(1, 2))",
+        "out = layer(torch.ones(1, 2))",
+        [check(kind="value", expr="len(seen)")],
+        setup,
+    )
+    assert "your code calls layer.forward(...) directly; call layer(...) instead" in text
+
+
+def test_a_layer_built_before_the_seed():
+    setup = "import torch\n"
+    text = said(
+        "layer = torch.nn.Linear(3, 2)\ntorch.manual_seed(1)\nw = layer.weight.detach().clone()",
+        "torch.manual_seed(1)\nlayer = torch.nn.Linear(3, 2)\nw = layer.weight.detach().clone()",
+        [check(kind="tensor", expr="w")],
+        setup,
+    )
+    assert "your code draws random numbers (a layer's initial weights) before it calls torch.manual_seed(...)" in text

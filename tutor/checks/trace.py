@@ -27,6 +27,16 @@ USER_FILES = (YOUR_CODE, SOLUTION)
 _TORCH_DIR = os.path.dirname(torch.__file__)
 
 RNG_DRAWS = ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli")
+INIT_DRAWS = (
+    "uniform_",
+    "normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "trunc_normal_",
+    "orthogonal_",
+)
 RNG_METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_")
 
 
@@ -232,6 +242,22 @@ class Tracer:
                 self._patch(torch, fn, make_draw(f"torch.{fn}"))
         for fn in RNG_METHODS:
             self._patch(torch.Tensor, fn, make_draw(f".{fn}"))
+
+        def make_init(label):
+            def make(original):
+                def init(*args, **kwargs):
+                    # through a layer's constructor (nn.Linear(...) -> reset_parameters -> init)
+                    if tracer._caller(5) is not None:
+                        tracer._add("draw", label, generator=kwargs.get("generator") is not None)
+                    return original(*args, **kwargs)
+
+                return init
+
+            return make
+
+        for fn in INIT_DRAWS:
+            if hasattr(torch.nn.init, fn):
+                self._patch(torch.nn.init, fn, make_init(f"nn.init.{fn}"))
 
         from torch.utils.data import DataLoader
 

@@ -319,6 +319,29 @@ def _seeds(learner, ref):
     return None
 
 
+def _seed_order(learner, ref):
+    """A draw (a layer's initial weights, say) before the first torch.manual_seed."""
+
+    def drawn_before_seed(events):
+        before = None
+        for e in events:
+            if e.kind == "draw" and before is None:
+                before = e
+            elif e.kind == "seed" and e.name == "torch.manual_seed":
+                return before
+        return None
+
+    mine = drawn_before_seed(learner)
+    if mine is None or drawn_before_seed(ref) is not None or not any(e.kind == "seed" for e in ref):
+        return None
+    what = "a layer's initial weights" if mine.name.startswith("nn.init") else f"{mine.name}(...)"
+    return (
+        f"your code draws random numbers ({what}) before it calls torch.manual_seed(...); the reference seeds "
+        f"first: draws made before the seed are not reproducible, and the ones after it come in another order "
+        f"than the reference's (initial weights, shuffles, dropout masks)"
+    )
+
+
 def _draws(learner, ref):
     ld, rd = _kinds(learner, "draw"), _kinds(ref, "draw")
     lkey = [(e.name, e.info.get("generator")) for e in ld]
@@ -428,6 +451,7 @@ RULES = (
     (_moves, None),
     (_save_load, None),
     (_loaders, None),
+    (_seed_order, None),
     (_seeds, None),
     (_draws, None),
     (_variances, None),
