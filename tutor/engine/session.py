@@ -344,7 +344,7 @@ class KernelSession:
         while loop.time() < deadline:
             seen = loop.create_future()
 
-            def on_msg(channel: str, msg: dict, seen=seen) -> None:
+            def on_msg(channel: str, msg: dict, seen: asyncio.Future = seen) -> None:
                 if channel == "iopub" and not seen.done():
                     seen.set_result(None)
 
