@@ -88,6 +88,8 @@ def test_quiz_runs_a_predict_card_in_a_real_kernel(tmp_path):
     refs = [r for r in cat.cards() if r.card.type == "predict"]
     out = io.StringIO()
     with ProgressStore(tmp_path / "p.sqlite3") as store:
+        for ref in refs:  # new cards come only from lessons the learner opened or named
+            store.add_quiz_lesson(ref.pack.id, ref.lesson.id, "named")
         q = Quiz(
             store,
             refs,
@@ -126,6 +128,7 @@ def test_quiz_predict_cards_do_not_see_each_others_names(tmp_path):
     assert not cat.problems, cat.problems
     out = io.StringIO()
     with ProgressStore(tmp_path / "p.sqlite3") as store:
+        store.add_quiz_lesson("leak", "l", "named")  # new cards come only from named lessons
         q = Quiz(
             store,
             list(cat.cards()),
