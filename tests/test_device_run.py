@@ -61,3 +61,14 @@ def test_device_run_follows_the_field_and_defaults_to_where_device_is_used(catal
     ex = catalog.find_exercise("tensors/features-and-labels").exercise
     assert ex.device_run is None and ex.follows_device  # the prompt says DEVICE
     assert not ex.model_copy(update={"setup": "", "prompt": "no device here"}).follows_device
+
+
+def test_code_that_needs_data_on_meta_is_not_blamed_but_a_device_mismatch_is(catalog):
+    target = "tensors/features-and-labels"
+    needs_data = "import torch\nfeatures = torch.tensor(rows, dtype=torch.float32, device=DEVICE)\n"
+    needs_data += "labels = torch.tensor(classes, device=DEVICE)\nfirst = features.cpu().numpy()[0, 0]\n"
+    assert verdict(catalog, target, needs_data).passed
+    mismatch = "import torch\nfeatures = torch.tensor(rows, dtype=torch.float32, device=DEVICE)\n"
+    mismatch += "labels = torch.tensor(classes, device=DEVICE)\nscaled = torch.cat([features, torch.ones(1, 3)])\n"
+    v = verdict(catalog, target, mismatch)
+    assert v.status == "fail" and "your code raises RuntimeError at line 4" in v.feedback(), v.feedback()

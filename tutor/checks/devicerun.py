@@ -108,9 +108,14 @@ def _as_gpu(sentence: str) -> str:
     return sentence.replace("expected meta", "expected DEVICE").replace("is on meta", "is on DEVICE")
 
 
+# What torch says when tensors on two devices meet (on a GPU: cuda:0 and cpu). Other errors
+# on meta (.item(), .numpy(), copying out: no data there) say nothing about devices.
+_MISMATCH = ("is not on the expected device", "expected all tensors to be on the same device", "at least two devices")
+
+
 def _device_error(error) -> bool:
     text = f"{error.ename}: {error.evalue}".lower()
-    return "device" in text and ("meta" in text or "same device" in text)
+    return any(phrase in text for phrase in _MISMATCH)
 
 
 def device_problems(payload: dict, results: list, checks: list) -> list:
