@@ -36,3 +36,17 @@ def test_recall_quiz_in_tmux(size):
     proc = subprocess.run(["bash", str(script), *map(str, size)], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_first_hour_in_tmux(size):
+    """tests/tmux_first_hour.sh: palette by name, wrapped advice, ctrl+c stops a loop, a
+    figure in half blocks, a check with its clock stopped by f6, one Esc to home."""
+    env = dict(os.environ, PYTHON=sys.executable)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    script = SCRIPT.with_name("tmux_first_hour.sh")
+    proc = subprocess.run(["bash", str(script), *map(str, size)], capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout

@@ -44,6 +44,9 @@ class LessonCommands(Provider):
 
     async def startup(self) -> None:
         app = self.app
+        ready = getattr(app, "ready", None)
+        if ready is not None:
+            await ready.wait()  # opened in the first second: the catalog is still loading
         catalog, store = getattr(app, "catalog", None), getattr(app, "store", None)
         if catalog is None:
             return
