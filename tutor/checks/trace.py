@@ -46,8 +46,17 @@ class Event(NamedTuple):
     info: dict
 
 
-def _name_of(obj, frame, fallback: str) -> str:
+def _name_of(obj, frame, fallback: str, cache: dict | None = None) -> str:
     """The caller's variable that holds ``obj`` (locals first, then globals)."""
+    if cache is not None and id(obj) in cache:
+        return cache[id(obj)]
+    name = _lookup(obj, frame, fallback)
+    if cache is not None and name != fallback:
+        cache[id(obj)] = name
+    return name
+
+
+def _lookup(obj, frame, fallback: str) -> str:
     if frame is not None:
         for scope in (frame.f_locals, frame.f_globals):
             for key, value in scope.items():
@@ -62,6 +71,8 @@ class Tracer:
         self.segment = "run"
         self.traces: dict = {}  # (side, segment) -> [Event, ...]
         self.ran: set = set()  # (side, segment) pairs that ran, with or without events
+        self.looks: dict = {}  # (side, segment, loss) -> inputs inspected so far
+        self.names: dict = {}  # id(obj) -> the learner's name for it, found once
         self._undo: list = []
 
     # ------------------------------------------------------------ recording
@@ -127,7 +138,7 @@ class Tracer:
                 def wrapper(*args, **kwargs):
                     frame = tracer._caller(depth)
                     if frame is not None:
-                        name = _name_of(args[0], frame, fallback) if owner_arg and args else fallback
+                        name = _name_of(args[0], frame, fallback, tracer.names) if owner_arg and args else fallback
                         tracer._add(kind, name, **fixed)
                     return original(*args, **kwargs)
 
@@ -145,7 +156,7 @@ class Tracer:
         def step_hook(opt, args, kwargs):
             frame = tracer._caller(6)
             if frame is not None:
-                tracer._add("step", _name_of(opt, frame, "the optimizer"))
+                tracer._add("step", _name_of(opt, frame, "the optimizer", tracer.names))
 
         handle = optim_module.register_optimizer_step_pre_hook(step_hook)
         self._undo.append((None, "hook", handle))
@@ -154,7 +165,7 @@ class Tracer:
             def train(module, mode=True):
                 frame = tracer._caller(2)  # eval() is train(False)
                 if frame is not None:
-                    tracer._add("train", _name_of(module, frame, "the model"), mode=bool(mode))
+                    tracer._add("train", _name_of(module, frame, "the model", tracer.names), mode=bool(mode))
                 return original(module, mode)
 
             return train
@@ -287,7 +298,10 @@ class Tracer:
         def make_loss(label):
             def make(original):
                 def loss(input, target, *args, **kwargs):
-                    if tracer.side is not None and tracer._caller(6) is not None:
+                    # A wrong input is wrong on every call: the first few tell (each look costs ops).
+                    key = (tracer.side, tracer.segment, label)
+                    if tracer.side is not None and tracer.looks.get(key, 0) < 3 and tracer._caller(6) is not None:
+                        tracer.looks[key] = tracer.looks.get(key, 0) + 1
                         shape = _probability_like(input, log=label == "nll_loss")
                         if shape:
                             tracer._add("ce_probs", label, looks=shape)
