@@ -29,7 +29,7 @@ from tutor.packs.catalog import Catalog  # noqa: E402
 
 async def measure(gateway_url: str, limit: int) -> dict[str, list[float]]:
     from tutor.engine import KernelPool
-    from tutor.grading.verify import Verifier, wait_for_disposal
+    from tutor.grading.verify import Verifier
 
     refs = list(Catalog.load().exercises())[:limit]
     pools = {"local": KernelPool(), "gateway": KernelPool(gateway=gateway_url)}
@@ -47,8 +47,7 @@ async def measure(gateway_url: str, limit: int) -> dict[str, list[float]]:
                     raise SystemExit(f"{name}: {ref.key} did not pass: {verdict.headline}")
     finally:
         for pool in pools.values():
-            await pool.shutdown()
-        await wait_for_disposal()
+            await pool.shutdown()  # waits for the kernels handed back too
     return times
 
 
