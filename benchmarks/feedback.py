@@ -14,7 +14,8 @@ and the feedback text is matched against the regex. Run with ``--show`` to read 
 
     python benchmarks/feedback.py [--show] [--no-trace] [FILE ...]
 
-``--time`` also measures one verification with and without the protocol trace.
+``--time`` also verifies every reference solution with and without the protocol trace;
+``--loop`` measures the trace's cost per step of a training loop (CPU time).
 """
 
 from __future__ import annotations
@@ -84,13 +85,74 @@ def timing(exs, reps: int = 3) -> None:
     print(f"  total          {sum(with_t):7.2f} s vs {sum(without_t):.2f} s")
 
 
+LOOP = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+X = torch.randn(512, 64); y = torch.randint(0, 10, (512,))
+model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+loss_fn = nn.CrossEntropyLoss()
+for epoch in range(10):
+    model.train()
+    for i in range(0, 512, 64):
+        xb, yb = X[i:i+64], y[i:i+64]
+        opt.zero_grad()
+        loss = loss_fn(model((xb - 0.5) / 2.0), yb)
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        acc = (model(X).argmax(1) == y).float().mean().item()
+"""
+
+
+def loop_overhead(rounds: int = 9) -> None:
+    """CPU time of an 80-step training loop run as learner code, traced and not, alternating
+    (one torch thread, process time: steadier than wall time on a shared machine)."""
+    import torch
+
+    from tutor.checks.namespaces import YOUR_CODE
+    from tutor.checks.trace import Tracer
+
+    torch.set_num_threads(1)
+    code = compile(LOOP, YOUR_CODE, "exec")
+
+    def run(trace: bool) -> float:
+        tracer = Tracer().install() if trace else None
+        try:
+            start = time.process_time()
+            if tracer is not None:
+                with tracer.recording("learner"):
+                    exec(code, {})
+            else:
+                exec(code, {})
+            return time.process_time() - start
+        finally:
+            if tracer is not None:
+                tracer.uninstall()
+
+    run(False), run(True)
+    times: dict = {True: [], False: []}
+    for _ in range(rounds):
+        for trace in (True, False):
+            times[trace].append(run(trace))
+    a, b = statistics.median(times[True]), statistics.median(times[False])
+    print(f"80-step training loop, CPU time, median of {rounds}: traced {a * 1000:.1f} ms, plain {b * 1000:.1f} ms")
+    print(f"  trace costs {(a - b) * 1000 / 90:.3f} ms per step ({a / b:.2f}x of this tiny model's Python-bound step)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--no-trace", action="store_true")
     parser.add_argument("--time", action="store_true")
+    parser.add_argument("--loop", action="store_true", help="only the training-loop overhead of the trace")
     args = parser.parse_args(argv)
+    if args.loop:
+        loop_overhead()
+        return 0
     exs = exercises()
     files = args.files or sorted(BUGGY.glob("*.py"))
     named = 0
