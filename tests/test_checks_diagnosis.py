@@ -365,3 +365,20 @@ def test_a_layer_built_before_the_seed():
         setup,
     )
     assert "your code draws random numbers (a layer's initial weights) before it calls torch.manual_seed(...)" in text
+
+
+def test_the_trace_leaves_torch_as_it_found_it():
+    import random
+
+    import numpy as np
+    import torch
+
+    from tutor.checks.trace import Tracer
+
+    owners = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer, torch, torch.nn.init, torch.autograd, np.random)
+    before = [dict(vars(o)) for o in owners]
+    seed = random.seed
+    tracer = Tracer().install()
+    assert torch.Tensor.backward is not before[0]["backward"]
+    tracer.uninstall()
+    assert [dict(vars(o)) for o in owners] == before and random.seed == seed

@@ -40,6 +40,9 @@ INIT_DRAWS = (
 RNG_METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_")
 
 
+_INHERITED = object()
+
+
 class Event(NamedTuple):
     kind: str  # zero_grad, step, backward, train, no_grad, save, load, to, seed, draw, loader, ce_probs, ...
     name: str  # what the learner would call the object: 'opt', 'model', 'w' (or a phrase)
@@ -127,8 +130,9 @@ class Tracer:
             wrapper.__doc__ = getattr(original, "__doc__", None)
         except (AttributeError, TypeError):
             pass
+        own = attr in vars(owner)  # else inherited: removing the wrapper restores it
         setattr(owner, attr, wrapper)
-        self._undo.append((owner, attr, original))
+        self._undo.append((owner, attr, original if own else _INHERITED))
 
     def install(self) -> "Tracer":
         tracer = self
@@ -391,6 +395,8 @@ class Tracer:
             owner, attr, original = self._undo.pop()
             if owner is None:
                 original.remove()
+            elif original is _INHERITED:
+                delattr(owner, attr)
             else:
                 setattr(owner, attr, original)
 
