@@ -151,3 +151,31 @@ async def test_a_server_that_cannot_start_falls_back_to_new_processes(monkeypatc
     finally:
         await session.shutdown()
         forkclient.shutdown_shared()
+
+
+async def test_ports_taken_by_another_process_are_picked_again(monkeypatch):
+    """Ports are picked a moment before the kernel binds them; another process may take one."""
+    import socket
+
+    from jupyter_client.connect import LocalPortCache
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    picked: list[int] = []
+    find = LocalPortCache.find_available_port
+
+    def first_pick_is_taken(self, ip):
+        picked.append(port if not picked else find(self, ip))
+        return picked[-1]
+
+    monkeypatch.setattr(LocalPortCache, "find_available_port", first_pick_is_taken)
+    session = KernelSession()
+    try:
+        await session.start()
+        assert (await session.execute("1 + 1")).result_text == "2"
+        assert picked[0] == port and port not in picked[1:] and len(picked) >= 10  # a second set of five ports
+    finally:
+        await session.shutdown()
+        taken.close()

@@ -34,6 +34,7 @@ log = logging.getLogger("tutor.engine")
 POLL_INTERVAL = 0.05  # how often a waiting run checks that the kernel process still lives
 INTERRUPT_GRACE = 2.0  # an interrupt not obeyed within this long becomes a restart
 STARTUP_TIMEOUT = 120.0  # a cold start imports torch; a slow disk can take a while
+PORT_ATTEMPTS = 3  # a local start whose ports another process took in the meantime is tried again
 IOPUB_CONNECT_TIMEOUT = 30.0  # how long IOPub may take to connect after the boot reply
 IOPUB_SETTLE = 0.5  # after the boot reply, how long to wait for its IOPub idle
 REQUEST_TIMEOUT = 2.0  # completion / inspection: the editor must not hang on them
@@ -259,9 +260,19 @@ class KernelSession:
         self._set_state("starting")
         try:
             async with self._life_lock:
-                self._backend = self._new_backend()
-                self._conn = await self._backend.open()
-                await self._boot()
+                for attempt in range(1, PORT_ATTEMPTS + 1):
+                    self._backend = self._new_backend()
+                    try:
+                        self._conn = await self._backend.open()
+                        await self._boot()
+                        break
+                    except EngineError as exc:
+                        # A local kernel binds ports picked a moment earlier; another process
+                        # may take one in between. New ports are the cure, not an error.
+                        if attempt == PORT_ATTEMPTS or not _port_taken(exc, self._backend):
+                            raise
+                        log.info("kernel ports taken by another process; starting again (%s)", exc)
+                        await self._teardown()
         except BaseException:
             await asyncio.shield(self._teardown_soon())
             self._set_state("stopped")
@@ -587,6 +598,12 @@ class KernelSession:
             self._conn = None
         if self._backend is not None:
             await self._backend.close()
+
+
+def _port_taken(exc: EngineError, backend: KernelBackend | None) -> bool:
+    from tutor.engine.local import LocalBackend
+
+    return isinstance(backend, LocalBackend) and "Address already in use" in str(exc)
 
 
 def _retrieve(task: asyncio.Task) -> None:
