@@ -11,23 +11,9 @@ from dataclasses import dataclass
 import torch
 
 from .describe import dtype_name, fmt_number, fmt_shape, short_repr
+from .vocabulary import INPUT_DTYPES
 
-DTYPES = {
-    name: getattr(torch, name)
-    for name in (
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "int8",
-        "uint8",
-        "int16",
-        "int32",
-        "int64",
-        "bool",
-        "complex64",
-    )
-}
+DTYPES = {name: getattr(torch, name) for name in INPUT_DTYPES}
 INT_RANGE = (0, 10)  # default range of int arguments
 FLOAT_RANGE = (-1.0, 1.0)  # default range of float arguments
 TENSOR_INT_RANGE = (-10, 10)  # default values of integer tensors

@@ -26,3 +26,18 @@ DEVICES = ("cpu", "cuda", "mps")
 # Devices a function check generates inputs on: "default" is the learner's device, "meta"
 # has shapes and dtypes but no data, so it runs every device-placement mistake on any machine.
 INPUT_DEVICES = (*DEVICES, "meta", "default")
+
+# Dtypes a function check may generate inputs in (torch attribute names).
+INPUT_DTYPES = (
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "complex64",
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tutor.engine.errors import DeviceUnavailable, EngineError
@@ -138,3 +139,20 @@ class KernelPool:
         self._prepared.clear()
         await asyncio.gather(*(s.shutdown() for s in spares), return_exceptions=True)
         await self.drain()
+
+    async def fan_out(self, jobs: int, worker: Callable[[], Awaitable[None]]) -> None:
+        """Run ``jobs`` copies of ``worker`` (each takes kernels from this pool), then shut
+        the pool down. The first failure (no kernel can be started) ends the run."""
+        try:
+            await self.start()
+            tasks = [asyncio.ensure_future(worker()) for _ in range(jobs)]
+            try:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    task.result()
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            await self.shutdown()  # waits for the kernels handed back, too

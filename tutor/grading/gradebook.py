@@ -179,16 +179,5 @@ async def _verify_all(
             if left[id(task.row)] == 0:
                 on_learner(task.row)
 
-    await pool.start()
-    workers = [asyncio.ensure_future(worker()) for _ in range(jobs)]
-    try:
-        # The first failure (no kernel can be started) ends the run; the verdicts so far
-        # are in the cache, so a rerun resumes from there.
-        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-        for w in done:
-            w.result()
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        await pool.shutdown()  # waits for the kernels handed back, too
+    # A failure ends the run; the verdicts so far are in the cache, so a rerun resumes there.
+    await pool.fan_out(jobs, worker)

@@ -170,20 +170,7 @@ async def test_pack(
             finally:
                 pool.give_back(kernel)
 
-    try:
-        await pool.start()
-        workers = [asyncio.ensure_future(worker()) for _ in range(jobs)]
-        try:
-            # The first failure (no kernel can be started) ends the run.
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for w in done:
-                w.result()
-        finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.wait(workers)
-    finally:
-        await pool.shutdown()
+    await pool.fan_out(jobs, worker)
     return Report([row for part in parts for row in part.rows])
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tutor.checks.vocabulary import INPUT_DEVICES, TENSOR_PROPERTIES
+from tutor.checks.vocabulary import INPUT_DEVICES, INPUT_DTYPES, TENSOR_PROPERTIES
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="lowercase letters, digits, '-' and '_'")]
@@ -29,19 +29,6 @@ Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
 # Literal of a tuple: the values live in one place (mypy reads these as plain str).
 TensorProperty = Literal[TENSOR_PROPERTIES]  # type: ignore[valid-type]
 InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
-DTYPES = (
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "uint8",
-    "int16",
-    "int32",
-    "int64",
-    "bool",
-    "complex64",
-)
 
 
 class Strict(BaseModel):
@@ -146,7 +133,7 @@ class ArgSpec(Strict):
 
     type: Literal["tensor", "int", "float", "choice"]
     shape: list[int | str] | None = Field(None, description="tensor shape; strings are dimension names from dims")
-    dtypes: list[Literal[DTYPES]] = Field(default_factory=lambda: ["float32"])  # type: ignore[valid-type]
+    dtypes: list[Literal[INPUT_DTYPES]] = Field(default_factory=lambda: ["float32"])  # type: ignore[valid-type]
     requires_grad: bool = False
     min: float | None = None
     max: float | None = None
