@@ -14,35 +14,10 @@ ROWS=${2:-40}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ptfund-hour.XXXXXX")
 SOCKET="ptfund-hour-$$"   # a private tmux server: never touches the user's sessions
 SESSION=tutor
-T() { tmux -L "$SOCKET" "$@"; }
+. "$(dirname "$0")/tmux_lib.sh"
 
-cleanup() {
-    T kill-server 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    echo "----- screen -----" >&2
-    T capture-pane -p -t "$SESSION" >&2 2>/dev/null || true
-    exit 1
-}
-
-screen() { T capture-pane -p -t "$SESSION" 2>/dev/null || true; }
 # The screen with wrapped rows joined back (a row starting with the ↪ mark continues the last).
 joined() { screen | sed -E 's/^.*↪ //' | tr -d '\n'; }
-
-wait_for() {
-    local text=$1 limit=${2:-60}
-    local deadline=$((SECONDS + limit))
-    until screen | grep -qF -- "$text"; do
-        [ $SECONDS -lt $deadline ] || fail "waited ${limit}s for: $text"
-        sleep 0.2
-    done
-}
-
-keys() { T send-keys -t "$SESSION" "$@"; }
 
 # clear_editor: select all and delete until the editor is empty (its first row, beside the
 # tabs, shows the line number 1 and nothing else, and there is no line 2); a key can arrive while the app is busy

@@ -17,33 +17,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ptfund-recall.XXXXXX")
 DATA="$WORK/data"
 SOCKET="ptfund-recall-$$"   # a private tmux server: never touches the user's sessions
 SESSION=tutor
-T() { tmux -L "$SOCKET" "$@"; }
-
-cleanup() {
-    T kill-server 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    echo "----- screen -----" >&2
-    T capture-pane -p -t "$SESSION" >&2 2>/dev/null || true
-    exit 1
-}
-
-screen() { T capture-pane -p -t "$SESSION" 2>/dev/null || true; }
-
-wait_for() {
-    local text=$1 limit=${2:-60}
-    local deadline=$((SECONDS + limit))
-    until screen | grep -qF -- "$text"; do
-        [ $SECONDS -lt $deadline ] || fail "waited ${limit}s for: $text"
-        sleep 0.2
-    done
-}
-
-keys() { T send-keys -t "$SESSION" "$@"; }
+. "$(dirname "$0")/tmux_lib.sh"
 
 # options: a choice card's numbered options as shown, once they are on the screen.
 options() {
