@@ -3,11 +3,13 @@ the tutor's lives, and replaced by new processes when the server cannot be used.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from engine_helpers import pid_alive, until
@@ -153,8 +155,9 @@ async def test_a_server_that_cannot_start_falls_back_to_new_processes(monkeypatc
         forkclient.shutdown_shared()
 
 
-async def test_ports_taken_by_another_process_are_picked_again(monkeypatch):
-    """Ports are picked a moment before the kernel binds them; another process may take one."""
+@pytest.fixture
+def first_port_taken(monkeypatch):
+    """jupyter_client's first port pick is one another process is listening on."""
     import socket
 
     from jupyter_client.connect import LocalPortCache
@@ -171,6 +174,14 @@ async def test_ports_taken_by_another_process_are_picked_again(monkeypatch):
         return picked[-1]
 
     monkeypatch.setattr(LocalPortCache, "find_available_port", first_pick_is_taken)
+    yield port, picked
+    taken.close()
+
+
+async def test_ports_taken_by_another_process_are_picked_again(monkeypatch, first_port_taken):
+    """A new process binds ports picked a moment before; another process may take one."""
+    monkeypatch.setenv("PTFUND_TUTOR_LAUNCHER", "spawn")
+    port, picked = first_port_taken
     session = KernelSession()
     try:
         await session.start()
@@ -178,4 +189,67 @@ async def test_ports_taken_by_another_process_are_picked_again(monkeypatch):
         assert picked[0] == port and port not in picked[1:] and len(picked) >= 10  # a second set of five ports
     finally:
         await session.shutdown()
-        taken.close()
+
+
+def read_json(path: str) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+async def test_a_forked_kernel_listens_on_ports_of_its_own(first_port_taken):
+    """A forked kernel binds before it is asked for, on ports it chose; the manager and
+    its connection file take those, so a port picked for it and taken meanwhile is moot."""
+    port, picked = first_port_taken
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == FORK
+        assert (await session.execute("1 + 1")).result_text == "2"
+        km = session._backend.km
+        ports = {km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port}
+        written = read_json(km.connection_file)
+        assert {
+            written[name] for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+        } == ports
+        assert written["key"] == km.session.key.decode()
+        assert picked[0] == port and port not in ports and len(picked) == 5  # one start, no retry
+        # The kernel knows where its connection is written (%connect_info shows it).
+        where = await session.execute("get_ipython().kernel.parent.connection_file")
+        assert where.result_text == repr(km.connection_file)
+    finally:
+        await session.shutdown()
+
+
+async def test_a_forked_kernel_has_the_environment_directory_and_log_asked_for(tmp_path):
+    """The kernel was built before the request: what the request names still holds, and
+    what ipykernel set for itself (the inline matplotlib backend) is kept."""
+    session = KernelSession(extra_env={"PTFUND_PROBE": "asked for"}, cwd=str(tmp_path))
+    try:
+        await session.start()
+        assert session.launcher == FORK
+        probe = "import os; print(os.environ.get('PTFUND_PROBE'), os.getcwd(), os.environ.get('MPLBACKEND'))"
+        r = await session.execute(probe)
+        assert r.output.split() == ["asked", "for", str(tmp_path), "module://matplotlib_inline.backend_inline"]
+        # What reaches the descriptor itself is kept in the kernel's log (ipykernel also
+        # shows it as output, except under pytest, where it leaves descriptors alone).
+        await session.execute("import os; os.write(2, b'ptfund-log-probe\\n')")
+        log_path = session._backend.log_path
+        await until(lambda: "ptfund-log-probe" in log_path.read_text(), 5, "the output to reach the kernel's log")
+    finally:
+        await session.shutdown()
+
+
+async def test_a_kernel_forked_from_an_older_library_is_sent_the_current_one(monkeypatch, tmp_path):
+    """A forked kernel is told only the library's digest; one whose server loaded other
+    sources (edited since the server started) says so and is sent the source."""
+    from tutor.engine import device, inject
+
+    (tmp_path / "__init__.py").write_text("EDITION = 'edited since the server started'\n")
+    monkeypatch.setattr(device, "checks_bootstrap", lambda: inject.checks_bootstrap(tmp_path))
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == FORK and session.checks_error is None
+        r = await session.execute("import ptfund_checks; ptfund_checks.EDITION")
+        assert r.result_text == repr("edited since the server started")
+    finally:
+        await session.shutdown()

@@ -41,7 +41,22 @@ FALLBACKS = {"torch": torch, "np": np, "nn": torch.nn, "F": torch.nn.functional}
 def seed_all(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)  # also seeds every CUDA device
+    if torch.cuda.is_initialized() or not torch.cuda.is_available():
+        # torch.manual_seed would queue the GPU seeding for later, recording a stack trace
+        # to do so (milliseconds, several times per verification); with no GPU to wait for,
+        # the generators that exist are seeded now.
+        _seed_started_generators(seed)
+    else:
+        torch.manual_seed(seed)  # seeds every CUDA device once CUDA starts
+
+
+def _seed_started_generators(seed: int) -> None:
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        torch.mps.manual_seed(seed)
 
 
 def new_namespace(device: torch.device) -> dict:

@@ -28,6 +28,17 @@ FLOOD_MESSAGES, FLOOD_WINDOW, FLOOD_PAUSE = 100, 0.1, 0.01  # >100 messages in 1
 
 RECONNECT_FIRST_MS, RECONNECT_MAX_MS = 5, 1000
 
+
+def fast_reconnect(sockopts: dict[int, int]) -> dict[int, int]:
+    """Make a zmq context's next sockets retry a refused connection after 5 ms, backing off
+    to 1 s (zmq's default first retry is 100 ms): a fresh kernel binds its ports a moment
+    after its client connects. Returns the defaults it replaced."""
+    options: dict[int, int] = {zmq.RECONNECT_IVL: RECONNECT_FIRST_MS, zmq.RECONNECT_IVL_MAX: RECONNECT_MAX_MS}
+    saved = {opt: sockopts[opt] for opt in options if opt in sockopts}
+    sockopts.update(options)
+    return saved
+
+
 Handler = Callable[[str, dict], None]  # (channel name, message)
 
 
@@ -74,21 +85,16 @@ class Connection:
     # ---- lifecycle
 
     def start(self) -> None:
-        # A fresh kernel binds its ports a few ms after we connect: zmq retries after
-        # RECONNECT_IVL (100 ms by default), so a short first retry, backing off to 1 s.
         context = self.client.context
-        options: dict[int, int] = {zmq.RECONNECT_IVL: RECONNECT_FIRST_MS, zmq.RECONNECT_IVL_MAX: RECONNECT_MAX_MS}
-        saved = {opt: context.sockopts.get(opt) for opt in options}
-        context.sockopts.update(options)  # defaults for the sockets created next
+        options = (zmq.RECONNECT_IVL, zmq.RECONNECT_IVL_MAX)
+        saved = fast_reconnect(context.sockopts)  # for these sockets only: the context may be shared
         try:
             # The heartbeat runs on demand (ping), not as jupyter_client's thread.
             self.client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=True)
         finally:
-            for opt, value in saved.items():
-                if value is None:
-                    context.sockopts.pop(opt, None)
-                else:
-                    context.sockopts[opt] = value
+            for opt in options:
+                context.sockopts.pop(opt, None)
+            context.sockopts.update(saved)
         loop = asyncio.get_running_loop()
         for name in CHANNELS:
             self._tasks.append(loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))

@@ -14,7 +14,7 @@ from typing import Any
 
 from tutor.checks.vocabulary import DEVICES
 from tutor.engine.events import DeviceInfo
-from tutor.engine.inject import checks_bootstrap_source
+from tutor.engine.inject import checks_bootstrap, checks_loaded_expression
 
 # Read back after the boot code ran; a module the boot code registers, not a user name.
 REPORT_EXPRESSION = "__import__('sys').modules['_ptfund_kernel'].report"
@@ -104,9 +104,13 @@ def __ptfund_boot(requested):
         pass
     try:
         __ptfund_checks_source__ = __CHECKS__
-        exec(compile(__ptfund_checks_source__, "<ptfund_checks bootstrap>", "exec"), {})
-        # Loaded now, so a check's first use costs nothing on the critical path.
-        import ptfund_checks  # noqa: F401
+        if __ptfund_checks_source__ is not None:
+            exec(compile(__ptfund_checks_source__, "<ptfund_checks bootstrap>", "exec"), {})
+        elif not __CHECKS_LOADED__:
+            report["checks_missing"] = True  # the engine sends the library's source next
+        if not report.get("checks_missing"):
+            # Loaded now, so a check's first use costs nothing on the critical path.
+            import ptfund_checks  # noqa: F401
     except BaseException as exc:
         report["checks_error"] = "%s: %s" % (type(exc).__name__, exc)
     state.report = json.dumps(report)
@@ -117,10 +121,42 @@ del __ptfund_boot, __ptfund_plain_deep_tracebacks
 '''
 
 
-def boot_source(requested: str | None) -> str:
+def boot_source(requested: str | None, checks_installed: bool = False) -> str:
+    """The boot cell. ``checks_installed``: the kernel is expected to have the check library
+    already (forked from the fork server), so the cell carries its digest, not its ~100 KB
+    of source; a kernel without it reports ``checks_missing`` and gets ``CHECKS_SOURCE``."""
     if requested is not None and requested not in DEVICES:
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
-    return _BOOT.replace("__REQUESTED__", repr(requested), 1).replace("__CHECKS__", repr(checks_bootstrap_source()), 1)
+    source, digest = checks_bootstrap()
+    return (
+        _BOOT.replace("__REQUESTED__", repr(requested), 1)
+        .replace("__CHECKS__", "None" if checks_installed else repr(source), 1)
+        .replace("__CHECKS_LOADED__", checks_loaded_expression(digest), 1)
+    )
+
+
+# Sent after a boot that reported checks_missing: installs the library, updates the report.
+CHECKS_SOURCE = r"""
+def __ptfund_install(source):
+    import json, sys
+    state = sys.modules["_ptfund_kernel"]
+    report = json.loads(state.report)
+    report.pop("checks_missing", None)
+    try:
+        exec(compile(source, "<ptfund_checks bootstrap>", "exec"), {})
+        import ptfund_checks  # noqa: F401
+    except BaseException as exc:
+        report["checks_error"] = "%s: %s" % (type(exc).__name__, exc)
+    state.report = json.dumps(report)
+
+
+__ptfund_install(__SOURCE__)
+del __ptfund_install
+"""
+
+
+def checks_source() -> str:
+    return CHECKS_SOURCE.replace("__SOURCE__", repr(checks_bootstrap()[0]), 1)
 
 
 def parse_expression(reply_content: dict, key: str) -> Any:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any, NamedTuple
 
 log = logging.getLogger("tutor.engine")
 
@@ -34,8 +35,16 @@ class ForkServerUnavailable(Exception):
     """The fork server cannot be used; the sentence says why (doctor shows it)."""
 
 
+class ForkedKernel(NamedTuple):
+    """A kernel the server handed out: its pid, and the connection it listens on (the
+    fields of a connection file; the kernel chose its own ports and key)."""
+
+    pid: int
+    connection: dict[str, Any]
+
+
 class ForkServer:
-    """A running fork server. Use ``shared()``; ``spawn`` forks one kernel."""
+    """A running fork server. Use ``shared()``; ``spawn`` hands out one kernel."""
 
     def __init__(self, env: dict[str, str], log_path: str | None = None):
         self._env = env
@@ -110,7 +119,7 @@ class ForkServer:
             if fut.done():  # cancelled by its waiter (launch.py kills what it forked)
                 return
             if "pid" in msg:
-                fut.set_result(msg["pid"])
+                fut.set_result(ForkedKernel(msg["pid"], msg.get("connection") or {}))
             else:
                 fut.set_exception(ForkServerUnavailable(msg.get("error") or "the fork server failed"))
 
@@ -152,7 +161,8 @@ class ForkServer:
     def spawn(
         self, connection_file: str, env: dict[str, str], cwd: str | None, log: str | None
     ) -> concurrent.futures.Future:
-        """Fork a kernel on ``connection_file``; the future holds its pid."""
+        """A kernel for ``connection_file`` (the tutor writes it); the future holds a
+        ``ForkedKernel``."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
         if self.closed or self.sock is None:
             fut.set_exception(ForkServerUnavailable("the fork server stopped"))

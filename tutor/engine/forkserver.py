@@ -6,17 +6,23 @@ Run by the tutor as ``python -c "from tutor.engine.forkserver import main; main(
 The parent imports ipykernel, torch, numpy and the check library and warms them with small
 operations only, so that at fork time it has one thread, no zmq context, no CUDA or MPS
 state and torch's intra-op thread pool not started: everything a child needs is already in
-memory, and a child may start threads, GPUs and sockets of its own safely. Each child is a
-complete ipykernel on its own connection file, in its own process group, with its own
-stdout/stderr log; it dies with the server (PR_SET_PDEATHSIG on Linux, a watcher thread
-elsewhere), and the server dies with the tutor (EOF on the control socket, or its own
-death signal).
+memory, and a child may start threads, GPUs and sockets of its own safely.
+
+Each child is a complete ipykernel in its own process group; it dies with the server
+(PR_SET_PDEATHSIG on Linux, a watcher thread elsewhere), and the server dies with the tutor
+(EOF on the control socket, or its own death signal). A child is forked *before* it is
+asked for: the *standby* builds its kernel (IPython shell, sockets bound to ports of its own
+choosing) and waits; a request hands it the environment, working directory and log of the
+kernel wanted, and it answers with the ports and key it listens on. The next standby is
+forked once the last one has answered, so a request finds one ready.
 
 Protocol on the control socket, one JSON object per line:
   server -> tutor   {"ready": true, "pid": ...} | {"ready": false, "error": "..."}
   tutor -> server   {"id": N, "connection_file": ..., "env": {...}, "cwd": ..., "log": ...}
-  server -> tutor   {"id": N, "pid": ...} | {"id": N, "error": "..."}
+  server -> tutor   {"id": N, "pid": ..., "connection": {...}} | {"id": N, "error": "..."}
   server -> tutor   {"exit": PID, "status": S}  (S as subprocess's returncode: -N for signal N)
+On a standby's socket: the request goes to it; {"connection": {...}} or {"error": "..."}
+comes back (the connection file's fields: ports, ip, transport, key, signature_scheme).
 """
 
 from __future__ import annotations
@@ -130,15 +136,28 @@ def _fork_problem() -> str | None:
     return None
 
 
+class Standby:
+    """A forked child building its kernel, or waiting with it built, for a request."""
+
+    def __init__(self, pid: int, sock: socket.socket):
+        self.pid = pid
+        self.sock = sock
+        self.request: dict | None = None  # the request it serves, once handed one
+        self.buffer = b""
+
+
 class Server:
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.children: set[int] = set()
+        self.children: set[int] = set()  # kernels handed out: their exits are reported
+        self.standby: Standby | None = None  # the next request's kernel
+        self.claimed: dict[int, Standby] = {}  # socket fd -> a standby handed a request
         self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
         self.buffer = b""
+        self.problem = ""  # why the last standby could not be forked
 
     def send(self, obj: dict) -> None:
         try:
@@ -154,6 +173,7 @@ class Server:
         self.selector.register(self.sock, selectors.EVENT_READ)
         self.selector.register(self.wake_r, selectors.EVENT_READ)
         self.send({"ready": True, "pid": os.getpid()})
+        self.standby = self.fork_standby()
         while True:
             for key, _ in self.selector.select():
                 if key.fd == self.wake_r:
@@ -163,6 +183,8 @@ class Server:
                     except BlockingIOError:
                         pass
                     self.reap()
+                elif key.fd in self.claimed:
+                    self.hear_standby(self.claimed[key.fd])
                 else:
                     data = self.sock.recv(1 << 16)
                     if not data:
@@ -173,50 +195,102 @@ class Server:
                         self.handle(json.loads(line))
 
     def handle(self, request: dict) -> None:
+        """Hand the request to the standby (forking one if there is none)."""
+        standby, self.standby = self.standby, None
+        if standby is None:
+            standby = self.fork_standby()
+            if standby is None:
+                return self.send({"id": request["id"], "error": self.problem})
+        standby.request = request
+        self.claimed[standby.sock.fileno()] = standby
+        self.selector.register(standby.sock, selectors.EVENT_READ)
+        try:
+            standby.sock.sendall(json.dumps(request).encode() + b"\n")
+        except OSError:
+            self.hear_standby(standby)  # it died: its EOF is read (and reported) at once
+
+    def hear_standby(self, standby: Standby) -> None:
+        """The claimed standby answered (or died): tell the tutor, then fork the next one."""
+        try:
+            data = standby.sock.recv(1 << 16)
+        except OSError:
+            data = b""
+        standby.buffer += data
+        if data and b"\n" not in standby.buffer:
+            return
+        self.selector.unregister(standby.sock)
+        del self.claimed[standby.sock.fileno()]
+        standby.sock.close()
+        request = standby.request or {}
+        answer = json.loads(standby.buffer.split(b"\n", 1)[0]) if b"\n" in standby.buffer else {}
+        if "connection" in answer:
+            self.children.add(standby.pid)
+            self.send({"id": request.get("id"), "pid": standby.pid, "connection": answer["connection"]})
+        else:
+            self.kill(standby.pid)
+            error = answer.get("error") or "it exited while starting"
+            self.send({"id": request.get("id"), "error": f"the forked kernel could not start: {error}"})
+        if self.standby is None:
+            self.standby = self.fork_standby()
+
+    def fork_standby(self) -> Standby | None:
         problem = _fork_problem()
         if problem is not None:
-            self.send({"id": request["id"], "error": problem})
-            return
+            self.problem = problem
+            return None
         sys.stdout.flush()
         sys.stderr.flush()
+        ours, theirs = socket.socketpair()
         # The parent's objects stay out of the children's collections: a collection would
         # walk (and, by touching, copy) the whole inherited heap: 0.7 s per gc.collect().
         gc.freeze()
         pid = os.fork()
         if pid == 0:
-            self.become_kernel(request)  # never returns
+            ours.close()
+            self.become_kernel(theirs)  # never returns
+        theirs.close()
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         except OSError:
             pass
-        self.children.add(pid)
-        self.send({"id": request["id"], "pid": pid})
+        return Standby(pid, ours)
 
     def reap(self) -> None:
-        while self.children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            self.children.discard(pid)
-            self.send({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+            if self.standby is not None and self.standby.pid == pid:
+                self.standby.sock.close()
+                self.standby = None  # died before it was needed; the next request forks anew
+            if pid in self.children:
+                self.children.discard(pid)
+                self.send({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+
+    @staticmethod
+    def kill(pid: int) -> None:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def stop(self) -> None:
-        for pid in list(self.children):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        pids = set(self.children) | {s.pid for s in self.claimed.values()}
+        if self.standby is not None:
+            pids.add(self.standby.pid)
+        for pid in pids:
+            self.kill(pid)
         os._exit(0)
 
     # ---------------------------------------------------------------- in the child
 
-    def become_kernel(self, request: dict) -> None:
+    def become_kernel(self, sock: socket.socket) -> None:
         code = 1
         try:
             server_pid = os.getppid()
@@ -230,22 +304,19 @@ class Server:
             signal.set_wakeup_fd(-1)
             self.selector.close()
             self.sock.close()
+            for standby in [self.standby, *self.claimed.values()]:
+                if standby is not None:
+                    standby.sock.close()
             os.close(self.wake_r)
             os.close(self.wake_w)
             for sig in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            _redirect(request.get("log"))
-            env = request.get("env")
-            if env is not None:
-                os.environ.clear()
-                os.environ.update(env)
-            if request.get("cwd"):
-                os.chdir(request["cwd"])
+            _redirect(None)
             if not sys.platform.startswith("linux"):
                 _watch_parent(server_pid)
             _seed_like_a_fresh_process()
-            code = _run_kernel(request["connection_file"])
+            code = _run_kernel(sock)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException:
@@ -266,17 +337,19 @@ class Server:
 def _seed_like_a_fresh_process() -> None:
     """Random generators start as in a new process: from the OS's entropy where torch and
     numpy seed that way (Python's random reseeds itself after a fork), else torch's fixed
-    seed, which the parent kept unused."""
+    seed, which the parent kept unused. Only the CPU generator: the parent never started a
+    GPU, so the child's GPU generators start as a new process's do (``torch.seed()`` would
+    also queue a lazy GPU seeding, recording a stack trace to do so)."""
     import numpy
     import torch
 
     numpy.random.seed()
     if _torch_seeds_randomly:
-        torch.seed()
+        torch.default_generator.seed()
 
 
 def _redirect(log: str | None) -> None:
-    """stdin from /dev/null; stdout and stderr (the C level too) to the kernel's log."""
+    """stdin from /dev/null; stdout and stderr (the C level too) to ``log`` (or nowhere)."""
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log else null
@@ -284,6 +357,22 @@ def _redirect(log: str | None) -> None:
     os.dup2(out, 2)
     for fd in {null, out}:
         os.close(fd)
+
+
+def _redirect_kernel_output(log: str | None) -> None:
+    """Send what reaches a started kernel's stdout and stderr descriptors to ``log``.
+    ipykernel captures descriptors 1 and 2 through a pipe and echoes what it reads to a
+    copy of the descriptors it found (``_original_stdstream_copy``), so that copy is the
+    one pointed at the log; where it captured nothing, 1 and 2 themselves are."""
+    if not log:
+        return
+    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+            copy = getattr(stream, "_original_stdstream_copy", None)
+            os.dup2(out, copy if isinstance(copy, int) else fd)
+    finally:
+        os.close(out)
 
 
 def _watch_parent(server_pid: int) -> None:
@@ -299,16 +388,64 @@ def _watch_parent(server_pid: int) -> None:
     threading.Thread(target=watch, name="ptfund-server-watch", daemon=True).start()
 
 
-def _run_kernel(connection_file: str) -> int:
+def _run_kernel(sock: socket.socket) -> int:
+    """Build the kernel on ports of its own, wait for the request, answer with the
+    connection, then serve as that kernel."""
+    import tempfile
+
     from ipykernel.kernelapp import IPKernelApp
 
-    sys.argv = [sys.executable, "-f", connection_file]
-    app = IPKernelApp.instance()
-    # History lives in memory: parallel kernels would otherwise queue on one SQLite file,
-    # and nothing reads a fresh kernel's history back.
-    app.initialize(["-f", connection_file, "--HistoryManager.enabled=False"])
+    before = dict(os.environ)
+    try:
+        folder = tempfile.mkdtemp(prefix="ptfund-standby-")
+        own_file = os.path.join(folder, "kernel.json")  # absent: ipykernel picks the ports
+        sys.argv = [sys.executable, "-f", own_file]
+        app = IPKernelApp.instance()
+        # History lives in memory: parallel kernels would otherwise queue on one SQLite file,
+        # and nothing reads a fresh kernel's history back.
+        app.initialize(["-f", own_file, "--HistoryManager.enabled=False"])
+        with open(own_file) as f:
+            connection = json.load(f)
+        os.unlink(own_file)
+        os.rmdir(folder)
+    except BaseException as exc:
+        _answer(sock, {"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    request = _read_request(sock)
+    if request is None:
+        return 0  # the server is gone, or stopped this standby
+    # The environment asked for, plus what ipykernel set in its own (MPLBACKEND, ...).
+    own = {k: v for k, v in os.environ.items() if before.get(k) != v}
+    env = request.get("env")
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ.update(own)
+    if request.get("cwd"):
+        os.chdir(request["cwd"])
+    _redirect_kernel_output(request.get("log"))
+    app.connection_file = request["connection_file"]  # where the tutor writes this connection
+    _answer(sock, {"connection": {k: v for k, v in connection.items() if k != "kernel_name"}})
+    sock.close()
     app.start()
     return 0
+
+
+def _answer(sock: socket.socket, obj: dict) -> None:
+    try:
+        sock.sendall(json.dumps(obj).encode() + b"\n")
+    except OSError:
+        pass
+
+
+def _read_request(sock: socket.socket) -> dict | None:
+    buffer = b""
+    while b"\n" not in buffer:
+        data = sock.recv(1 << 16)
+        if not data:
+            return None
+        buffer += data
+    return json.loads(buffer.split(b"\n", 1)[0])
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ the package ``ptfund_checks`` (relative imports inside the package keep working)
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 PACKAGE_NAME = "ptfund_checks"
@@ -45,7 +46,7 @@ def checks_sources(root: Path | None = None) -> tuple[dict[str, str], list[str]]
 
 # Runs inside the kernel. Wrapped in a function so the learner's namespace gains no names.
 _BOOTSTRAP_TEMPLATE = r'''
-def __ptfund_install_checks(package, sources, packages):
+def __ptfund_install_checks(package, sources, packages, digest):
     import importlib.abc
     import importlib.util
     import linecache
@@ -55,6 +56,7 @@ def __ptfund_install_checks(package, sources, packages):
         """Serves modules of `package` from the `sources` dict (name -> source)."""
 
         ptfund_package = package
+        ptfund_digest = digest
 
         def __init__(self, sources, packages):
             self.sources = sources
@@ -91,8 +93,7 @@ def __ptfund_install_checks(package, sources, packages):
 
     # A kernel forked from a warm parent has this very library loaded already: keep it.
     for finder in sys.meta_path:
-        if (getattr(finder, "ptfund_package", None) == package and finder.sources == sources
-                and finder.packages == set(packages)):
+        if getattr(finder, "ptfund_package", None) == package and finder.ptfund_digest == digest:
             return
     # Re-running the bootstrap (a new attach, a newer library) replaces the old finder and
     # forgets modules loaded from it, so the new source takes effect.
@@ -109,9 +110,24 @@ del __ptfund_install_checks
 '''
 
 
-def checks_bootstrap_source(root: Path | None = None) -> str:
-    """Python source that, run in any kernel, makes the check library importable as
-    ``ptfund_checks``. Reads the library's files now, so edits show up on the next start."""
+def checks_bootstrap(root: Path | None = None) -> tuple[str, str]:
+    """(Python source that, run in any kernel, makes the check library importable as
+    ``ptfund_checks``; the library's digest). Reads the library's files now, so edits show
+    up on the next start. A kernel that already has this very library (one forked from the
+    fork server) is told only the digest (``checks_loaded_expression``)."""
     sources, packages = checks_sources(root)
-    args = f"{PACKAGE_NAME!r}, {sources!r}, {packages!r}"
-    return _BOOTSTRAP_TEMPLATE.replace("__ARGS__", args, 1)
+    digest = hashlib.sha256(repr((sorted(sources.items()), packages)).encode()).hexdigest()
+    args = f"{PACKAGE_NAME!r}, {sources!r}, {packages!r}, {digest!r}"
+    return _BOOTSTRAP_TEMPLATE.replace("__ARGS__", args, 1), digest
+
+
+def checks_bootstrap_source(root: Path | None = None) -> str:
+    return checks_bootstrap(root)[0]
+
+
+def checks_loaded_expression(digest: str) -> str:
+    """A Python expression, true in a kernel that has the library of ``digest`` installed."""
+    return (
+        f"any(getattr(f, 'ptfund_package', None) == {PACKAGE_NAME!r} and f.ptfund_digest == {digest!r} "
+        "for f in __import__('sys').meta_path)"
+    )

@@ -20,6 +20,8 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
+from tutor.engine.connection import fast_reconnect
+
 log = logging.getLogger("tutor.engine")
 
 # An alternative launcher (preload_torch=True): ipykernel_launcher plus torch imported in a
@@ -100,6 +102,27 @@ class TutorKernelManager(AsyncKernelManager):
     def kernel_spec(self) -> KernelSpec:
         return self._tutor_spec
 
+    def client(self, **kwargs: Any) -> Any:
+        """A client whose sockets retry a refused connection within milliseconds: a fresh
+        kernel binds its ports a moment after the client connects, and zmq's default first
+        retry (100 ms) would otherwise be most of a forked kernel's start."""
+        client = super().client(**kwargs)
+        if "context" not in kwargs:  # the client's own context: its defaults are ours to set
+            fast_reconnect(client.context.sockopts)
+        return client
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """Wait for the killed kernel to end: told by the fork server, or polled every 10 ms
+        (jupyter_client polls every 100 ms, which every shutdown would pay)."""
+        from tutor.engine.forkclient import ForkedProcess
+
+        process = getattr(self.provisioner, "process", None)
+        if isinstance(process, ForkedProcess):
+            if process.poll() is None:
+                await _shielded(process.server.exited(process.pid))
+            return
+        await super()._async_wait(pollinterval=min(pollinterval, 0.01))
+
 
 # ---------------------------------------------------------------- which launcher
 
@@ -136,6 +159,9 @@ class ForkProvisioner(LocalProvisioner):
 
         self.refusal = fork_refusal()
         assert self.parent is not None  # the kernel manager that made this provisioner
+        if self.refusal is None and self.connection_info.get("curve_publickey"):
+            # A forked kernel binds before it is asked for, so it cannot take keys from the manager.
+            self.refusal = "the kernel manager encrypts connections (CurveZMQ)"
         if self.refusal is None:
             try:
                 server = shared_server(kernel_env())
@@ -148,21 +174,40 @@ class ForkProvisioner(LocalProvisioner):
                     getattr(out, "name", None) if out is not None else None,
                 )
                 try:
-                    pid = await _shielded(spawned)
+                    kernel = await _shielded(spawned)
                 except asyncio.CancelledError:
                     spawned.add_done_callback(_kill_unclaimed)  # forked for nobody now
                     raise
             except ForkServerUnavailable as exc:
                 self.refusal = str(exc)
             else:
-                self.process = ForkedProcess(server, pid)  # type: ignore[assignment]  # quacks like Popen
-                self.pid = self.pgid = pid  # the kernel leads a process group of its own
+                self.process = ForkedProcess(server, kernel.pid)  # type: ignore[assignment]  # quacks like Popen
+                self.pid = self.pgid = kernel.pid  # the kernel leads a process group of its own
                 self.cwd = kwargs.get("cwd", pathlib.Path.cwd())
                 self.launcher = FORK
+                self._use_kernel_ports(kernel.connection)
                 return self.connection_info
         log.info("kernel started as a new process: %s", self.refusal)
         self.launcher = SPAWN
         return await super().launch_kernel(cmd, **kwargs)
+
+    def _use_kernel_ports(self, connection: dict[str, Any]) -> None:
+        """The forked kernel bound ports of its own choosing (nothing can take them between
+        picking and binding): they, and its key, are the connection from now on (the
+        kernel manager writes them to its connection file). The ports picked for it go
+        back to jupyter_client's cache."""
+        from jupyter_client.connect import LocalPortCache
+
+        if self.ports_cached:
+            cache = LocalPortCache.instance()
+            for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+                port = self.connection_info.get(name)
+                if isinstance(port, int) and port:
+                    cache.return_port(port)
+            self.ports_cached = False  # what cleanup would return is the kernel's, not the cache's
+        info: dict[str, Any] = dict(connection)
+        info["key"] = str(info.get("key", "")).encode()
+        self.connection_info = info  # type: ignore[assignment]  # the fields of a connection file
 
     async def wait(self) -> int | None:
         """As LocalProvisioner's, but told of the exit by the fork server, not by polling
@@ -188,6 +233,6 @@ async def _shielded(fut: concurrent.futures.Future) -> Any:
 def _kill_unclaimed(fut: concurrent.futures.Future) -> None:
     if not fut.cancelled() and fut.exception() is None:
         try:
-            os.killpg(fut.result(), signal.SIGKILL)
+            os.killpg(fut.result().pid, signal.SIGKILL)
         except OSError:
             pass

@@ -23,7 +23,7 @@ from typing import Any
 from tutor.engine import faults
 from tutor.engine.backend import KernelBackend
 from tutor.engine.connection import Connection
-from tutor.engine.device import DEVICES, REPORT_EXPRESSION, boot_source, device_info, parse_report
+from tutor.engine.device import DEVICES, REPORT_EXPRESSION, boot_source, checks_source, device_info, parse_report
 from tutor.engine.errors import DeviceUnavailable, EngineError, KernelDied
 from tutor.engine.events import DeviceInfo, KernelState, RunResult, StateEvent
 from tutor.engine.output import strip_ansi
@@ -296,9 +296,19 @@ class KernelSession:
 
     async def _boot(self) -> None:
         """Import torch, inject the checks, set DEVICE; read back what the kernel found."""
+        from tutor.engine.launch import FORK
+
+        forked = self.launcher == FORK  # has the check library already, from the fork server
+        reply = await self._boot_cell(boot_source(self.device, checks_installed=forked))
+        if parse_report(reply).get("checks_missing"):  # the server's library is older
+            reply = await self._boot_cell(checks_source())
+        self._boot_report(reply)
+
+    async def _boot_cell(self, code: str) -> dict:
+        """Run a boot cell; its execute_reply, with the boot report in its user_expressions."""
         run = Run(None, None)
         content = {
-            "code": boot_source(self.device),
+            "code": code,
             "silent": True,
             "store_history": False,
             "user_expressions": {"report": REPORT_EXPRESSION},
@@ -322,11 +332,15 @@ class KernelSession:
             raise EngineError(self._require_backend().start_failure()) from None
         finally:
             conn.unregister(run.msg_id)
-        report = parse_report(run.reply)
-        if run.reply.get("status") != "ok" or not report:
+        self._require_backend().kernel_session = run.kernel_session
+        return run.reply
+
+    def _boot_report(self, reply: dict) -> None:
+        report = parse_report(reply)
+        if reply.get("status") != "ok" or not report:
             raise EngineError(
                 "The Python kernel failed to run its start-up code: "
-                f"{run.reply.get('ename', '')} {run.reply.get('evalue', '')}".rstrip()
+                f"{reply.get('ename', '')} {reply.get('evalue', '')}".rstrip()
                 + "."
             )
         if report.get("error"):
@@ -334,7 +348,6 @@ class KernelSession:
                 raise DeviceUnavailable(report["error"])
             raise EngineError(report["error"])
         self.report = report
-        self._require_backend().kernel_session = run.kernel_session
         self.device_info = device_info(report)
         self.checks_error = report.get("checks_error")
         if self.checks_error:
