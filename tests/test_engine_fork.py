@@ -241,10 +241,10 @@ async def test_a_forked_kernel_has_the_environment_directory_and_log_asked_for(t
 async def test_a_kernel_forked_from_an_older_library_is_sent_the_current_one(monkeypatch, tmp_path):
     """A forked kernel is told only the library's digest; one whose server loaded other
     sources (edited since the server started) says so and is sent the source."""
-    from tutor.engine import device, inject
+    from tutor.engine import inject
 
     (tmp_path / "__init__.py").write_text("EDITION = 'edited since the server started'\n")
-    monkeypatch.setattr(device, "checks_bootstrap", lambda: inject.checks_bootstrap(tmp_path))
+    monkeypatch.setattr(inject, "_checks_dir", lambda: tmp_path)
     session = KernelSession()
     try:
         await session.start()

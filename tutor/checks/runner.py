@@ -250,7 +250,19 @@ def _with_device_run(payload: dict, results: list, checks: list) -> list:
     return results
 
 
+_warm = False  # this process (or the fork server it was forked from) has paid the CPU costs
+
+
 def warm_up(device=None) -> None:
+    global _warm
+    if not _warm:
+        _warm_cpu()
+        _warm = True
+    if device is not None and torch.device(device).type in ("cuda", "mps"):
+        _warm_accelerator(torch.device(device))
+
+
+def _warm_cpu() -> None:
     import io
 
     x = torch.ones(2, 3, device="meta")
@@ -259,8 +271,6 @@ def warm_up(device=None) -> None:
     torch.save({"w": torch.ones(2)}, buffer)
     buffer.seek(0)
     torch.load(buffer, weights_only=True)
-    if device is not None and torch.device(device).type in ("cuda", "mps"):
-        _warm_accelerator(torch.device(device))
 
 
 def _warm_accelerator(device) -> None:

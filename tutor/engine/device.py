@@ -14,13 +14,13 @@ from typing import Any
 
 from tutor.checks.vocabulary import DEVICES
 from tutor.engine.events import DeviceInfo
-from tutor.engine.inject import checks_bootstrap, checks_loaded_expression
+from tutor.engine.inject import checks_bootstrap, checks_digest, checks_sources
 
 # Read back after the boot code ran; a module the boot code registers, not a user name.
 REPORT_EXPRESSION = "__import__('sys').modules['_ptfund_kernel'].report"
 PID_EXPRESSION = "__import__('os').getpid()"
 
-_BOOT = r'''
+BOOT_FUNCTIONS = r'''
 def __ptfund_plain_deep_tracebacks(shell, max_frames=100):
     """IPython's rich traceback costs ~10 ms a frame, so an unbounded recursion (1000
     frames) took 10+ s to report, twice (display and history). Past ``max_frames`` use the
@@ -47,7 +47,7 @@ def __ptfund_plain_deep_tracebacks(shell, max_frames=100):
     itb.structured_traceback = structured_traceback
 
 
-def __ptfund_boot(requested):
+def __ptfund_boot(namespace, requested, checks_source, digest):
     import json, os, platform, socket, sys, types
     report = {"pid": os.getpid(), "host": socket.gethostname(),
               "python_version": platform.python_version(), "executable": sys.executable}
@@ -83,8 +83,10 @@ def __ptfund_boot(requested):
         else:
             name = "CPU"
         report.update(kind=kind, name=name)
-        globals()["DEVICE"] = state.DEVICE = torch.device(kind)
+        namespace["DEVICE"] = state.DEVICE = torch.device(kind)
     try:
+        from IPython import get_ipython
+
         shell = get_ipython()
         # Jedi's first completion takes seconds; IPython's own completer answers at once.
         shell.Completer.use_jedi = False
@@ -103,10 +105,10 @@ def __ptfund_boot(requested):
     except Exception:
         pass
     try:
-        __ptfund_checks_source__ = __CHECKS__
-        if __ptfund_checks_source__ is not None:
-            exec(compile(__ptfund_checks_source__, "<ptfund_checks bootstrap>", "exec"), {})
-        elif not __CHECKS_LOADED__:
+        if checks_source is not None:
+            exec(compile(checks_source, "<ptfund_checks bootstrap>", "exec"), {})
+        elif not any(getattr(f, "ptfund_package", None) == "ptfund_checks" and f.ptfund_digest == digest
+                     for f in sys.meta_path):
             report["checks_missing"] = True  # the engine sends the library's source next
         if not report.get("checks_missing"):
             # Loaded now, so a check's first use costs nothing on the critical path.
@@ -114,25 +116,38 @@ def __ptfund_boot(requested):
     except BaseException as exc:
         report["checks_error"] = "%s: %s" % (type(exc).__name__, exc)
     state.report = json.dumps(report)
-
-
-__ptfund_boot(__REQUESTED__)
-del __ptfund_boot, __ptfund_plain_deep_tracebacks
 '''
 
 
 def boot_source(requested: str | None, checks_installed: bool = False) -> str:
-    """The boot cell. ``checks_installed``: the kernel is expected to have the check library
-    already (forked from the fork server), so the cell carries its digest, not its ~100 KB
-    of source; a kernel without it reports ``checks_missing`` and gets ``CHECKS_SOURCE``."""
+    """The boot cell. ``checks_installed``: a kernel forked from the fork server, which has
+    the check library and the boot functions already (``install_boot``): the cell calls
+    them and carries the library's digest, not its ~100 KB of source nor the boot code's
+    5 KB (ipykernel hashes and IPython tokenizes every cell). A kernel whose library
+    differs reports ``checks_missing`` and gets ``CHECKS_SOURCE``."""
     if requested is not None and requested not in DEVICES:
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
+    if checks_installed:
+        digest = checks_digest(*checks_sources())
+        return f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r})\n"
     source, digest = checks_bootstrap()
     return (
-        _BOOT.replace("__REQUESTED__", repr(requested), 1)
-        .replace("__CHECKS__", "None" if checks_installed else repr(source), 1)
-        .replace("__CHECKS_LOADED__", checks_loaded_expression(digest), 1)
+        BOOT_FUNCTIONS
+        + f"\n__ptfund_boot(globals(), {requested!r}, {source!r}, {digest!r})\n"
+        + "del __ptfund_boot, __ptfund_plain_deep_tracebacks\n"
     )
+
+
+def install_boot() -> None:
+    """Define the boot functions in this process as ``_ptfund_kernel.boot`` (the fork
+    server does, so that its kernels' boot cells are one call)."""
+    import sys
+    import types
+
+    state = sys.modules.get("_ptfund_kernel") or types.ModuleType("_ptfund_kernel")
+    sys.modules["_ptfund_kernel"] = state
+    exec(compile(BOOT_FUNCTIONS, "<ptfund boot>", "exec"), vars(state))
+    vars(state)["boot"] = vars(state)["__ptfund_boot"]
 
 
 # Sent after a boot that reported checks_missing: installs the library, updates the report.

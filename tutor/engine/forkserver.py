@@ -118,6 +118,10 @@ def warm() -> None:
     exec(compile(checks_bootstrap_source(), "<ptfund_checks bootstrap>", "exec"), {})
     import ptfund_checks
 
+    from tutor.engine.device import install_boot
+
+    install_boot()
+
     # CPU and meta only: a GPU touched here would be unusable in every child.
     ptfund_checks.warm_up(None)
     torch.set_rng_state(rng)

@@ -18,17 +18,39 @@ def _checks_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "checks"
 
 
+# root -> (each file's path, mtime and size; what they held): every kernel start asks.
+_read: dict[Path, tuple[list[tuple[Path, int, int]], tuple[dict[str, str], list[str]]]] = {}
+
+
 def checks_sources(root: Path | None = None) -> tuple[dict[str, str], list[str]]:
-    """({module name: source}, package names) for every .py file of the check library."""
+    """({module name: source}, package names) for every .py file of the check library.
+    Files are read again only once one of them changed (an edit shows up on the next start)."""
     root = root or _checks_dir()
-    modules: dict[str, str] = {}
-    packages = [PACKAGE_NAME]
     if not root.is_dir():
-        return {PACKAGE_NAME: ""}, packages
+        return {PACKAGE_NAME: ""}, [PACKAGE_NAME]
+    paths = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         if "__pycache__" in rel.parts or any(p.startswith(".") for p in rel.parts):
             continue
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        paths.append((path, st.st_mtime_ns, st.st_size))
+    cached = _read.get(root)
+    if cached is not None and cached[0] == paths:
+        return dict(cached[1][0]), list(cached[1][1])
+    found = _read_sources(root, [path for path, _, _ in paths])
+    _read[root] = (paths, found)
+    return dict(found[0]), list(found[1])
+
+
+def _read_sources(root: Path, paths: list[Path]) -> tuple[dict[str, str], list[str]]:
+    modules: dict[str, str] = {}
+    packages = [PACKAGE_NAME]
+    for path in paths:
+        rel = path.relative_to(root)
         parts = list(rel.with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         if is_package:
@@ -110,24 +132,23 @@ del __ptfund_install_checks
 '''
 
 
+def checks_digest(sources: dict[str, str], packages: list[str]) -> str:
+    """Names the library's exact sources: kernels compare it to what they have installed."""
+    h = hashlib.sha256()
+    for name in [*sorted(sources), "", *packages]:
+        h.update(name.encode() + b"\0" + sources.get(name, "").encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
 def checks_bootstrap(root: Path | None = None) -> tuple[str, str]:
     """(Python source that, run in any kernel, makes the check library importable as
     ``ptfund_checks``; the library's digest). Reads the library's files now, so edits show
-    up on the next start. A kernel that already has this very library (one forked from the
-    fork server) is told only the digest (``checks_loaded_expression``)."""
+    up on the next start."""
     sources, packages = checks_sources(root)
-    digest = hashlib.sha256(repr((sorted(sources.items()), packages)).encode()).hexdigest()
+    digest = checks_digest(sources, packages)
     args = f"{PACKAGE_NAME!r}, {sources!r}, {packages!r}, {digest!r}"
     return _BOOTSTRAP_TEMPLATE.replace("__ARGS__", args, 1), digest
 
 
 def checks_bootstrap_source(root: Path | None = None) -> str:
     return checks_bootstrap(root)[0]
-
-
-def checks_loaded_expression(digest: str) -> str:
-    """A Python expression, true in a kernel that has the library of ``digest`` installed."""
-    return (
-        f"any(getattr(f, 'ptfund_package', None) == {PACKAGE_NAME!r} and f.ptfund_digest == {digest!r} "
-        "for f in __import__('sys').meta_path)"
-    )

@@ -15,6 +15,7 @@ import signal
 import sys
 from typing import Any
 
+import zmq.asyncio
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
@@ -76,11 +77,19 @@ def kernel_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def shared_context() -> zmq.asyncio.Context:
+    """One zmq context for the kernels this process starts and their clients. jupyter_client
+    gives each manager and each client a context of its own, and every context starts (and
+    on closing stops) threads of its own: two contexts per fresh kernel."""
+    return zmq.asyncio.Context.instance()
+
+
 class TutorKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk.
     With ``fork=True`` its kernels come from the fork server when it can be used."""
 
     def __init__(self, *args: Any, preload_torch: bool = False, fork: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("context", shared_context())
         super().__init__(*args, **kwargs)
         self._tutor_spec = make_kernel_spec(preload_torch)
         self.kernel_name = KERNEL_NAME
@@ -106,10 +115,10 @@ class TutorKernelManager(AsyncKernelManager):
         """A client whose sockets retry a refused connection within milliseconds: a fresh
         kernel binds its ports a moment after the client connects, and zmq's default first
         retry (100 ms) would otherwise be most of a forked kernel's start."""
-        client = super().client(**kwargs)
-        if "context" not in kwargs:  # the client's own context: its defaults are ours to set
-            fast_reconnect(client.context.sockopts)
-        return client
+        if "context" not in kwargs:
+            kwargs["context"] = self.context
+            fast_reconnect(self.context.sockopts)
+        return super().client(**kwargs)
 
     async def _async_wait(self, pollinterval: float = 0.1) -> None:
         """Wait for the killed kernel to end: told by the fork server, or polled every 10 ms

@@ -23,6 +23,17 @@ TAKE_ATTEMPTS = 3  # a spare that died while waiting is replaced; this many trie
 WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up(globals().get('DEVICE'))\ndel _ptfund\n"
 
 
+async def warm_up(session: KernelSession, timeout: float = 60) -> None:
+    """Pay the check library's one-time costs in a started kernel (torch's first meta-device
+    op imports torch._dynamo, ~1 s; a GPU's context), so no verification pays them. A
+    kernel forked onto the CPU has nothing left to pay: its fork server paid it."""
+    from tutor.engine.launch import FORK
+
+    if session.launcher == FORK and session.device_info is not None and session.device_info.kind == "cpu":
+        return
+    await session.execute(WARM_UP, silent=True, timeout=timeout)
+
+
 class KernelPool:
     def __init__(
         self,
@@ -30,12 +41,16 @@ class KernelPool:
         size: int = 1,
         cwd: str | os.PathLike | None = None,
         extra_env: dict[str, str] | None = None,
+        demand: int | None = None,
         **session_options: Any,
     ) -> None:
+        """``demand``: how many kernels will be taken in all, when the caller knows (a
+        batch of verifications); no spare is started that nobody would take."""
         if size < 1:
             raise ValueError("a kernel pool needs size >= 1")
         self.device = device
         self.size = size
+        self.demand = demand
         self.cwd = cwd
         self.extra_env = extra_env
         self.session_options = session_options
@@ -53,11 +68,9 @@ class KernelPool:
 
     @staticmethod
     async def _prepare(session: KernelSession) -> None:
-        """Start, then pay the check library's one-time costs (torch's first meta-device op
-        imports torch._dynamo, ~1 s; a GPU's context) while the spare waits, not while a
-        learner does."""
+        """Start and warm up while the spare waits, not while a learner does."""
         await session.start()
-        await session.execute(WARM_UP, silent=True, timeout=60)
+        await warm_up(session)
 
     async def _ready(self, session: KernelSession) -> None:
         task = self._prepared.pop(session, None)
@@ -71,16 +84,25 @@ class KernelPool:
         except Exception:
             await session.start()
 
+    def _wanted(self) -> int:
+        """How many spares should be warming now."""
+        return self.size if self.demand is None else min(self.size, max(self.demand, 0))
+
+    def _refill(self) -> None:
+        while len(self._spares) < self._wanted():
+            self._spawn()
+
     async def start(self) -> None:
         """Begin warming spares; returns at once (``ready()`` waits for one)."""
         self._closed = False
-        while len(self._spares) < self.size:
-            self._spawn()
+        self._refill()
 
     async def ready(self) -> None:
         """Wait until the next spare is started (raises if it cannot start)."""
         if not self._spares:
             await self.start()
+        if not self._spares:  # past the demand: asked for anyway
+            self._spawn()
         session = self._spares[0]
         task = self._prepared.get(session)
         await (asyncio.shield(task) if task is not None else session.start())
@@ -101,10 +123,11 @@ class KernelPool:
             except EngineError as exc:
                 last_error = exc
             finally:
+                if alive and self.demand is not None:
+                    self.demand -= 1
                 # Refill only now: on two cores a second start beside this one slows it.
                 if not self._closed:
-                    while len(self._spares) < self.size:
-                        self._spawn()
+                    self._refill()
             if alive:
                 return session
             await session.shutdown()

@@ -160,7 +160,7 @@ async def _verify_all(
     from tutor.grading.verify import Verifier
 
     jobs = max(1, min(jobs, len(todo)))
-    pool = KernelPool(device=device, size=jobs, recover=False)
+    pool = KernelPool(device=device, size=jobs, demand=len(todo), recover=False)
     verifier = Verifier(pool, device=device)
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in todo:

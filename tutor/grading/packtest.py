@@ -154,7 +154,7 @@ async def test_pack(
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    pool = KernelPool(device=device, size=jobs)
+    pool = KernelPool(device=device, size=jobs, demand=len(items))
     queue = list(enumerate(items))
     queue.reverse()
 

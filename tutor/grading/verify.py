@@ -287,14 +287,14 @@ async def verify_in_fresh_kernel(
 ) -> Verdict:
     """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
     from tutor.engine import KernelSession
-    from tutor.engine.pool import WARM_UP
+    from tutor.engine.pool import warm_up
 
     session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
     try:
         await session.start()
         # torch's first-use costs (torch._dynamo on the first meta op, a GPU's context) are
         # paid here, as a pool's spare pays them while it waits: never inside time_limit.
-        await session.execute(WARM_UP, silent=True, timeout=120)
+        await warm_up(session, timeout=120)
         verifier = Verifier(attached=session)
         return await verifier.verify(exercise, code, timeout=timeout)
     finally:
