@@ -42,6 +42,48 @@ async def test_pool_hands_out_started_kernels_and_warms_the_next():
     assert all(k.state == "stopped" for k in taken)
 
 
+async def test_a_pool_told_its_demand_starts_no_kernel_nobody_takes():
+    pool = KernelPool(size=2, demand=3)
+    taken = []
+    try:
+        await pool.start()
+        assert len(pool._spares) == 2
+        taken.append(await pool.take())
+        assert len(pool._spares) == 2  # two more will be taken
+        taken.append(await pool.take())
+        assert len(pool._spares) == 1
+        taken.append(await pool.take())
+        assert pool._spares == []  # the batch is done: no spare to start and throw away
+        taken.append(await pool.take())  # one more than announced still gets a kernel
+        assert (await taken[-1].execute("1 + 1")).result_text == "2"
+        assert len({k.report["pid"] for k in taken}) == 4
+    finally:
+        await asyncio.gather(*(k.shutdown() for k in taken))
+        await pool.shutdown()
+
+
+async def test_kernels_side_by_side_share_the_cores_for_torch_threads():
+    from tutor.engine.pool import usable_cores
+
+    pool = KernelPool(size=2, demand=1)
+    kernel = None
+    try:
+        kernel = await pool.take()
+        share = max(1, usable_cores() // 2)
+        assert kernel.report["threads"] == share
+        assert (await kernel.execute("import torch; torch.get_num_threads()")).result_text == str(share)
+    finally:
+        if kernel is not None:
+            await kernel.shutdown()
+        await pool.shutdown()
+    alone = KernelSession(threads=3)
+    try:
+        await alone.start()
+        assert (await alone.execute("import torch; torch.get_num_threads()")).result_text == "3"
+    finally:
+        await alone.shutdown()
+
+
 async def test_pool_replaces_a_spare_that_died():
     pool = KernelPool()
     taken = None

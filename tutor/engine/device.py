@@ -47,7 +47,7 @@ def __ptfund_plain_deep_tracebacks(shell, max_frames=100):
     itb.structured_traceback = structured_traceback
 
 
-def __ptfund_boot(namespace, requested, checks_source, digest):
+def __ptfund_boot(namespace, requested, checks_source, digest, threads=None):
     import json, os, platform, socket, sys, types
     report = {"pid": os.getpid(), "host": socket.gethostname(),
               "python_version": platform.python_version(), "executable": sys.executable}
@@ -62,6 +62,11 @@ def __ptfund_boot(namespace, requested, checks_source, digest):
         state.report = json.dumps(report)
         return
     report["torch_version"] = torch.__version__
+    if threads:
+        # Kernels side by side (pack test, grade) share the cores: each one's intra-op
+        # pool spinning on all of them would slow every kernel down.
+        torch.set_num_threads(threads)
+    report["threads"] = torch.get_num_threads()
     cuda = torch.cuda.is_available()
     mps_backend = getattr(torch.backends, "mps", None)
     mps = bool(mps_backend is not None and mps_backend.is_available())
@@ -119,8 +124,9 @@ def __ptfund_boot(namespace, requested, checks_source, digest):
 '''
 
 
-def boot_source(requested: str | None, checks_installed: bool = False) -> str:
-    """The boot cell. ``checks_installed``: a kernel forked from the fork server, which has
+def boot_source(requested: str | None, checks_installed: bool = False, threads: int | None = None) -> str:
+    """The boot cell. ``threads``: torch's intra-op threads for this kernel (None: torch's
+    default, all cores). ``checks_installed``: a kernel forked from the fork server, which has
     the check library and the boot functions already (``install_boot``): the cell calls
     them and carries the library's digest, not its ~100 KB of source nor the boot code's
     5 KB (ipykernel hashes and IPython tokenizes every cell). A kernel whose library
@@ -129,11 +135,13 @@ def boot_source(requested: str | None, checks_installed: bool = False) -> str:
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
     if checks_installed:
         digest = checks_digest(*checks_sources())
-        return f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r})\n"
+        return (
+            f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
+        )
     source, digest = checks_bootstrap()
     return (
         BOOT_FUNCTIONS
-        + f"\n__ptfund_boot(globals(), {requested!r}, {source!r}, {digest!r})\n"
+        + f"\n__ptfund_boot(globals(), {requested!r}, {source!r}, {digest!r}, {threads!r})\n"
         + "del __ptfund_boot, __ptfund_plain_deep_tracebacks\n"
     )
 

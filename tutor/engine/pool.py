@@ -34,6 +34,14 @@ async def warm_up(session: KernelSession, timeout: float = 60) -> None:
     await session.execute(WARM_UP, silent=True, timeout=timeout)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class KernelPool:
     def __init__(
         self,
@@ -45,9 +53,13 @@ class KernelPool:
         **session_options: Any,
     ) -> None:
         """``demand``: how many kernels will be taken in all, when the caller knows (a
-        batch of verifications); no spare is started that nobody would take."""
+        batch of verifications); no spare is started that nobody would take. A pool of
+        ``size`` > 1 serves that many kernels working side by side: each gets its share of
+        this machine's cores for torch's threads (unless ``threads`` says otherwise)."""
         if size < 1:
             raise ValueError("a kernel pool needs size >= 1")
+        if size > 1:
+            session_options.setdefault("threads", max(1, usable_cores() // size))
         self.device = device
         self.size = size
         self.demand = demand

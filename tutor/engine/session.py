@@ -58,6 +58,7 @@ class KernelSession:
         preload_torch: bool = False,
         gateway: str | None = None,
         recover: bool = True,
+        threads: int | None = None,
     ):
         from tutor.engine.gateway import gateway_url
 
@@ -75,6 +76,9 @@ class KernelSession:
         # False for a kernel that is thrown away after one run (a verification): after a
         # crash or an ignored interrupt it is left dead instead of restarted for nobody.
         self.recover = recover
+        # torch's intra-op threads in a kernel started here (None: torch's default); a kernel
+        # attached to or on a gateway runs on another machine's cores and keeps its default.
+        self.threads = threads
 
         self.state: KernelState = "stopped"
         self.device_info: DeviceInfo | None = None
@@ -299,7 +303,8 @@ class KernelSession:
         from tutor.engine.launch import FORK
 
         forked = self.launcher == FORK  # has the check library already, from the fork server
-        reply = await self._boot_cell(boot_source(self.device, checks_installed=forked))
+        threads = self.threads if self.launcher is not None and not self.gateway else None
+        reply = await self._boot_cell(boot_source(self.device, checks_installed=forked, threads=threads))
         if parse_report(reply).get("checks_missing"):  # the server's library is older
             reply = await self._boot_cell(checks_source())
         self._boot_report(reply)

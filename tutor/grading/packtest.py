@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tutor.grading import packtimes
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
@@ -117,10 +117,9 @@ async def _test_predict_cards(session: KernelSession, lesson: m.Lesson, report: 
 
 def default_jobs() -> int:
     """One worker per core this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    from tutor.engine.pool import usable_cores
+
+    return usable_cores()
 
 
 async def test_pack(
@@ -130,6 +129,7 @@ async def test_pack(
     device: str | None = None,
     jobs: int | None = None,
     echo: Echo = lambda row: None,
+    times: bool = True,
 ) -> Report:
     """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
     kernel per exercise (and per lesson's predict cards) from one pool.
@@ -139,7 +139,8 @@ async def test_pack(
     as a learner's verification. The cases after it must fail, and leftover state could at
     worst make one pass (reported) or fail for another reason (caught by ``expect``).
     Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
-    each as it is done.
+    each as it is done. Exercises start slowest first by their times in the pack's last
+    run (``times``: read and record them; packtimes.py).
     """
     from tutor.engine.pool import KernelPool
     from tutor.grading.verify import Verifier
@@ -155,22 +156,29 @@ async def test_pack(
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     pool = KernelPool(device=device, size=jobs, demand=len(items))
-    queue = list(enumerate(items))
+    keys = [f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" for les, ex in items]
+    last_times = packtimes.load(pack.root) if times else {}
+    queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
     queue.reverse()
+    took: dict[str, float] = {}
 
     async def worker() -> None:
         while queue:
             index, (les, ex) = queue.pop()
             kernel = await pool.take()
+            started = time.perf_counter()
             try:
                 if ex is None:
                     await _test_predict_cards(kernel, les, parts[index], echo)
                 else:
                     await _run_cases(Verifier(attached=kernel), les, ex, parts[index], echo)
+                took[keys[index]] = time.perf_counter() - started
             finally:
                 pool.give_back(kernel)
 
     await pool.fan_out(jobs, worker)
+    if times:
+        packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
     return Report([row for part in parts for row in part.rows])
 
 
