@@ -135,9 +135,7 @@ def boot_source(requested: str | None, checks_installed: bool = False, threads: 
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
     if checks_installed:
         digest = checks_digest(*checks_sources())
-        return (
-            f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
-        )
+        return f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
     source, digest = checks_bootstrap()
     return (
         BOOT_FUNCTIONS
