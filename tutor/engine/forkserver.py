@@ -316,7 +316,7 @@ class Server:
             for sig in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            _redirect(None)
+            _redirect_to_null()
             if not sys.platform.startswith("linux"):
                 _watch_parent(server_pid)
             _seed_like_a_fresh_process()
@@ -352,15 +352,13 @@ def _seed_like_a_fresh_process() -> None:
         torch.default_generator.seed()
 
 
-def _redirect(log: str | None) -> None:
-    """stdin from /dev/null; stdout and stderr (the C level too) to ``log`` (or nowhere)."""
+def _redirect_to_null() -> None:
+    """stdin, stdout and stderr (the C level too) from and to /dev/null: a standby's own
+    start-up chatter is nobody's (a failure is answered to the server)."""
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log else null
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    for fd in {null, out}:
-        os.close(fd)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
 
 
 def _redirect_kernel_output(log: str | None) -> None:
