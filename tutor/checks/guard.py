@@ -55,9 +55,11 @@ def _watched_modules(library: dict) -> list:
     """builtins, torch, NumPy and every module the check library's modules import."""
     found = {id(m): m for m in (builtins, torch, torch.nn, torch.nn.functional, np, np.random)}
     # The public copy too: the private one ignores it, but replacing it is still tampering.
-    public = sorted({name.split(".")[0] for name in library})
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] in public and isinstance(module, types.ModuleType):
+    # Looked up by name, not by walking sys.modules: touching every module of a forked
+    # kernel would copy thousands of pages it shares with the fork server.
+    for name in library:
+        module = sys.modules.get(name)
+        if isinstance(module, types.ModuleType):
             found.setdefault(id(module), module)
     private = {id(m) for m in library.values()}
     for module in library.values():
