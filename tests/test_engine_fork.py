@@ -15,6 +15,7 @@ import pytest
 from engine_helpers import pid_alive, until
 
 from tutor.engine import KernelPool, KernelSession, forkclient
+from tutor.engine.errors import EngineError
 from tutor.engine.launch import FORK, SPAWN
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")]
@@ -251,5 +252,20 @@ async def test_a_kernel_forked_from_an_older_library_is_sent_the_current_one(mon
         assert session.launcher == FORK and session.checks_error is None
         r = await session.execute("import ptfund_checks; ptfund_checks.EDITION")
         assert r.result_text == repr("edited since the server started")
+    finally:
+        await session.shutdown()
+
+
+async def test_a_request_the_kernel_cannot_meet_is_one_sentence(tmp_path):
+    """A working directory that does not exist: the forked kernel says why it could not
+    start, and the new process tried next fails the same way, in words."""
+    session = KernelSession(cwd=str(tmp_path / "gone"))
+    try:
+        with pytest.raises(EngineError) as caught:
+            await session.start()
+        assert (
+            str(caught.value)
+            == f"The Python kernel could not be started: No such file or directory: {tmp_path / 'gone'}."
+        )
     finally:
         await session.shutdown()

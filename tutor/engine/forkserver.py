@@ -416,16 +416,20 @@ def _run_kernel(sock: socket.socket) -> int:
     request = _read_request(sock)
     if request is None:
         return 0  # the server is gone, or stopped this standby
-    # The environment asked for, plus what ipykernel set in its own (MPLBACKEND, ...).
-    own = {k: v for k, v in os.environ.items() if before.get(k) != v}
-    env = request.get("env")
-    if env is not None:
-        os.environ.clear()
-        os.environ.update(env)
-        os.environ.update(own)
-    if request.get("cwd"):
-        os.chdir(request["cwd"])
-    _redirect_kernel_output(request.get("log"))
+    try:
+        # The environment asked for, plus what ipykernel set in its own (MPLBACKEND, ...).
+        own = {k: v for k, v in os.environ.items() if before.get(k) != v}
+        env = request.get("env")
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+            os.environ.update(own)
+        if request.get("cwd"):
+            os.chdir(request["cwd"])
+        _redirect_kernel_output(request.get("log"))
+    except Exception as exc:  # a working directory that is gone, a log that cannot be opened
+        _answer(sock, {"error": f"{type(exc).__name__}: {exc}"})
+        return 1
     app.connection_file = request["connection_file"]  # where the tutor writes this connection
     _answer(sock, {"connection": {k: v for k, v in connection.items() if k != "kernel_name"}})
     sock.close()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tutor.engine.backend import KernelBackend
 from tutor.engine.connection import Connection
+from tutor.engine.errors import EngineError
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutor.engine.launch import TutorKernelManager
@@ -42,7 +43,11 @@ class LocalBackend(KernelBackend):
         kwargs: dict[str, Any] = {"env": self.env, "stdout": self._log_file, "stderr": self._log_file}
         if self.cwd:
             kwargs["cwd"] = self.cwd
-        await km.start_kernel(**kwargs)
+        try:
+            await km.start_kernel(**kwargs)
+        except OSError as exc:  # no such working directory, no interpreter, no file descriptors
+            why = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+            raise EngineError(f"The Python kernel could not be started: {why}.") from None
         return self._connect()
 
     def _connect(self) -> Connection:
