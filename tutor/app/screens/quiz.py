@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.widgets import Footer, Input, Markdown, Static
 
 from tutor.app.screens.base import TutorScreen
+from tutor.app.widgets.lesson_markdown import bounded_markdown
 from tutor.app.widgets.top_bar import TopBar
 
 TYPE_LABEL = {
@@ -147,7 +148,7 @@ class QuizScreen(TutorScreen):
         self.query_one("#card-title", Static).update(
             f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}"
         )
-        self.query_one("#card", Markdown).update(card_markdown(ref, self.orders.get(self.n)))
+        self.query_one("#card", Markdown).update(bounded_markdown(card_markdown(ref, self.orders.get(self.n))))
         self.query_one("#feedback", Static).update("")
         answer = self.query_one("#answer", Input)
         answer.value = ""
