@@ -269,3 +269,33 @@ async def test_a_request_the_kernel_cannot_meet_is_one_sentence(tmp_path):
         )
     finally:
         await session.shutdown()
+
+
+# A kernel that answers, then ends at once: its exit may reach the server before its answer.
+ANSWER_THEN_EXIT = textwrap.dedent(
+    """
+    import os
+    from tutor.engine import forkserver
+
+    def answer_then_exit(sock):
+        forkserver._read_request(sock)
+        forkserver._answer(sock, {"connection": {"shell_port": 1}})
+        os._exit(7)
+
+    forkserver._run_kernel = answer_then_exit
+    forkserver.main()
+    """
+)
+
+
+def test_a_kernel_that_ends_as_it_answers_is_reported_ended(monkeypatch):
+    monkeypatch.setattr(forkclient, "SERVER_CODE", ANSWER_THEN_EXIT)
+    server = forkclient.ForkServer(dict(os.environ))
+    try:
+        server.ready.result(timeout=120)
+        for _ in range(5):
+            kernel = server.spawn("unused.json", dict(os.environ), None, None).result(timeout=30)
+            assert kernel.connection == {"shell_port": 1}
+            assert server.wait_exit(kernel.pid, timeout=10) == 7
+    finally:
+        server.close()

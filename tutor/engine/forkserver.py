@@ -148,6 +148,7 @@ class Standby:
         self.sock = sock
         self.request: dict | None = None  # the request it serves, once handed one
         self.buffer = b""
+        self.status: int | None = None  # how it ended, when that was seen before its answer
 
 
 class Server:
@@ -228,8 +229,11 @@ class Server:
         request = standby.request or {}
         answer = json.loads(standby.buffer.split(b"\n", 1)[0]) if b"\n" in standby.buffer else {}
         if "connection" in answer:
-            self.children.add(standby.pid)
             self.send({"id": request.get("id"), "pid": standby.pid, "connection": answer["connection"]})
+            if standby.status is None:
+                self.children.add(standby.pid)
+            else:  # it answered, then ended before its answer was read: say both, in order
+                self.send({"exit": standby.pid, "status": standby.status})
         else:
             self.kill(standby.pid)
             error = answer.get("error") or "it exited while starting"
@@ -273,6 +277,9 @@ class Server:
             if pid in self.children:
                 self.children.discard(pid)
                 self.send({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+            for claimed in self.claimed.values():
+                if claimed.pid == pid:
+                    claimed.status = os.waitstatus_to_exitcode(status)
 
     @staticmethod
     def kill(pid: int) -> None:
