@@ -139,6 +139,44 @@ def test_checks_bootstrap_makes_a_package_with_relative_imports(tmp_path):
     assert out.stdout.strip() == "ok", out.stderr
 
 
+def test_the_bootstrap_keeps_the_same_library_and_replaces_any_other(tmp_path):
+    """Run twice with the same sources, the installed package stays (a forked kernel's);
+    an edited library, or one installed by a tutor that did not stamp a digest, is replaced."""
+    pkg = tmp_path / "checks"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("EDITION = 1\n")
+    first = checks_bootstrap_source(pkg)
+    (pkg / "__init__.py").write_text("EDITION = 2\n")
+    edited = checks_bootstrap_source(pkg)
+    script = (
+        first
+        + textwrap.dedent("""
+        import sys
+        import ptfund_checks
+        kept = ptfund_checks
+    """)
+        + first
+        + textwrap.dedent("""
+        import ptfund_checks
+        assert ptfund_checks is kept and ptfund_checks.EDITION == 1
+    """)
+        + edited
+        + textwrap.dedent("""
+        import ptfund_checks
+        assert ptfund_checks.EDITION == 2
+        del type(sys.meta_path[0]).ptfund_digest  # as a finder from before digests
+    """)
+        + first
+        + textwrap.dedent("""
+        import ptfund_checks
+        assert ptfund_checks.EDITION == 1
+        print("ok")
+    """)
+    )
+    out = subprocess.run([sys.executable, "-I", "-"], input=script, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
 def test_bootstrap_of_the_real_check_library_loads():
     sources, _ = checks_sources()
     assert "ptfund_checks" in sources

@@ -112,8 +112,8 @@ def __ptfund_boot(namespace, requested, checks_source, digest, threads=None):
     try:
         if checks_source is not None:
             exec(compile(checks_source, "<ptfund_checks bootstrap>", "exec"), {})
-        elif not any(getattr(f, "ptfund_package", None) == "ptfund_checks" and f.ptfund_digest == digest
-                     for f in sys.meta_path):
+        elif not any((getattr(f, "ptfund_package", None), getattr(f, "ptfund_digest", None))
+                     == ("ptfund_checks", digest) for f in sys.meta_path):
             report["checks_missing"] = True  # the engine sends the library's source next
         if not report.get("checks_missing"):
             # Loaded now, so a check's first use costs nothing on the critical path.
@@ -135,7 +135,8 @@ def boot_source(requested: str | None, checks_installed: bool = False, threads: 
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
     if checks_installed:
         digest = checks_digest(*checks_sources())
-        return f"__import__('sys').modules['_ptfund_kernel'].boot(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
+        boot = "__import__('sys').modules['_ptfund_kernel'].boot"
+        return f"{boot}(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
     source, digest = checks_bootstrap()
     return (
         BOOT_FUNCTIONS

@@ -115,7 +115,7 @@ def __ptfund_install_checks(package, sources, packages, digest):
 
     # A kernel forked from a warm parent has this very library loaded already: keep it.
     for finder in sys.meta_path:
-        if getattr(finder, "ptfund_package", None) == package and finder.ptfund_digest == digest:
+        if getattr(finder, "ptfund_package", None) == package and getattr(finder, "ptfund_digest", None) == digest:
             return
     # Re-running the bootstrap (a new attach, a newer library) replaces the old finder and
     # forgets modules loaded from it, so the new source takes effect.
