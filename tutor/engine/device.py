@@ -14,7 +14,7 @@ from typing import Any
 
 from tutor.checks.vocabulary import DEVICES
 from tutor.engine.events import DeviceInfo
-from tutor.engine.inject import checks_bootstrap, checks_digest, checks_sources
+from tutor.engine.inject import checks_bootstrap, checks_digest_now
 
 # Read back after the boot code ran; a module the boot code registers, not a user name.
 REPORT_EXPRESSION = "__import__('sys').modules['_ptfund_kernel'].report"
@@ -134,7 +134,7 @@ def boot_source(requested: str | None, checks_installed: bool = False, threads: 
     if requested is not None and requested not in DEVICES:
         raise ValueError(f"unknown device {requested!r}; expected one of {', '.join(DEVICES)}")
     if checks_installed:
-        digest = checks_digest(*checks_sources())
+        digest = checks_digest_now()
         boot = "__import__('sys').modules['_ptfund_kernel'].boot"
         return f"{boot}(globals(), {requested!r}, None, {digest!r}, {threads!r})\n"
     source, digest = checks_bootstrap()

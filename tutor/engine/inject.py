@@ -18,16 +18,28 @@ def _checks_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "checks"
 
 
-# root -> (each file's path, mtime and size; what they held): every kernel start asks.
-_read: dict[Path, tuple[list[tuple[Path, int, int]], tuple[dict[str, str], list[str]]]] = {}
+Sources = tuple[dict[str, str], list[str]]  # ({module name: source}, package names)
+
+# root -> (each file's path, mtime and size; what they held; its digest): every kernel start asks.
+_read: dict[Path, tuple[list[tuple[Path, int, int]], Sources, str]] = {}
 
 
-def checks_sources(root: Path | None = None) -> tuple[dict[str, str], list[str]]:
+def checks_sources(root: Path | None = None) -> Sources:
     """({module name: source}, package names) for every .py file of the check library.
     Files are read again only once one of them changed (an edit shows up on the next start)."""
-    root = root or _checks_dir()
+    found = _current(root or _checks_dir())[0]
+    return dict(found[0]), list(found[1])
+
+
+def checks_digest_now(root: Path | None = None) -> str:
+    """The digest (``checks_digest``) of the library as its files are now."""
+    return _current(root or _checks_dir())[1]
+
+
+def _current(root: Path) -> tuple[Sources, str]:
     if not root.is_dir():
-        return {PACKAGE_NAME: ""}, [PACKAGE_NAME]
+        empty: Sources = ({PACKAGE_NAME: ""}, [PACKAGE_NAME])
+        return empty, checks_digest(*empty)
     paths = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
@@ -39,14 +51,13 @@ def checks_sources(root: Path | None = None) -> tuple[dict[str, str], list[str]]
             continue
         paths.append((path, st.st_mtime_ns, st.st_size))
     cached = _read.get(root)
-    if cached is not None and cached[0] == paths:
-        return dict(cached[1][0]), list(cached[1][1])
-    found = _read_sources(root, [path for path, _, _ in paths])
-    _read[root] = (paths, found)
-    return dict(found[0]), list(found[1])
+    if cached is None or cached[0] != paths:
+        found = _read_sources(root, [path for path, _, _ in paths])
+        cached = _read[root] = (paths, found, checks_digest(*found))
+    return cached[1], cached[2]
 
 
-def _read_sources(root: Path, paths: list[Path]) -> tuple[dict[str, str], list[str]]:
+def _read_sources(root: Path, paths: list[Path]) -> Sources:
     modules: dict[str, str] = {}
     packages = [PACKAGE_NAME]
     for path in paths:
@@ -144,8 +155,7 @@ def checks_bootstrap(root: Path | None = None) -> tuple[str, str]:
     """(Python source that, run in any kernel, makes the check library importable as
     ``ptfund_checks``; the library's digest). Reads the library's files now, so edits show
     up on the next start."""
-    sources, packages = checks_sources(root)
-    digest = checks_digest(sources, packages)
+    (sources, packages), digest = _current(root or _checks_dir())
     args = f"{PACKAGE_NAME!r}, {sources!r}, {packages!r}, {digest!r}"
     return _BOOTSTRAP_TEMPLATE.replace("__ARGS__", args, 1), digest
 
