@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 
@@ -150,3 +151,5 @@ def test_doctor_reports_versions_device_and_start_time(tmp_path):
     assert "torch imported: False" in out
     ready = next(line for line in out.splitlines() if line.startswith("kernel ready:"))
     assert float(ready.split()[2]) > 0
+    if "kernels from:   fork server" in out:  # the first kernel started the server; the next is timed too
+        assert re.search(r"; the next one \d+\.\d\d s \(the first started the fork server\)$", ready), ready
