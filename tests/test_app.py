@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from test_app_support import make_app, make_pack, wait_for, wait_ready
+from test_app_support import make_app, make_pack, open_first_lesson, wait_for, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,19 +35,6 @@ def data(tmp_path: Path) -> Path:
 async def type_text(pilot, text: str) -> None:
     for ch in text:
         await pilot.press("enter" if ch == "\n" else ch)
-
-
-async def open_first_lesson(pilot):
-    from tutor.app.screens.lesson import LessonScreen
-
-    app = pilot.app
-    await wait_ready(pilot)
-    await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3, what="the lesson list")
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), what="the lesson screen")
-    screen = app.screen
-    await wait_for(pilot, lambda: screen.query_one("#editor").text.strip() != "", what="the starter code")
-    return screen
 
 
 def output_text(screen) -> str:

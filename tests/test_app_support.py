@@ -162,3 +162,16 @@ async def wait_ready(pilot) -> None:
 
 def kernel_state(app) -> str:
     return app.kernel_status.state
+
+
+async def open_first_lesson(pilot):
+    from tutor.app.screens.lesson import LessonScreen
+
+    app = pilot.app
+    await wait_ready(pilot)
+    await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 3, what="the lesson list")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), what="the lesson screen")
+    screen = app.screen
+    await wait_for(pilot, lambda: screen.query_one("#editor").text.strip() != "", what="the starter code")
+    return screen
