@@ -276,11 +276,12 @@ def test_cache_keys_follow_code_pack_version_and_tutor_version(tmp_path, monkeyp
 
     path = tmp_path / "verdicts.jsonl"
     verdict = Verdict("fail", "The check fails.", checks=[CheckLine("c1", "values", False, "t differs")])
-    with VerdictCache(path) as cache:
+    key_path = tmp_path / "grade.key"
+    with VerdictCache(path, key_path=key_path).load() as cache:
         cache.put("k1", verdict)
     with open(path, "a") as f:
         f.write('{"key": "k2", "verd')  # a run cut short mid-line
-    again = VerdictCache(path).load()
+    again = VerdictCache(path, key_path=key_path).load()
     assert len(again) == 1
     assert again.get("k1") == verdict
     assert again.get("k2") is None

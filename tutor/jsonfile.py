@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from tutor.files import Unreadable, read_bounded, write_atomic
+
+# A settings or trust file is a few kilobytes; anything far larger is not ours.
+MAX_BYTES = 8 << 20
 
 
 def read_json(path: Path) -> object:
+    """The file's JSON, or None when it is missing, unreadable, too large or not JSON."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return json.loads(read_bounded(path, MAX_BYTES).decode("utf-8"))
+    except (Unreadable, ValueError, RecursionError):
         return None
 
 
 def write_json(path: Path, data: object) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))

@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tutor.files import TooLarge, Unreadable, read_bounded
 from tutor.grading.code_size import MAX_CODE_BYTES, too_large
 
 
@@ -41,25 +42,17 @@ def edit_externally(app, text: str, filename: str) -> str | None:
 def _read_back(path: Path) -> tuple[str | None, str | None]:
     """(text, None) or (None, why not): editors can delete, rename, or re-encode the file."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_CODE_BYTES + 1)
-    except FileNotFoundError:
-        return None, f"{path.name} was deleted or renamed in the editor"
-    except IsADirectoryError:
-        return None, f"{path.name} became a folder in the editor"
-    except OSError as exc:
-        return None, f"{path.name} could not be read back ({exc.strerror})"
-    if len(data) > MAX_CODE_BYTES:
-        return None, too_large(max(len(data), _size(path)), path.name)
+        data = read_bounded(path, MAX_CODE_BYTES)
+    except TooLarge as exc:
+        return None, too_large(exc.size, path.name)
+    except Unreadable as exc:
+        if exc.reason == "no such file":
+            return None, f"{path.name} was deleted or renamed in the editor"
+        if exc.reason.startswith("it is a folder"):
+            return None, f"{path.name} became a folder in the editor"
+        return None, f"{path.name} could not be read back ({exc.reason})"
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return None, f"{path.name} was saved in an encoding other than UTF-8 (line {line})"
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
+from tutor.escape import for_terminal, name_for_terminal
 
 if TYPE_CHECKING:
     from tutor.grading.gradebook import Cell, Row
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         learners = submissions.collect(Path(args.submissions), columns)
     for learner in learners:
         for note in learner.notes:
-            print(f"ptfund-tutor: {learner.name}: {note}", file=sys.stderr)
+            print(f"ptfund-tutor: {name_for_terminal(learner.name)}: {for_terminal(note)}", file=sys.stderr)
 
     progress = _Progress(len(learners), sum(len(lr.code) for lr in learners), enabled=not args.gradescope)
     cache = VerdictCache().load() if args.cache else None
@@ -123,19 +124,34 @@ def _gradescope_learner(root: Path, columns: list[Column]) -> Learner:
     return submissions.read_folder(folder, columns, name=name)
 
 
+# Gradescope's metadata is a few kilobytes nested a few levels; past these it is not theirs.
+MAX_METADATA_BYTES = 1 << 20
+MAX_METADATA_DEPTH = 20
+
+
 def _gradescope_name(root: Path) -> str | None:
+    from tutor.files import Unreadable, read_json_file
+
     try:
-        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
-        return str(meta["users"][0]["name"])
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        meta = read_json_file(
+            root / "submission_metadata.json",
+            max_bytes=MAX_METADATA_BYTES,
+            max_depth=MAX_METADATA_DEPTH,
+            follow_links=False,
+        )
+        name = meta["users"][0]["name"]  # type: ignore[index]
+    except (Unreadable, KeyError, IndexError, TypeError):
         return None
+    return name if isinstance(name, str) and name else None
 
 
 def _write(path: Path, text: str) -> None:
+    from tutor.files import describe, write_atomic
+
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as exc:
-        raise TutorError(f"cannot write {path}: {exc.strerror}") from None
+        raise TutorError(f"cannot write {path}: {describe(exc)}; the previous file is unchanged") from None
 
 
 class _Progress:
@@ -163,7 +179,9 @@ class _Progress:
         counts = Counter(cell.grade for cell in row.cells.values())
         others = ", ".join(f"{n} {grade}" for grade, n in sorted(counts.items()) if grade != "pass")
         total = sum(counts.values())
-        line = f"{row.learner.name}: {counts.get('pass', 0)}/{total} pass" + (f" ({others})" if others else "")
+        line = f"{name_for_terminal(row.learner.name)}: {counts.get('pass', 0)}/{total} pass" + (
+            f" ({others})" if others else ""
+        )
         print(line, file=sys.stderr, flush=True)
 
     def _draw(self) -> None:

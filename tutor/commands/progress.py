@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -187,45 +185,26 @@ def run_export(args: argparse.Namespace) -> int:
 
 def _write_atomically(target: Path, text: str) -> None:
     """Write beside the target, then rename: a crash never leaves half an export."""
+    from tutor.files import describe, write_atomic
+
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(target, text)
     except OSError as exc:
-        raise TutorError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise TutorError(f"cannot write {target}: {describe(exc)}") from None
 
 
 def run_import(args: argparse.Namespace) -> int:
     name = "stdin" if args.file == "-" else args.file
-    from tutor.progress.transfer import MAX_EXPORT_BYTES, parse, validate
+    from tutor.progress.transfer import MAX_EXPORT_BYTES, parse, read_export, validate
 
+    # Read and validate before opening the store, so a bad file cannot even create a database.
     try:
         if args.file == "-":
-            raw = sys.stdin.buffer.read(MAX_EXPORT_BYTES + 1)
+            data = validate(parse(sys.stdin.buffer.read(MAX_EXPORT_BYTES + 1)))
         else:
-            with open(Path(args.file).expanduser(), "rb") as f:
-                raw = f.read(MAX_EXPORT_BYTES + 1)  # never more: past the bound it is not an export
-        text = raw.decode("utf-8")
-    except FileNotFoundError:
-        raise TutorError(f"cannot import {name}: no such file") from None
-    except IsADirectoryError:
-        raise TutorError(f"cannot import {name}: it is a folder, not a file") from None
-    except UnicodeDecodeError:
-        raise TutorError(f"cannot import {name}: it is not UTF-8 text") from None
+            data = read_export(Path(args.file).expanduser())
     except OSError as exc:
         raise TutorError(f"cannot import {name}: {exc.strerror or exc}") from None
-    # Parse and validate before opening the store, so a bad file cannot even create a database.
-    try:
-        data = parse(text)
-        validate(data)
     except ValueError as exc:
         raise TutorError(f"cannot import {name}: {exc}") from None
     with _open_store(args) as store:

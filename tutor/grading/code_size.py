@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tutor.errors import TutorError
+from tutor.files import TooLarge, Unreadable, read_bounded
 
 MAX_CODE_BYTES = 64 * 1024
 
@@ -29,19 +30,12 @@ def too_large(size: int, what: str = "the code") -> str | None:
 
 def read_code_file(path: str | Path) -> str:
     """A solution file's text, read no further than the bound; TutorError in one sentence otherwise."""
-    file = Path(path)
     try:
-        with open(file, "rb") as f:
-            data = f.read(MAX_CODE_BYTES + 1)
-            if len(data) > MAX_CODE_BYTES:
-                size = max(file.stat().st_size, len(data))
-                raise TutorError(f"cannot check {path}: {too_large(size, 'it')}")
-    except FileNotFoundError:
-        raise TutorError(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise TutorError(f"cannot read {path}: it is a folder, not a Python file") from None
-    except OSError as exc:
-        raise TutorError(f"cannot read {path}: {exc.strerror}") from None
+        data = read_bounded(path, MAX_CODE_BYTES)
+    except TooLarge as exc:
+        raise TutorError(f"cannot check {path}: {too_large(exc.size, 'it')}") from None
+    except Unreadable as exc:
+        raise TutorError(f"cannot read {path}: {exc.reason}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tutor import __version__
+from tutor.escape import for_csv
 from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.grading.gradecache import VerdictCache, verdict_key
 from tutor.grading.submissions import Column, Learner
@@ -58,10 +59,11 @@ class Gradebook:
     def csv_text(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["learner", *(c.name for c in self.columns), "passed", "total"])
+        # Names come from the class's files: a name like =HYPERLINK(...) must stay text.
+        writer.writerow([for_csv(v) for v in ["learner", *(c.name for c in self.columns), "passed", "total"]])
         for row in self.rows:
             grades = [row.cells[c.name].grade for c in self.columns]
-            writer.writerow([row.learner.name, *grades, row.passed, len(self.columns)])
+            writer.writerow([for_csv(v) for v in [row.learner.name, *grades, row.passed, len(self.columns)]])
         return out.getvalue()
 
     def to_json(self) -> dict:
@@ -124,6 +126,8 @@ async def grade_all(
         for col in columns:
             if col.name in learner.too_large:
                 row.cells[col.name] = Cell("error", too_large_verdict(learner.too_large[col.name]))
+            elif col.name in learner.unusable:
+                row.cells[col.name] = Cell("error", Verdict("error", learner.unusable[col.name]))
             elif col.name not in learner.code:
                 row.cells[col.name] = Cell(MISSING)
             else:

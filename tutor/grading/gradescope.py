@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tutor.errors import TutorError
+from tutor.files import describe, write_atomic
 from tutor.grading.gradebook import MISSING, Gradebook
 
 
@@ -45,7 +47,11 @@ def results(book: Gradebook) -> dict:
 
 
 def write_results(root: Path, book: Gradebook) -> Path:
+    """Write results.json whole or not at all (a full disk or a file that cannot be
+    replaced leaves the previous one as it was); TutorError in one sentence."""
     path = root / "results" / "results.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results(book), indent=2), encoding="utf-8")
+    try:
+        write_atomic(path, json.dumps(results(book), indent=2))  # ASCII: lone surrogates are escaped
+    except OSError as exc:
+        raise TutorError(f"cannot write {path}: {describe(exc)}; the previous results are unchanged") from None
     return path

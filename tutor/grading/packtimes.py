@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
+from tutor.files import Unreadable, read_bounded, write_atomic
 from tutor.paths import cache_dir
 
 log = logging.getLogger("tutor.grading")
@@ -27,10 +27,8 @@ def default_path() -> Path:
 
 def _read(path: Path) -> dict:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_bounded(path, MAX_BYTES))
+    except (Unreadable, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -49,10 +47,7 @@ def save(root: Path, times: dict[str, float], path: Path | None = None) -> None:
     data = _read(path)
     data[str(root.resolve())] = {k: round(v, 3) for k, v in times.items()}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data))
     except OSError as exc:  # a read-only cache costs only the ordering
         log.debug("pack test times not saved: %s", exc)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.errors import TutorError
+from tutor.files import TooLarge, Unreadable, has_lone_surrogate, read_bounded
 from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.packs.catalog import ExerciseRef
 
@@ -30,6 +31,7 @@ class Learner:
     source: Path
     code: dict[str, str] = field(default_factory=dict)  # column name -> code
     too_large: dict[str, int] = field(default_factory=dict)  # column name -> bytes
+    unusable: dict[str, str] = field(default_factory=dict)  # column name -> why its code cannot run
     notes: list[str] = field(default_factory=list)  # files that match no exercise, unreadable ones
 
 
@@ -47,7 +49,11 @@ def collect(root: Path, columns: list[Column]) -> list[Learner]:
     for entry in sorted(root.iterdir(), key=lambda p: p.name):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
+        if entry.is_symlink():  # it could lead to a classmate's work or the instructor's files
+            learners.append(
+                Learner(entry.name, entry, notes=[f"{entry.name} is a symbolic link, which is not followed"])
+            )
+        elif entry.is_dir():
             learners.append(read_folder(entry, columns, name=entry.name))
         elif entry.suffix == ".json":
             learners.append(read_export(entry, columns, name=entry.stem))
@@ -75,26 +81,30 @@ def read_folder(folder: Path, columns: list[Column], *, name: str) -> Learner:
 
 
 def _take(learner: Learner, col: Column, rel: str, path: Path) -> None:
+    # A link is never followed (it could lead to the instructor's solution or /dev/zero),
+    # and only a regular file is read (a FIFO would wait forever), never past the bound.
     try:
-        size = path.stat().st_size
-        if size > MAX_CODE_BYTES:
-            learner.too_large[col.name] = size
-            return
-        learner.code[col.name] = path.read_text(encoding="utf-8")
+        data = read_bounded(path, MAX_CODE_BYTES, follow_links=False)
+    except TooLarge as exc:
+        learner.too_large[col.name] = exc.size
+        return
+    except Unreadable as exc:
+        learner.notes.append(f"{rel} cannot be read: {exc.reason}")
+        return
+    try:
+        learner.code[col.name] = data.decode("utf-8")
     except UnicodeDecodeError:
         learner.notes.append(f"{rel} is not UTF-8 text")
-    except OSError as exc:
-        learner.notes.append(f"{rel} cannot be read: {exc.strerror}")
 
 
 def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
     """A ``progress export`` file: the last attempt at each exercise counts."""
-    from tutor.progress.transfer import parse, validate
+    from tutor.progress.transfer import read_export as read_export_file
 
     learner = Learner(name, path)
     try:
-        doc = validate(parse(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        doc = read_export_file(path, follow_links=False)
+    except ValueError as exc:
         learner.notes.append(f"{path.name} is not a usable progress export: {exc}")
         return learner
     by_item = {(c.ref.pack.id, c.ref.key): c for c in columns}
@@ -104,6 +114,11 @@ def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
         if col is not None and (col.name not in last or attempt.at >= last[col.name].at):
             last[col.name] = attempt
     for col_name, attempt in last.items():
+        if has_lone_surrogate(attempt.code):
+            learner.unusable[col_name] = (
+                "The code in the export holds text that is not valid Unicode (a lone surrogate), so it was not run."
+            )
+            continue
         size = len(attempt.code.encode("utf-8"))
         if size > MAX_CODE_BYTES:
             learner.too_large[col_name] = size

@@ -16,11 +16,11 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
 
+from tutor.files import write_atomic
 from tutor.packs.problems import Pos
 
 STALE_AFTER_S = 30 * 24 * 3600  # the cache of a pack folder unused this long is deleted
@@ -102,19 +102,8 @@ class LessonCache:
             return
         lessons = {k: v for k, v in self._entries.items() if k in self._used}
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".pack-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    pickle.dump(
-                        {"fingerprint": fingerprint(), "where": self._where, "lessons": lessons},
-                        f,
-                        protocol=pickle.HIGHEST_PROTOCOL,
-                    )
-                os.replace(tmp, self.file)  # readers see the old file or the new one, never half
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            data = {"fingerprint": fingerprint(), "where": self._where, "lessons": lessons}
+            write_atomic(self.file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
             self._forget_stale()
         except Exception:
             pass  # a read-only or full disk: the next load is just slower

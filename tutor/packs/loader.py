@@ -9,13 +9,13 @@ import difflib
 import gc
 import json
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tutor.files import TooLarge, Unreadable, read_bounded
 from tutor.packs import models as m
 from tutor.packs.cache import LessonCache, digest, open_cache
 from tutor.packs.files import inside, walk
@@ -108,19 +108,17 @@ def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | No
         rep.at(path_in_yaml, f"{path.name} is reached through a link that leads out of the pack (to {real})")
         return None
     try:
-        if not stat.S_ISREG(real.stat().st_mode):
-            rep.at(path_in_yaml, f"{path.name} is not a regular file")
-            return None
-        with open(real, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # never more, whatever the file claims its size is
-    except FileNotFoundError:
-        rep.at(path_in_yaml, f"file not found: {path.name}")
-        return None
-    except OSError as exc:
-        rep.at(path_in_yaml, f"cannot read {path.name}: {exc.strerror}")
-        return None
-    if len(data) > MAX_FILE_BYTES:
+        data = read_bounded(real, MAX_FILE_BYTES)
+    except TooLarge:
         rep.at(path_in_yaml, f"{path.name} is larger than {MAX_FILE_BYTES:,} bytes (the limit for a pack file)")
+        return None
+    except Unreadable as exc:
+        if exc.reason == "no such file":
+            rep.at(path_in_yaml, f"file not found: {path.name}")
+        elif exc.reason.startswith("it is"):  # a folder, a FIFO, a device
+            rep.at(path_in_yaml, f"{path.name} is not a regular file")
+        else:
+            rep.at(path_in_yaml, f"cannot read {path.name}: {exc.reason}")
         return None
     try:
         text = data.decode("utf-8")

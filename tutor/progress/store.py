@@ -360,8 +360,8 @@ class ProgressStore(Database):
         written); then everything is written in one transaction (see
         :func:`tutor.progress.transfer.import_rows` for how records are merged).
         """
-        from tutor.progress.transfer import import_rows, validate
+        from tutor.progress.transfer import ExportDoc, import_rows, validate
 
-        doc = validate(data)  # raises ValueError before anything is written
+        doc = data if isinstance(data, ExportDoc) else validate(data)  # ValueError before anything is written
         with self._write() as c:
             return import_rows(c, doc)

@@ -8,6 +8,7 @@ should start fast).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime
 from typing import Annotated, Literal
@@ -15,6 +16,7 @@ from typing import Annotated, Literal
 from fsrs import Card, State
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tutor.files import TooLarge, Unreadable, parse_json, read_bounded, too_deep
 from tutor.progress.records import (
     CARD_SELECT,
     REVIEW_SELECT,
@@ -158,35 +160,28 @@ MAX_EXPORT_BYTES = 64 * 1024 * 1024
 MAX_EXPORT_DEPTH = 20
 
 
-def parse(text: str) -> object:
+def parse(text: str | bytes) -> object:
     """The JSON of an export file, or ValueError with one sentence (never a RecursionError)."""
     if len(text) > MAX_EXPORT_BYTES:
         raise ValueError(f"it is larger than {MAX_EXPORT_BYTES:,} bytes (the limit for a progress export)")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except RecursionError:  # nested too deep even for the JSON parser
-        raise ValueError(_TOO_DEEP) from None
-    if _deeper_than(data, MAX_EXPORT_DEPTH):
-        raise ValueError(_TOO_DEEP)
-    return data
+        return parse_json(text, max_depth=MAX_EXPORT_DEPTH)
+    except ValueError as exc:
+        if str(exc) == too_deep(MAX_EXPORT_DEPTH):
+            raise ValueError(f"{exc}, so it is not a progress export") from None
+        raise
 
 
-_TOO_DEEP = f"it nests deeper than {MAX_EXPORT_DEPTH} levels, so it is not a progress export"
-
-
-def _deeper_than(data: object, limit: int) -> bool:
-    """Iterative, so depth itself cannot overflow the stack."""
-    stack = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth >= limit:
-                return True
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
-    return False
+def read_export(path: str | os.PathLike, *, follow_links: bool = True) -> ExportDoc:
+    """An export file as models: the one reader for `progress import` and `grade`.
+    ValueError with one sentence for anything that is not a usable export."""
+    try:
+        raw = read_bounded(path, MAX_EXPORT_BYTES, follow_links=follow_links)
+    except TooLarge:
+        raise ValueError(f"it is larger than {MAX_EXPORT_BYTES:,} bytes (the limit for a progress export)") from None
+    except Unreadable as exc:
+        raise ValueError(exc.reason) from None
+    return validate(parse(raw))
 
 
 def validate(data: object) -> ExportDoc:
