@@ -1,0 +1,181 @@
+"""A class that tries to break `grade`: files that are not files, links, text no file can
+hold, names that are terminal escapes or spreadsheet formulas, JSON nested past reason, a
+disk that refuses the gradebook, a cache someone else wrote. Each gets one sentence or a
+harmless cell, never a hang, a traceback or a lost result.
+
+None of these starts a kernel: every learner's cell here is refused or missing before any
+code would run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_grade import LESSON, cli, exercises, export_doc
+
+ESC_NAME = "\x1b]0;pwned\x07eve\x1b[2J"
+FORMULA_NAME = '=HYPERLINK("evil.example","x")'
+
+
+def grade_json(subs: Path, home: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    r = cli("grade", str(subs), "--lesson", LESSON, "--json", *extra, home=home, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    return r, json.loads(r.stdout)
+
+
+def test_fifos_devices_and_links_are_never_read(tmp_path):
+    ex1, ex2, ex3 = exercises()
+    folder = tmp_path / "subs" / "eve" / LESSON
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / f"{ex1.id}.py")  # opening it for reading used to wait for a writer forever
+    (folder / f"{ex2.id}.py").symlink_to("/dev/zero")  # used to be read until memory ran out
+    solution = tmp_path / "instructor" / "solution.py"
+    solution.parent.mkdir()
+    solution.write_text(ex3.solution)
+    (folder / f"{ex3.id}.py").symlink_to(solution)  # used to be read, run and pass
+    r, book = grade_json(tmp_path / "subs", tmp_path / "home")
+    cells = book["learners"][0]["verdicts"]
+    assert {cell["grade"] for cell in cells.values()} == {"missing"}
+    assert f"{ex1.id}.py cannot be read: it is a named pipe (FIFO), not a regular file" in r.stderr
+    assert f"{ex2.id}.py cannot be read: it is a symbolic link, which is not followed" in r.stderr
+    assert f"{ex3.id}.py cannot be read: it is a symbolic link, which is not followed" in r.stderr
+
+
+def test_a_linked_learner_folder_is_not_followed(tmp_path):
+    ex1 = exercises()[0]
+    (tmp_path / "subs" / "amy" / LESSON).mkdir(parents=True)
+    (tmp_path / "subs" / "amy" / LESSON / f"{ex1.id}.py").write_bytes(b"\xff\xfe not utf-8")
+    (tmp_path / "subs" / "zed").symlink_to(tmp_path / "subs" / "amy")  # zed would hand in amy's work
+    r, book = grade_json(tmp_path / "subs", tmp_path / "home")
+    assert [lr["learner"] for lr in book["learners"]] == ["amy", "zed"]
+    assert "zed: zed is a symbolic link, which is not followed" in r.stderr
+
+
+def test_a_lone_surrogate_in_an_export_is_one_cell_not_the_class(tmp_path):
+    ex1, ex2, _ = exercises()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    # json.dumps writes "\ud800" as an escape: valid JSON whose text no file can hold.
+    doc = export_doc([(ex1.id, "2024-05-01T12:00:00+00:00", "t = 1  # \ud800\n")])
+    (subs / "amy.json").write_text(json.dumps(doc))
+    (subs / "bob.json").write_text(json.dumps(export_doc([])))
+    r, book = grade_json(subs, tmp_path / "home")
+    amy, bob = book["learners"]
+    cell = amy["verdicts"][f"{LESSON}/{ex1.id}"]
+    assert cell["grade"] == "error" and "not valid Unicode" in cell["headline"]
+    assert amy["verdicts"][f"{LESSON}/{ex2.id}"]["grade"] == "missing"
+    assert bob["learner"] == "bob"
+
+
+def gradescope_dir(tmp_path: Path, export: dict, metadata: str | None) -> Path:
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "submission" / "progress.json").write_text(json.dumps(export))
+    if metadata is not None:
+        (root / "submission_metadata.json").write_text(metadata)
+    return root
+
+
+def test_gradescope_survives_a_surrogate_and_metadata_nested_100000_deep(tmp_path):
+    ex1 = exercises()[0]
+    export = export_doc([(ex1.id, "2024-05-01T12:00:00+00:00", "\udcff = 1\n")])
+    root = gradescope_dir(tmp_path, export, '{"users": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    r = cli("grade", "--gradescope", str(root), "--lesson", LESSON, home=tmp_path / "home", timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["tests"][0]["tags"] == ["error"] and "not valid Unicode" in results["tests"][0]["output"]
+
+
+def test_names_reach_the_terminal_and_the_csv_inert(tmp_path):
+    ex1 = exercises()[0]
+    subs = tmp_path / "subs"
+    for name in (ESC_NAME, FORMULA_NAME, "-2+3", "@SUM(A1)"):
+        (subs / name / LESSON).mkdir(parents=True)
+        (subs / name / LESSON / f"{ex1.id}.txt").write_text("not an exercise file")
+    (subs / ESC_NAME / LESSON / "\x1b[31mred.py").write_text("x = 1\n")
+    r = cli("grade", str(subs), "--lesson", LESSON, "--out", str(tmp_path / "gb.csv"), home=tmp_path / "home")
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr
+    assert "\\x1b]0;pwned\\x07eve" in r.stderr  # still recognisable
+    cells = [row[0] for row in csv.reader(io.StringIO((tmp_path / "gb.csv").read_text()))][1:]
+    assert sorted(cells) == sorted(["'-2+3", "'@SUM(A1)", "'" + FORMULA_NAME, "\\x1b]0;pwned\\x07eve\\x1b[2J"])
+
+
+def _limited_file_size() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))  # writes past 200 bytes fail (EFBIG)
+
+
+def test_a_gradebook_that_cannot_be_written_is_one_sentence_and_the_old_one_stays(tmp_path):
+    ex1 = exercises()[0]
+    subs = tmp_path / "subs"
+    for i in range(20):
+        (subs / f"learner-{i:02}").mkdir(parents=True)
+    out = tmp_path / "gb.csv"
+    out.write_text("the previous gradebook\n")
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path / "home")}
+    env.pop("PTFUND_TUTOR_CACHE", None)
+    r = subprocess.run(
+        [sys.executable, "-m", "tutor", "grade", str(subs), "--lesson", LESSON, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=_limited_file_size,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(f"ptfund-tutor: cannot write {out}: ")
+    assert out.read_text() == "the previous gradebook\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".gb.csv")] == []  # no half file left
+
+
+def test_results_json_that_cannot_be_replaced_stays_whole(tmp_path):
+    """An immutable results.json (chattr +i, which only root can set or clear) is one sentence."""
+    if not shutil.which("chattr"):
+        pytest.skip("no chattr here")
+    root = gradescope_dir(tmp_path, export_doc([]), None)
+    (root / "results").mkdir()
+    results = root / "results" / "results.json"
+    results.write_text('{"score": 99}')
+    if subprocess.run(["chattr", "+i", str(results)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not allowed here (needs root and a file system that supports it)")
+    try:
+        r = cli("grade", "--gradescope", str(root), "--lesson", LESSON, home=tmp_path / "home", timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"cannot write {results}: " in r.stderr and "previous results are unchanged" in r.stderr
+        assert results.read_text() == '{"score": 99}'
+    finally:
+        subprocess.run(["chattr", "-i", str(results)], capture_output=True)
+
+
+def test_cache_lines_the_tutor_did_not_write_are_ignored(tmp_path):
+    from tutor.grading.gradecache import VerdictCache
+    from tutor.grading.verdict import Verdict
+
+    path, key_path = tmp_path / "verdicts.jsonl", tmp_path / "grade.key"
+    with VerdictCache(path, key_path=key_path).load() as cache:
+        cache.put("mine", Verdict("fail", "The check fails."))
+        cache.put("classmate", Verdict("pass", "The check passes."))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2
+    forged = [json.loads(line) for line in lines]
+    forged[0]["verdict"]["status"] = "pass"  # learner code rewrote its own cached verdict
+    forged[1]["verdict"]["status"] = "fail"  # ... and flipped a classmate's pass
+    extra = {"key": "new", "verdict": {"status": "pass", "headline": "x"}, "mac": "0" * 64}
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*forged, extra]))
+    again = VerdictCache(path, key_path=key_path).load()
+    assert len(again) == 0 and again.get("mine") is None and again.get("classmate") is None
+    again.put("mine", Verdict("fail", "The check fails."))
+    again.close()  # rewritten whole: only what the tutor wrote is left
+    assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["mine"]
+    assert VerdictCache(path, key_path=tmp_path / "other.key").load().get("mine") is None  # another key
+    assert oct(key_path.stat().st_mode & 0o777) == "0o600"
