@@ -69,7 +69,7 @@ def test_a_lone_surrogate_in_an_export_is_one_cell_not_the_class(tmp_path):
     doc = export_doc([(ex1.id, "2024-05-01T12:00:00+00:00", "t = 1  # \ud800\n")])
     (subs / "amy.json").write_text(json.dumps(doc))
     (subs / "bob.json").write_text(json.dumps(export_doc([])))
-    r, book = grade_json(subs, tmp_path / "home")
+    _, book = grade_json(subs, tmp_path / "home")
     amy, bob = book["learners"]
     cell = amy["verdicts"][f"{LESSON}/{ex1.id}"]
     assert cell["grade"] == "error" and "not valid Unicode" in cell["headline"]
@@ -116,7 +116,6 @@ def _limited_file_size() -> None:
 
 
 def test_a_gradebook_that_cannot_be_written_is_one_sentence_and_the_old_one_stays(tmp_path):
-    ex1 = exercises()[0]
     subs = tmp_path / "subs"
     for i in range(20):
         (subs / f"learner-{i:02}").mkdir(parents=True)
