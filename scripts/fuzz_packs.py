@@ -1,4 +1,5 @@
-"""The long fuzz run: mutated lesson.yaml, pack.yaml and progress export files, N of each.
+"""The long fuzz run: mutated lesson.yaml, pack.yaml, progress exports (imported, and handed
+to `grade`) and Gradescope metadata, N of each.
 
     python scripts/fuzz_packs.py [--cases 10000] [--first-seed 0]
 
@@ -47,7 +48,16 @@ def run(kind: str, cases: int, first: int, work: Path) -> dict:
         started = time.perf_counter()
         signal.alarm(CASE_ALARM_S)
         try:
-            if kind == "export":
+            if kind == "grade-export":
+                case = work / "grade"
+                case.mkdir(exist_ok=True)
+                try:
+                    fuzzing.grade_export_cleanly(fuzzing.grade_export_case(export, seed), case)
+                finally:
+                    shutil.rmtree(case, ignore_errors=True)
+            elif kind == "metadata":
+                fuzzing.metadata_cleanly(fuzzing.metadata_case(seed), work)
+            elif kind == "export":
                 store = work / "store"
                 store.mkdir(exist_ok=True)
                 try:
@@ -78,7 +88,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--kinds", default="lesson,manifest,export")
+    parser.add_argument("--kinds", default="lesson,manifest,export,grade-export,metadata")
     args = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     signal.signal(signal.SIGALRM, _alarm)
@@ -91,7 +101,13 @@ def main() -> int:
             r = run(kind, args.cases, args.first_seed, Path(tmp))
             total = time.perf_counter() - started
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        name = {"lesson": "lesson.yaml", "manifest": "pack.yaml", "export": "progress export"}[kind]
+        name = {
+            "lesson": "lesson.yaml",
+            "manifest": "pack.yaml",
+            "export": "progress export",
+            "grade-export": "export given to grade",
+            "metadata": "submission_metadata.json",
+        }[kind]
         print(
             f"| {name} | {args.cases} | {len(r['failures'])} | {r['hangs']} | "
             f"{r['slowest'] * 1000:.0f} ms (seed {r['slowest_seed']}) | {rss:.0f} MB |  ({total:.0f} s in all)",

@@ -1,5 +1,6 @@
-"""Mutations of lesson.yaml, pack.yaml and progress export files, and the check that a
-mutated file gets clean problems and never a traceback.
+"""Mutations of lesson.yaml, pack.yaml and progress export files, and of what `grade` takes
+from a class (exports handed in, Gradescope's submission_metadata.json), and the check that
+a mutated file gets clean problems or one sentence, never a traceback.
 
 Shared by tests/test_packs_fuzz.py (hypothesis, a few hundred cases per file type in CI)
 and scripts/fuzz_packs.py (the long run: thousands of seeds per file type). A case is a
@@ -77,6 +78,10 @@ JSON_SNIPPETS = [
     "-1",
     "1.5",
     '"' + "x" * 100_000 + '"',
+    # Valid JSON nested far past any parser's recursion limit (a RecursionError, unless bounded).
+    "[" * 100_000 + "]" * 100_000,
+    '{"a": ' * 20_000 + "1" + "}" * 20_000,
+    '"\\udcff\\ud800"',
 ]
 
 
@@ -131,6 +136,7 @@ def mutate_json(doc: object, rng: random.Random) -> object:
     doc = json.loads(json.dumps(doc))
     values: list[object] = [None, True, 0, -1, 10**30, 1.5, "", "x" * 300, [], {}, [[[]]], {"a": {"b": {}}}]
     values += ["2024-05-01T12:00:00", "2999-01-01T00:00:00+00:00", "not a time", "views/copy", "\x00"]
+    values += ["\ud800", "x = '\udcff'\n", "\x1b]0;title\x07", "=HYPERLINK(1)"]  # text no file can hold; escapes
     node = doc
     for _ in range(rng.randint(0, 4)):
         children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
@@ -156,6 +162,39 @@ def mutate_json(doc: object, rng: random.Random) -> object:
         else:
             node[i] = rng.choice(values)
     return doc
+
+
+# Raw JSON put in place of one value: valid documents a mutation of text rarely reaches.
+JSON_FRAGMENTS = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"a": ' * 20_000 + "1" + "}" * 20_000,
+    '"\\ud800"',
+    "\"x = '\\udcff'\\n\"",
+    '"\\u001b]0;title\\u0007"',
+    '"=HYPERLINK(\\"x\\")"',
+    "1e999999",
+    "NaN",
+    "9" * 5000,
+    '"' + "x" * 300_000 + '"',
+]
+PLACEHOLDER = "\x00fuzz-placeholder\x00"
+
+
+def splice_json(doc: object, rng: random.Random) -> str:
+    """The document as text with one value somewhere replaced by a raw fragment."""
+    doc = json.loads(json.dumps(doc))
+    node = doc
+    for _ in range(rng.randint(0, 4)):
+        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
+        inner = [c for c in children if isinstance(c, (dict, list)) and c]
+        if not inner:
+            break
+        node = rng.choice(inner)
+    if isinstance(node, dict) and node:
+        node[rng.choice(sorted(node))] = PLACEHOLDER
+    elif isinstance(node, list) and node:
+        node[rng.randrange(len(node))] = PLACEHOLDER
+    return json.dumps(doc, indent=1).replace(json.dumps(PLACEHOLDER), rng.choice(JSON_FRAGMENTS))
 
 
 # ------------------------------------------------------------------ packs
@@ -245,3 +284,94 @@ def import_cleanly(data: bytes, store_dir: Path) -> str:
     except (ValueError, TutorError) as exc:
         return str(exc)
     return "ok"
+
+
+# ------------------------------------------------------------------ what `grade` reads
+
+# What Gradescope writes beside a submission (their documented example, trimmed).
+GRADESCOPE_METADATA = {
+    "id": 123456,
+    "created_at": "2024-05-01T12:00:00.000000-07:00",
+    "assignment": {"id": 25, "title": "PyTorch fundamentals", "due_date": "2024-05-08T23:59:00.000000-07:00"},
+    "submission_method": "upload",
+    "users": [{"email": "ada@example.edu", "id": 1, "name": "Ada Lovelace"}],
+    "previous_submissions": [{"submission_time": "2024-04-30T10:00:00.000000-07:00", "score": 0.0, "results": {}}],
+}
+
+
+def grade_export_case(base_text: str, seed: int) -> bytes:
+    """An export as a learner hands it in: the progress export mutations, its attempts aimed
+    at the built-in pack's exercises so that some reach the gradebook."""
+    text = base_text.replace('"demo"', '"pytorch-fundamentals"').replace("first-steps/zeros", "tensors/leaf-parameter")
+    rng = random.Random(seed)
+    if rng.random() < 0.3:
+        return to_bytes(splice_json(json.loads(text), rng), rng)
+    return export_case(text, seed)
+
+
+def grade_export_cleanly(data: bytes, work: Path) -> str:
+    """What `grade` makes of an export file before any kernel starts: the learner's cells,
+    their cache keys, the gradebook row and the Gradescope results. Anything escaping fails
+    the caller."""
+    from tutor.grading import gradescope
+    from tutor.grading.gradebook import Cell, Gradebook, Row, too_large_verdict
+    from tutor.grading.gradecache import verdict_key
+    from tutor.grading.submissions import read_export
+    from tutor.grading.verdict import Verdict
+
+    path = work / "learner.json"
+    path.write_bytes(data)
+    columns = grade_columns()
+    learner = read_export(path, columns, name="learner")
+    for col in columns:
+        if col.name in learner.code:
+            verdict_key(col.ref, learner.code[col.name], timeout=None, device=None)
+    cells = {}
+    for col in columns:
+        if col.name in learner.too_large:
+            cells[col.name] = Cell("error", too_large_verdict(learner.too_large[col.name]))
+        elif col.name in learner.unusable:
+            cells[col.name] = Cell("error", Verdict("error", learner.unusable[col.name]))
+        else:
+            cells[col.name] = Cell("missing" if col.name not in learner.code else "pass")
+    book = Gradebook(columns, [Row(learner, cells)])
+    book.csv_text()
+    json.dumps(book.to_json())
+    gradescope.write_results(work, book)
+    return "notes" if learner.notes else "ok"
+
+
+def metadata_case(seed: int) -> bytes:
+    rng = random.Random(seed)
+    base = json.dumps(GRADESCOPE_METADATA, indent=2)
+    pick = rng.random()
+    if pick < 0.3:
+        text = splice_json(GRADESCOPE_METADATA, rng)
+    elif pick < 0.65:
+        text = mutate_text(base, rng, JSON_SNIPPETS)
+    else:
+        text = json.dumps(mutate_json(GRADESCOPE_METADATA, rng), indent=2)
+    return to_bytes(text, rng)
+
+
+def metadata_cleanly(data: bytes, work: Path) -> str | None:
+    """The learner's name `grade --gradescope` takes from the metadata (None: it has none)."""
+    from tutor.grading.gradescope import learner_name
+
+    (work / "submission_metadata.json").write_bytes(data)
+    name = learner_name(work)
+    assert name is None or (isinstance(name, str) and name)
+    return name
+
+
+_COLUMNS: list = []
+
+
+def grade_columns() -> list:
+    """The built-in pack's tensors lesson as gradebook columns (loaded once)."""
+    if not _COLUMNS:
+        from tutor.grading.submissions import columns_for
+        from tutor.packs.catalog import Catalog
+
+        _COLUMNS.extend(columns_for(list(Catalog.load().exercises("tensors"))))
+    return _COLUMNS

@@ -208,3 +208,17 @@ def test_mutated_progress_exports_import_or_give_one_sentence(fuzz_base, tmp_pat
     _, export = fuzz_base
     outcome = fuzzing.import_cleanly(fuzzing.export_case(export, seed), tmp_path_factory.mktemp("store"))
     assert outcome == "ok" or ("\n" not in outcome and outcome)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_exports_handed_to_grade_give_cells_or_notes(fuzz_base, tmp_path_factory, seed):
+    _, export = fuzz_base
+    outcome = fuzzing.grade_export_cleanly(fuzzing.grade_export_case(export, seed), tmp_path_factory.mktemp("g"))
+    assert outcome in ("ok", "notes")
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_gradescope_metadata_gives_a_name_or_none(tmp_path_factory, seed):
+    fuzzing.metadata_cleanly(fuzzing.metadata_case(seed), tmp_path_factory.mktemp("m"))

@@ -117,32 +117,13 @@ def _gradescope_learner(root: Path, columns: list[Column]) -> Learner:
     folder = root / "submission"
     if not folder.is_dir():
         raise TutorError(f"{folder} does not exist: --gradescope wants the autograder folder (usually /autograder)")
-    name = _gradescope_name(root) or "submission"
+    from tutor.grading.gradescope import learner_name
+
+    name = learner_name(root) or "submission"
     exports = [p for p in folder.glob("*.json") if p.name != "submission_metadata.json"]
     if len(exports) == 1 and not any(folder.rglob("*.py")):
         return submissions.read_export(exports[0], columns, name=name)
     return submissions.read_folder(folder, columns, name=name)
-
-
-# Gradescope's metadata is a few kilobytes nested a few levels; past these it is not theirs.
-MAX_METADATA_BYTES = 1 << 20
-MAX_METADATA_DEPTH = 20
-
-
-def _gradescope_name(root: Path) -> str | None:
-    from tutor.files import Unreadable, read_json_file
-
-    try:
-        meta = read_json_file(
-            root / "submission_metadata.json",
-            max_bytes=MAX_METADATA_BYTES,
-            max_depth=MAX_METADATA_DEPTH,
-            follow_links=False,
-        )
-        name = meta["users"][0]["name"]  # type: ignore[index]
-    except (Unreadable, KeyError, IndexError, TypeError):
-        return None
-    return name if isinstance(name, str) and name else None
 
 
 def _write(path: Path, text: str) -> None:

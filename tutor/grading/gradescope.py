@@ -11,8 +11,28 @@ import json
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.files import describe, write_atomic
+from tutor.files import Unreadable, describe, read_json_file, write_atomic
 from tutor.grading.gradebook import MISSING, Gradebook
+
+# Gradescope's metadata is a few kilobytes nested a few levels; past these it is not theirs.
+MAX_METADATA_BYTES = 1 << 20
+MAX_METADATA_DEPTH = 20
+
+
+def learner_name(root: Path) -> str | None:
+    """The submitter's name from ``submission_metadata.json``; None when it has none
+    (or the file is missing, not a regular file, too large, too deep or not JSON)."""
+    try:
+        meta = read_json_file(
+            root / "submission_metadata.json",
+            max_bytes=MAX_METADATA_BYTES,
+            max_depth=MAX_METADATA_DEPTH,
+            follow_links=False,
+        )
+        name = meta["users"][0]["name"]  # type: ignore[index]
+    except (Unreadable, KeyError, IndexError, TypeError):
+        return None
+    return name if isinstance(name, str) and name else None
 
 
 def results(book: Gradebook) -> dict:
