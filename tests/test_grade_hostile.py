@@ -4,7 +4,7 @@ disk that refuses the gradebook, a cache someone else wrote. Each gets one sente
 harmless cell, never a hang, a traceback or a lost result.
 
 None of these starts a kernel: every learner's cell here is refused or missing before any
-code would run.
+code would run (those that start a `grade` process are marked slow all the same).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def grade_json(subs: Path, home: Path, *extra: str) -> tuple[subprocess.Complete
     return r, json.loads(r.stdout)
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_fifos_devices_and_links_are_never_read(tmp_path):
     ex1, ex2, ex3 = exercises()
     folder = tmp_path / "subs" / "eve" / LESSON
@@ -51,6 +52,7 @@ def test_fifos_devices_and_links_are_never_read(tmp_path):
     assert f"{ex3.id}.py cannot be read: it is a symbolic link, which is not followed" in r.stderr
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_a_linked_learner_folder_is_not_followed(tmp_path):
     ex1 = exercises()[0]
     (tmp_path / "subs" / "amy" / LESSON).mkdir(parents=True)
@@ -61,6 +63,7 @@ def test_a_linked_learner_folder_is_not_followed(tmp_path):
     assert "zed: zed is a symbolic link, which is not followed" in r.stderr
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_a_lone_surrogate_in_an_export_is_one_cell_not_the_class(tmp_path):
     ex1, ex2, _ = exercises()
     subs = tmp_path / "subs"
@@ -86,6 +89,7 @@ def gradescope_dir(tmp_path: Path, export: dict, metadata: str | None) -> Path:
     return root
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_gradescope_survives_a_surrogate_and_metadata_nested_100000_deep(tmp_path):
     ex1 = exercises()[0]
     export = export_doc([(ex1.id, "2024-05-01T12:00:00+00:00", "\udcff = 1\n")])
@@ -96,6 +100,7 @@ def test_gradescope_survives_a_surrogate_and_metadata_nested_100000_deep(tmp_pat
     assert results["tests"][0]["tags"] == ["error"] and "not valid Unicode" in results["tests"][0]["output"]
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_names_reach_the_terminal_and_the_csv_inert(tmp_path):
     ex1 = exercises()[0]
     subs = tmp_path / "subs"
@@ -115,6 +120,7 @@ def _limited_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))  # writes past 200 bytes fail (EFBIG)
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_a_gradebook_that_cannot_be_written_is_one_sentence_and_the_old_one_stays(tmp_path):
     subs = tmp_path / "subs"
     for i in range(20):
@@ -137,6 +143,7 @@ def test_a_gradebook_that_cannot_be_written_is_one_sentence_and_the_old_one_stay
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".gb.csv")] == []  # no half file left
 
 
+@pytest.mark.slow  # a `grade` process (no kernel: nothing here is run)
 def test_results_json_that_cannot_be_replaced_stays_whole(tmp_path):
     """An immutable results.json (chattr +i, which only root can set or clear) is one sentence."""
     if not shutil.which("chattr"):
@@ -178,3 +185,24 @@ def test_cache_lines_the_tutor_did_not_write_are_ignored(tmp_path):
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["mine"]
     assert VerdictCache(path, key_path=tmp_path / "other.key").load().get("mine") is None  # another key
     assert oct(key_path.stat().st_mode & 0o777) == "0o600"
+
+
+# ---------------------------------------------------------------- pack text on a terminal
+
+
+def test_pack_text_reaches_the_terminal_inert(tmp_path, capsys):
+    from tutor.cli import main
+    from tutor.packs.scaffold import new_pack
+
+    root = new_pack(tmp_path / "pack")
+    lesson = root / "first-steps" / "lesson.yaml"
+    text = lesson.read_text()
+    lesson.write_text(text.replace("title: First steps with tensors", 'title: "First \\e]0;pwned\\a steps"'))
+    assert main(["--pack", str(root), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "First \\x1b]0;pwned\\x07 steps" in out
+
+    lesson.write_text(text.replace("summary:", '"\\e[2Jwipe": 1\nsummary:'))
+    assert main(["pack", "validate", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2Jwipe" in out

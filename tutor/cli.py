@@ -217,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"tutor.commands.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
     except TutorError as exc:
-        print(f"ptfund-tutor: {exc}", file=sys.stderr)
+        from tutor.escape import for_terminal
+
+        print(f"ptfund-tutor: {for_terminal(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("ptfund-tutor: interrupted", file=sys.stderr)

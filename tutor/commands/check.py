@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
+from tutor.escape import for_terminal
 
 if TYPE_CHECKING:
     from tutor.grading.verdict import Verdict
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"exercise": ref.key, "pack": ref.pack.id, **verdict.to_json()}, indent=2), flush=True)
     else:
-        print(f"{ref.key}: {verdict.feedback()}", flush=True)
+        print(f"{ref.key}: {for_terminal(verdict.feedback())}", flush=True)  # learner output: inert
     _record(args, ref, code, verdict)
     if verdict.status == "authoring-error":
         return 2

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tutor.escape import name_for_terminal as t
     from tutor.packs.catalog import Catalog
 
     catalog = Catalog.load(args.pack)
@@ -23,16 +24,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         for pack in catalog.packs:
             origin = "built-in" if pack.builtin else str(pack.root)
-            print(f"{pack.title} [{pack.id} {pack.manifest.version}, {origin}]")
+            # Titles and ids are pack text: escapes shown inert (name_for_terminal).
+            print(t(f"{pack.title} [{pack.id} {pack.manifest.version}, {origin}]"))
             for lesson in pack.lessons:
                 done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
                 print(
-                    f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)"
+                    t(
+                        f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)"
+                    )
                 )
                 for ex in lesson.exercises:
                     state = status.get(f"{pack.id}:{lesson.id}/{ex.id}", "new")
                     mark = {"passed": "✓", "attempted": "…"}.get(state, " ")
-                    print(f"    {mark} {lesson.id}/{ex.id:<30} {ex.title}")
+                    print(t(f"    {mark} {lesson.id}/{ex.id:<30} {ex.title}"))
     if catalog.broken and not catalog.packs:
         return 1
     return 0

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from tutor.escape import name_for_terminal
+
 if TYPE_CHECKING:
     from tutor.packs.loader import Pack
 
@@ -31,7 +33,7 @@ def run_validate(args: argparse.Namespace) -> int:
         return 1
     assert pack is not None  # no problems: the pack loaded
     for warning in compare_warnings(pack):
-        print(f"warning: {warning}")
+        print(f"warning: {name_for_terminal(warning)}")
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
     print(

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, TextIO
 
 from tutor.errors import TutorError
+from tutor.escape import for_terminal
 from tutor.progress.scheduling import short_list, when
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class Quiz:
         return self._now() if self._now else datetime.now(timezone.utc)
 
     def say(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        self.stdout.write(for_terminal(text) + "\n")  # pack text and card output: escapes inert
         self.stdout.flush()
 
     def ask(self, prompt: str = "> ") -> str | None:

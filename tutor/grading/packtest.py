@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tutor.escape import name_for_terminal
 from tutor.grading import packtimes
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
@@ -205,7 +206,8 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
         if args.json:
             return
         mark = "ok  " if row.ok else "FAIL"
-        print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {row.detail}", flush=True)
+        detail = name_for_terminal(row.detail)
+        print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {detail}", flush=True)
 
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
@@ -217,5 +219,5 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
     else:
         print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:
-            print(f"  {r.item} {r.case}: {r.detail}", file=sys.stderr)
+            print(f"  {r.item} {r.case}: {name_for_terminal(r.detail)}", file=sys.stderr)
     return 0 if report.ok else 1

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.errors import TutorError
+from tutor.escape import name_for_terminal
 
 # Stands in for Markdown that could not be read, so one bad file is one problem, not several.
 UNREADABLE = "(unreadable file)"
@@ -20,8 +21,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.col}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        # Pack text (field names, titles, file names) can hold terminal escapes: shown inert.
+        where = f"{name_for_terminal(str(self.file))}:{self.line}:{self.col}"
+        message = name_for_terminal(self.message)
+        return f"{where}: {name_for_terminal(self.field)}: {message}" if self.field else f"{where}: {message}"
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "col": self.col, "field": self.field, "message": self.message}
