@@ -15,8 +15,10 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,66 @@ def test_pack_text_reaches_the_terminal_inert(tmp_path, capsys):
     assert main(["pack", "validate", str(root)]) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[2Jwipe" in out
+
+
+# ---------------------------------------------------------------- the tutor's own faults
+
+
+def _poll(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def _fork_servers_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"tutor.engine.forkserver" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+def test_the_fork_server_killed_mid_grade_is_not_the_learners_crash(tmp_path):
+    """Its kernels die with it: the verdict in flight is verified again, never cached as a crash."""
+    ex1 = exercises()[0]
+    mark = tmp_path / "running"
+    code = f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\ntime.sleep(3)\n" + ex1.solution
+    subs = tmp_path / "subs"
+    (subs / "amy" / LESSON).mkdir(parents=True)
+    (subs / "amy" / LESSON / f"{ex1.id}.py").write_text(code)
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path / "home")}
+    env.pop("PTFUND_TUTOR_CACHE", None)
+    argv = [sys.executable, "-m", "tutor", "grade", str(subs), "--lesson", LESSON, "--timeout", "120", "--json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _poll(mark.exists, 300, "the learner's code to start")
+        servers = _fork_servers_of(proc.pid)
+        if not servers:
+            pytest.skip("kernels here are not forked from a fork server")
+        mark.unlink()
+        for pid in servers:
+            os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert mark.exists()  # the code ran again, on a fresh kernel
+    cell = json.loads(out)["learners"][0]["verdicts"][f"{LESSON}/{ex1.id}"]
+    assert cell["grade"] == "pass", cell
+    cached = (tmp_path / "home" / "cache" / "grade" / "verdicts.jsonl").read_text()
+    assert '"crashed"' not in cached and '"pass"' in cached

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from tutor import __version__
 from tutor.escape import for_csv
 from tutor.grading.code_size import MAX_CODE_BYTES
+from tutor.grading.confirm import verify_confirmed
 from tutor.grading.gradecache import VerdictCache, verdict_key
 from tutor.grading.submissions import Column, Learner
 from tutor.grading.verdict import Verdict
@@ -173,7 +174,7 @@ async def _verify_all(
     async def worker() -> None:
         while not queue.empty():
             task = queue.get_nowait()
-            verdict = await verifier.verify(task.column.ref.exercise, task.code, timeout=timeout)
+            verdict = await verify_confirmed(verifier, task.column.ref.exercise, task.code, timeout=timeout)
             cell = Cell(GRADES.get(verdict.status, "error"), verdict)
             task.row.cells[task.column.name] = cell
             if cache is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from tutor.escape import name_for_terminal
 from tutor.grading import packtimes
+from tutor.grading.confirm import verify_confirmed
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
@@ -88,7 +89,7 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
     cases += [(f"accepted {i + 1}", code, None, True) for i, code in enumerate(ex.accepted_solutions)]
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
-        verdict = await verifier.verify(ex, code)
+        verdict = await verify_confirmed(verifier, ex, code)  # a crash only counts if it happens again
         ok, detail = judge_solution(verdict) if must_pass else judge_must_fail(verdict, expect)
         row = Row(item, case, ok, detail, time.perf_counter() - started)
         report.rows.append(row)
