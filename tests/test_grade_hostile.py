@@ -271,3 +271,41 @@ def test_the_fork_server_killed_mid_grade_is_not_the_learners_crash(tmp_path):
     assert cell["grade"] == "pass", cell
     cached = (tmp_path / "home" / "cache" / "grade" / "verdicts.jsonl").read_text()
     assert '"crashed"' not in cached and '"pass"' in cached
+
+
+DAEMON = """import os, pathlib, time
+if os.fork() == 0:
+    os.setsid()  # out of the kernel's process group and session
+    if os.fork() == 0:
+        pathlib.Path({pidfile!r}).write_text(str(os.getpid()))
+        time.sleep(30)
+        pathlib.Path({target!r}).write_text("learner,forged\\n")  # the gradebook, rewritten
+    os._exit(0)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+def test_a_daemon_started_by_learner_code_does_not_outlive_grade(tmp_path):
+    ex1 = exercises()[0]
+    pidfile, out = tmp_path / "daemon.pid", tmp_path / "gb.csv"
+    subs = tmp_path / "subs"
+    (subs / "amy" / LESSON).mkdir(parents=True)
+    code = DAEMON.format(pidfile=str(pidfile), target=str(out)) + ex1.wrong_solutions[0].code
+    (subs / "amy" / LESSON / f"{ex1.id}.py").write_text(code)
+    r = cli("grade", str(subs), "--lesson", LESSON, "--out", str(out), home=tmp_path / "home")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    pid = int(_poll(lambda: pidfile.exists() and pidfile.read_text(), 60, "the daemon's pid"))
+    try:
+        assert not _alive(pid), "the daemon outlived grade"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert "forged" not in out.read_text() and ",fail," in out.read_text()

@@ -27,6 +27,7 @@ DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 def run(args: argparse.Namespace) -> int:
     from tutor.grading import submissions
     from tutor.grading.gradebook import grade_all
+    from tutor.grading.descendants import become_subreaper
     from tutor.grading.gradecache import VerdictCache
 
     if args.kernel:
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = _Progress(len(learners), sum(len(lr.code) for lr in learners), enabled=not args.gradescope)
     cache = VerdictCache().load() if args.cache else None
+    become_subreaper()  # before any kernel starts: orphans of learner code become ours to end
     try:
         book = asyncio.run(
             grade_all(
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
+        _end_every_process()  # nothing of the class may run once results are written
         if cache is not None:
             cache.close()
     if cache is not None and not args.gradescope:
@@ -84,6 +87,14 @@ def run(args: argparse.Namespace) -> int:
     elif not args.out:
         sys.stdout.write(book.csv_text())
     return 0
+
+
+def _end_every_process() -> None:
+    from tutor.engine.forkclient import shutdown_shared
+    from tutor.grading.descendants import end_descendants
+
+    shutdown_shared()  # the fork server and the kernels forked from it
+    end_descendants()  # what learner code left behind (a setsid daemon, say)
 
 
 def _columns(args):

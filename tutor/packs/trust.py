@@ -9,6 +9,7 @@ No textual here: the screens call this from workers.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,10 +49,10 @@ def pack_digest(root: Path) -> str:
                     file_hash.update(chunk)
         except OSError:
             continue
-        digest.update(name.encode() + b"\0")
+        digest.update(os.fsencode(name) + b"\0")  # the name's own bytes, whatever its encoding
         digest.update(file_hash.digest())
     for name, target in found.links_out:
-        digest.update(f"{name} -> {target}".encode() + b"\0")
+        digest.update(os.fsencode(f"{name} -> {target}") + b"\0")
     return digest.hexdigest()[:32]
 
 

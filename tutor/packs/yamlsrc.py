@@ -62,6 +62,8 @@ def load_located(text: str, file: Path) -> Located:
         ) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
+    except (RecursionError, MemoryError):  # what is built so far is freed as this unwinds
+        raise YamlSyntaxError(1, 1, "YAML that is too deep or too large for the parser") from None
     located = Located(data=None, file=file)
     located.data = _Builder(located, anchors="&" in text).build(node, ()) if node is not None else None
     return located
