@@ -309,3 +309,21 @@ def test_a_daemon_started_by_learner_code_does_not_outlive_grade(tmp_path):
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
     assert "forged" not in out.read_text() and ",fail," in out.read_text()
+
+
+def test_doctor_says_whether_learner_code_could_write_the_tutors_files(tmp_path):
+    from tutor.grading.exposure import exposure, writable_by
+
+    install = tmp_path / "install"
+    (install / "grading").mkdir(parents=True)
+    (install / "grading" / "gradescope.py").write_text("")
+    for path in (tmp_path, install, install / "grading"):
+        path.chmod(0o755)
+    (install / "grading" / "gradescope.py").chmod(0o644)
+    owner = tmp_path.stat().st_uid
+    other = 65534 if owner != 65534 else 65533
+    assert not writable_by(install, other, {other})
+    assert writable_by(install, owner, set()) or owner == 0
+    (install / "grading" / "gradescope.py").chmod(0o646)  # learner code could patch the grader
+    assert writable_by(install, other, {other})
+    assert "grading rests on the kernel's confinement" in exposure(tmp_path, uid=0, gids={0})

@@ -80,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     ]
     rows += [(name, _version(name)) for name in PACKAGES]
     rows.append(("data dir", str(data_dir(getattr(args, "data_dir", None)))))
+    from tutor.grading.exposure import exposure
+
+    rows.append(("learner code", exposure(data_dir(getattr(args, "data_dir", None)))))
     connection_file = getattr(args, "kernel", None)
     if connection_file:
         rows.append(("kernel", f"attached: {connection_file}"))

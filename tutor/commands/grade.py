@@ -26,8 +26,8 @@ DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
 
 def run(args: argparse.Namespace) -> int:
     from tutor.grading import submissions
-    from tutor.grading.gradebook import grade_all
     from tutor.grading.descendants import become_subreaper
+    from tutor.grading.gradebook import grade_all
     from tutor.grading.gradecache import VerdictCache
 
     if args.kernel:
