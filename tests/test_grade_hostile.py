@@ -327,3 +327,14 @@ def test_doctor_says_whether_learner_code_could_write_the_tutors_files(tmp_path)
     (install / "grading" / "gradescope.py").chmod(0o646)  # learner code could patch the grader
     assert writable_by(install, other, {other})
     assert "grading rests on the kernel's confinement" in exposure(tmp_path, uid=0, gids={0})
+
+
+def test_a_pack_file_named_in_no_encoding_is_hashed_for_trust(tmp_path):
+    from tutor.packs.scaffold import new_pack
+    from tutor.packs.trust import pack_digest
+
+    root = new_pack(tmp_path / "pack")
+    before = pack_digest(root)
+    (root / "first-steps" / os.fsdecode(b"\xff\xfe notes.txt")).write_text("x")  # a name that is not UTF-8
+    after = pack_digest(root)
+    assert after != before and pack_digest(root) == after
