@@ -59,6 +59,9 @@ WORKER_WHAT = {
     "quiz": "Loading the quiz",
     "answer": "Saving your answer",
     "progress": "Loading your progress",
+    "figure": "Clearing the figure",
+    "home-add-cards": "Adding the lesson's cards to the quiz",
+    "quiz-lessons": "Adding the lesson's cards to the quiz",
 }
 
 
