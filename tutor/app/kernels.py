@@ -11,10 +11,14 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tutor.app.status import KernelStatus
 from tutor.engine.events import RunResult, StateEvent
 from tutor.grading.verdict import Verdict
+
+if TYPE_CHECKING:
+    from tutor.grading.predict import PredictOutcome
 
 SETUP_TIMEOUT = 60.0
 # How often an idle live kernel is asked whether it still lives (a process poll, or one
@@ -36,6 +40,7 @@ class Kernels:
         self._live = None
         self._pool = None
         self._verifier = None
+        self._predict = None  # PredictKernels: where predict cards run
         self._started = asyncio.Event()
         self._runs = 0
         self._restarted = False
@@ -49,6 +54,7 @@ class Kernels:
         try:
             await asyncio.to_thread(_import_engine)
             from tutor.engine import KernelPool, KernelSession
+            from tutor.grading.review import PredictKernels
             from tutor.grading.verify import Verifier
 
             self._live = KernelSession(device=self.device, connection_file=self.connection_file)
@@ -56,9 +62,11 @@ class Kernels:
             if self.connection_file is None:
                 self._pool = KernelPool(device=self.device, size=1)
                 self._verifier = Verifier(self._pool, device=self.device)
+                self._predict = PredictKernels(self._pool)
             else:
                 # An attached kernel cannot be multiplied: checks use fresh namespaces in it.
                 self._verifier = Verifier(attached=self._live, device=self.device)
+                self._predict = PredictKernels(attached=self._live)
         except Exception as exc:
             self._fail(f"The kernel cannot start: {exc}")
             return
@@ -194,19 +202,16 @@ class Kernels:
         except Exception as exc:
             raise KernelUnavailable(f"The code could not be checked: {exc}") from None
 
-    async def predict(self, code: str):
-        """A predict card's code, run where it cannot touch the learner's variables."""
-        from tutor.grading.predict import outcome_from_result, run_predict
+    async def predict(self, code: str) -> PredictOutcome:
+        """A predict card's code, run as every review runs it (tutor.grading.review: a
+        fresh kernel of its own); a crashed outcome when it could not run."""
+        from tutor.grading.predict import outcome_from_result
 
         await self._started.wait()
         try:
-            if self._pool is None:
-                return await run_predict(await self._ready(), code)
-            kernel = await self._pool.take()
-            try:
-                return await run_predict(kernel, code)
-            finally:
-                self._pool.give_back(kernel)  # the pool's shutdown waits for it at quit
+            if self._predict is None:
+                raise RuntimeError(self.error or "The kernel is not available.")
+            return await self._predict.predict(code)
         except Exception as exc:
             return outcome_from_result(RunResult("crashed", message=f"The code could not run: {exc}"))
 
@@ -221,5 +226,6 @@ def _import_engine() -> None:
         "tutor.engine.launch",
         "tutor.grading.verify",
         "tutor.grading.predict",
+        "tutor.grading.review",
     ):
         importlib.import_module(name)
