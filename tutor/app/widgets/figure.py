@@ -91,13 +91,9 @@ def figure_image(png: bytes) -> Widget:
 
 def cell_ratio() -> float:
     """How many times taller than wide a terminal cell is (2 when the terminal does not say)."""
-    try:
-        from textual_image._terminal import get_cell_size
+    from tutor.app._textual_compat import terminal_cell_ratio
 
-        cell = get_cell_size()
-        return cell.height / cell.width if cell.width and cell.height else 2.0
-    except Exception:
-        return 2.0
+    return terminal_cell_ratio()
 
 
 def fit(pixels: tuple[int, int], cols: int, rows: int, ratio: float = 2.0) -> tuple[int, int]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from textual.content import Content
 from textual.widgets import Label, Markdown
-from textual.widgets._markdown import MarkdownFence
+from textual.widgets.markdown import MarkdownFence
 
+from tutor.app._textual_compat import highlighted_code, keep_fence_content
 from tutor.app.widgets.output_log import CONTINUATION, MIN_WRAP_WIDTH
 
 
@@ -49,12 +50,12 @@ class WrappedFence(MarkdownFence):
     def _show(self) -> None:
         width = self._code_width()
         self._wrapped_at = width
-        content = wrap_content(self._highlighted_code, width)
+        content = wrap_content(highlighted_code(self), width)
         for label in self.query(Label):
             label.update(content)
 
     def set_content(self, content: Content) -> None:
-        self._content = content
+        keep_fence_content(self, content)
         self._show()
 
     def on_resize(self) -> None:
