@@ -43,7 +43,7 @@ class GuardedTextArea(TextArea):
             return None
         return super()._replace_via_keyboard(insert, start, end)
 
-    def _on_key(self, event: events.Key) -> None:
+    async def _on_key(self, event: events.Key) -> None:
         # Textual calls each class's _on_key down the MRO; prevent_default stops TextArea's.
         self.before_key(event)
 

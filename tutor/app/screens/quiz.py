@@ -11,6 +11,7 @@ import asyncio
 import re
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,8 +24,13 @@ from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.lesson_markdown import bounded_markdown
 from tutor.app.widgets.top_bar import TopBar
 
+if TYPE_CHECKING:
+    from tutor.grading.predict import PredictOutcome
+    from tutor.packs.catalog import CardRef
+    from tutor.progress.scheduling import CardState
 
-def card_markdown(ref, order: list[int] | None = None) -> str:
+
+def card_markdown(ref: CardRef, order: list[int] | None = None) -> str:
     """The card as Markdown (tutor.grading.review.card_view); a choice card's options in
     ``order`` (see review_order)."""
     from tutor.grading.review import card_view
@@ -55,7 +61,7 @@ def literal_blanks(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
-def option_orders(queue, states) -> dict[int, list[int]]:
+def option_orders(queue: list[CardRef], states: dict[tuple[str, str], CardState]) -> dict[int, list[int]]:
     """Each choice card's option order for this review (stable if the quiz is left and
     reopened before answering: the seed is the card's schedule, see review_order)."""
     from tutor.grading.review import review_order
@@ -72,7 +78,7 @@ class QuizScreen(TutorScreen):
     def __init__(self, lesson: str | None = None) -> None:
         super().__init__()
         self.only_lesson = lesson
-        self.queue: list = []
+        self.queue: list[CardRef] = []
         self.orders: dict[int, list[int]] = {}  # queue index -> a choice card's option order
         self.n = 0
         self.answered = False
@@ -195,6 +201,7 @@ class QuizScreen(TutorScreen):
             box.focus()
             return
         duration = int((time.monotonic() - self._started) * 1000)
+        assert app.store is not None  # the quiz has cards only once the store is open
         recorded = await asyncio.to_thread(record_review, app.store, ref, g.correct, duration_ms=duration)
         state = recorded.state
         if g.correct:
@@ -228,8 +235,8 @@ class QuizScreen(TutorScreen):
         box.placeholder = "enter: next card"
         box.focus()
 
-    async def _run_predict(self, ref):
-        """The card's code run in the live kernel; None if it cannot run here."""
+    async def _run_predict(self, ref: CardRef) -> PredictOutcome | None:
+        """The card's code run in a fresh kernel; None if it cannot run here."""
         app = self.app
         kernels = app.kernels
         if kernels is None:
@@ -241,6 +248,7 @@ class QuizScreen(TutorScreen):
                 self.notify("Not run (pack not trusted): graded against the stored answer.")
                 return None
             await asyncio.to_thread(app.trust.trust, ref.pack)
+        assert ref.card.type == "predict"  # only predict cards come here
         return await kernels.predict(ref.card.code)
 
     def action_leave(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+from textual.widgets.text_area import Document
 
 from tutor.app._textual_compat import GuardedTextArea
 from tutor.app.completion import insertion, summary
@@ -46,6 +47,7 @@ class CodeEditor(GuardedTextArea):
         replacement = insertion(matches, end - start)
         if replacement is not None:
             doc = self.document
+            assert isinstance(doc, Document)  # a Python TextArea's document has offsets
             self.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
         return summary(matches)
 

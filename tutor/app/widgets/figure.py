@@ -21,7 +21,7 @@ import binascii
 import io
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -60,14 +60,14 @@ def detect_graphics() -> None:
         _asked_terminal = True
 
 
-def _image_class() -> type[Widget]:
+def _image_class() -> Callable[..., Widget]:
     if _asked_terminal:
         from textual_image.widget import Image
 
         return Image
     # Imported with a stdout that is not a terminal, textual-image asks nothing.
     real = sys.__stdout__
-    sys.__stdout__ = io.StringIO()  # type: ignore[misc]
+    sys.__stdout__ = io.StringIO()  # type: ignore[misc,assignment]
     try:
         from textual_image.widget import HalfcellImage
     finally:

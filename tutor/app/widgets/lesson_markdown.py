@@ -8,6 +8,9 @@ into rows, every continuation row starting with the same mark the Output pane us
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.await_complete import AwaitComplete
 from textual.content import Content
 from textual.widgets import Label, Markdown
 from textual.widgets.markdown import MarkdownFence
@@ -138,8 +141,8 @@ def bounded_markdown(text: str) -> str:
 class LessonMarkdown(Markdown):
     BLOCKS = {**Markdown.BLOCKS, "fence": WrappedFence, "code_block": WrappedFence}
 
-    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+    def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
         super().__init__(bounded_markdown(markdown) if markdown else markdown, **kwargs)
 
-    def update(self, markdown: str):  # type: ignore[override]  # the same awaitable as Markdown's
+    def update(self, markdown: str) -> AwaitComplete:
         return super().update(bounded_markdown(markdown))
