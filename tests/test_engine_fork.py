@@ -299,3 +299,20 @@ def test_a_kernel_that_ends_as_it_answers_is_reported_ended(monkeypatch):
             assert server.wait_exit(kernel.pid, timeout=10) == 7
     finally:
         server.close()
+
+
+async def test_a_server_that_never_becomes_ready_falls_back_to_new_processes(monkeypatch):
+    forkclient.shutdown_shared()
+    monkeypatch.setattr(forkclient, "SERVER_CODE", "import time; time.sleep(600)")  # alive, silent
+    monkeypatch.setattr(forkclient, "READY_TIMEOUT", 2.0)
+    session = KernelSession()
+    try:
+        await session.start()
+        assert session.launcher == f"{SPAWN} (the fork server did not become ready within 2 s)"
+        assert (await session.execute("1 + 1")).result_text == "2"
+        server = forkclient.shared_server({})
+        assert server.closed and server.proc is not None
+        await until(lambda: server.proc.poll() is not None, what="the server stopped")  # given up on
+    finally:
+        await session.shutdown()
+        forkclient.shutdown_shared()

@@ -231,51 +231,46 @@ def test_new_cards_respect_the_daily_limit(store, pack):
     assert "0 cards due, 0 new" in out.getvalue() and "Next card due in 9 minutes" in out.getvalue()
 
 
-class FakeSession:
+class FakeKernels:
+    """Stands in for the kernels predict cards run in: these tests are about the quiz's
+    words around a run (the real kernels: test_predict_cards_run_in_fresh_kernels_alike)."""
+
     def __init__(self, outcome: PredictOutcome):
         self.outcome = outcome
         self.codes = []
         self.stopped = False
 
-    async def execute(self, code, timeout=None):  # the namespace clean-up before each card
-        from tutor.engine.events import RunResult
-
-        self.cleanups = getattr(self, "cleanups", 0) + 1
-        return RunResult(status="ok")
+    async def predict(self, code, **kw):
+        self.codes.append(code)
+        return self.outcome
 
     async def shutdown(self):
         self.stopped = True
 
 
 def _predict_quiz(store, pack, answer: str, monkeypatch, *, outcome=None, start_error=None, trusted=lambda p: True):
+    import asyncio
+
     import tutor.commands.quiz as quiz_mod
-    import tutor.grading.predict as predict_mod
 
-    session = FakeSession(outcome)
+    kernels = FakeKernels(outcome)
 
-    def fake_kernel(self):
+    def fake_kernels(self):
         if start_error:
             raise start_error
         if self._loop is None:
-            import asyncio
-
             self._loop = asyncio.new_event_loop()
-            self._session = session
-        return session
+            self._predict = kernels
+        return self._loop, kernels
 
-    async def fake_run_predict(sess, code, **kw):
-        sess.codes.append(code)
-        return sess.outcome
-
-    monkeypatch.setattr(quiz_mod.Quiz, "_kernel", fake_kernel)
-    monkeypatch.setattr(predict_mod, "run_predict", fake_run_predict)
+    monkeypatch.setattr(quiz_mod.Quiz, "_kernels", fake_kernels)
     store.update_settings(new_cards_per_day=1)
     q, out = quiz(store, pack, answer + "\n", Clock(T0), trusted=trusted)
     # only the predict card
     q.refs = {k: v for k, v in q.refs.items() if k[1] == "views/transpose-view"}
     q.run()
     q.close()
-    return q, out.getvalue(), session
+    return q, out.getvalue(), kernels
 
 
 def test_predict_card_runs_the_code_and_shows_the_real_output(store, pack, monkeypatch):

@@ -31,6 +31,10 @@ from tutor.app.status import KernelStatus
 from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from textual import events
+    from textual.geometry import Size
     from textual.worker import Worker
 
     from tutor.app.kernels import Kernels
@@ -59,6 +63,9 @@ WORKER_WHAT = {
     "quiz": "Loading the quiz",
     "answer": "Saving your answer",
     "progress": "Loading your progress",
+    "figure": "Clearing the figure",
+    "home-add-cards": "Adding the lesson's cards to the quiz",
+    "quiz-lessons": "Adding the lesson's cards to the quiz",
 }
 
 
@@ -160,7 +167,7 @@ class TutorApp(App):
             except (ValueError, OSError, TypeError):
                 pass
 
-    def _on_signal(self, signum, frame) -> None:
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         """Save the draft first, whatever the UI is doing; then leave."""
         from tutor.app.screens.lesson import LessonScreen
 
@@ -237,10 +244,10 @@ class TutorApp(App):
 
     # ------------------------------------------------------------ size
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size)  # self.size lags: textual applies it on a timer
 
-    def _check_size(self, size=None) -> None:
+    def _check_size(self, size: Size | None = None) -> None:
         from tutor.app.screens.too_small import TooSmallScreen
 
         width, height = size or self.size

@@ -7,16 +7,20 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.files import TooLarge, Unreadable, read_bounded
 from tutor.grading.code_size import MAX_CODE_BYTES, too_large
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 def editor_command() -> str:
     return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
 
 
-def edit_externally(app, text: str, filename: str) -> str | None:
+def edit_externally(app: App[object], text: str, filename: str) -> str | None:
     """The text after the editor exits (read back whatever its exit status), or None when
     it could not run or left nothing usable; the app is told why in a notification and the
     draft stays as it was."""

@@ -11,10 +11,20 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tutor.app.status import KernelStatus
 from tutor.engine.events import RunResult, StateEvent
 from tutor.grading.verdict import Verdict
+
+if TYPE_CHECKING:
+    from tutor.engine.pool import KernelPool
+    from tutor.engine.run import OutputCallback
+    from tutor.engine.session import KernelSession
+    from tutor.grading.predict import PredictOutcome
+    from tutor.grading.review import PredictKernels
+    from tutor.grading.verify import Verifier
+    from tutor.packs import models as m
 
 SETUP_TIMEOUT = 60.0
 # How often an idle live kernel is asked whether it still lives (a process poll, or one
@@ -33,9 +43,10 @@ class Kernels:
         self.on_status = on_status
         self.generation = 0  # bumps whenever the live namespace is new (start, restart, crash)
         self.error: str | None = None  # why the live kernel could not start
-        self._live = None
-        self._pool = None
-        self._verifier = None
+        self._live: KernelSession | None = None
+        self._pool: KernelPool | None = None
+        self._verifier: Verifier | None = None
+        self._predict: PredictKernels | None = None  # where predict cards run
         self._started = asyncio.Event()
         self._runs = 0
         self._restarted = False
@@ -49,38 +60,41 @@ class Kernels:
         try:
             await asyncio.to_thread(_import_engine)
             from tutor.engine import KernelPool, KernelSession
+            from tutor.grading.review import PredictKernels
             from tutor.grading.verify import Verifier
 
-            self._live = KernelSession(device=self.device, connection_file=self.connection_file)
-            self._live.on_state = self._on_state
+            live = self._live = KernelSession(device=self.device, connection_file=self.connection_file)
+            live.on_state = self._on_state
             if self.connection_file is None:
                 self._pool = KernelPool(device=self.device, size=1)
                 self._verifier = Verifier(self._pool, device=self.device)
+                self._predict = PredictKernels(self._pool)
             else:
                 # An attached kernel cannot be multiplied: checks use fresh namespaces in it.
-                self._verifier = Verifier(attached=self._live, device=self.device)
+                self._verifier = Verifier(attached=live, device=self.device)
+                self._predict = PredictKernels(attached=live)
         except Exception as exc:
             self._fail(f"The kernel cannot start: {exc}")
             return
         finally:
             self._started.set()
         try:
-            await self._live.start()
+            await live.start()
         except Exception as exc:
             self._fail(str(exc))
             return
         self.generation += 1
         self._publish(KernelStatus("ready", self._device_label()))
-        self._watch = asyncio.ensure_future(self._watch_live())
+        self._watch = asyncio.ensure_future(self._watch_live(live))
         if self._pool is not None:
             # After the live kernel, not beside it: on two cores, both at once slow the first.
             await self._pool.start()
 
-    async def _watch_live(self) -> None:
+    async def _watch_live(self, live: KernelSession) -> None:
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             try:
-                await self._live.notice_death()
+                await live.notice_death()
             except Exception:  # the watch only informs: the next run finds out anyway
                 pass
 
@@ -109,7 +123,8 @@ class Kernels:
         self.on_status(status)
 
     def _on_state(self, event: StateEvent) -> None:
-        state, message = event.state, event.message
+        state: str = event.state
+        message = event.message
         if state == "restarting":
             self._restarted = True
         if state == "ready" and self._restarted:
@@ -122,7 +137,7 @@ class Kernels:
             )
         )
 
-    async def _ready(self):
+    async def _ready(self) -> KernelSession:
         await self._started.wait()
         if self._live is None:
             raise RuntimeError(self.error or "The kernel is not available.")
@@ -130,7 +145,7 @@ class Kernels:
 
     # ------------------------------------------------------------ running code
 
-    async def run(self, code: str, on_event) -> RunResult:
+    async def run(self, code: str, on_event: OutputCallback | None) -> RunResult:
         """Run in the live kernel, streaming events; a RunResult whatever happens."""
         self._runs += 1
         try:
@@ -141,7 +156,7 @@ class Kernels:
         finally:
             self._runs -= 1
 
-    async def prepare(self, exercise) -> RunResult | None:
+    async def prepare(self, exercise: m.Exercise) -> RunResult | None:
         """Seed as the checks do, then run the exercise's setup in the live namespace."""
         seed = (
             "from ptfund_checks.namespaces import seed_all as _ptfund_seed\n"
@@ -183,7 +198,7 @@ class Kernels:
 
     # ------------------------------------------------------------ fresh kernels
 
-    async def verify(self, exercise, code: str, on_output=None) -> Verdict:
+    async def verify(self, exercise: m.Exercise, code: str, on_output: OutputCallback | None = None) -> Verdict:
         """The verdict of a fresh kernel; KernelUnavailable when none could be started.
         ``on_output`` gets the verification kernel's events as they arrive."""
         await self._started.wait()
@@ -194,19 +209,16 @@ class Kernels:
         except Exception as exc:
             raise KernelUnavailable(f"The code could not be checked: {exc}") from None
 
-    async def predict(self, code: str):
-        """A predict card's code, run where it cannot touch the learner's variables."""
-        from tutor.grading.predict import outcome_from_result, run_predict
+    async def predict(self, code: str) -> PredictOutcome:
+        """A predict card's code, run as every review runs it (tutor.grading.review: a
+        fresh kernel of its own); a crashed outcome when it could not run."""
+        from tutor.grading.predict import outcome_from_result
 
         await self._started.wait()
         try:
-            if self._pool is None:
-                return await run_predict(await self._ready(), code)
-            kernel = await self._pool.take()
-            try:
-                return await run_predict(kernel, code)
-            finally:
-                self._pool.give_back(kernel)  # the pool's shutdown waits for it at quit
+            if self._predict is None:
+                raise RuntimeError(self.error or "The kernel is not available.")
+            return await self._predict.predict(code)
         except Exception as exc:
             return outcome_from_result(RunResult("crashed", message=f"The code could not run: {exc}"))
 
@@ -221,5 +233,6 @@ def _import_engine() -> None:
         "tutor.engine.launch",
         "tutor.grading.verify",
         "tutor.grading.predict",
+        "tutor.grading.review",
     ):
         importlib.import_module(name)

@@ -7,13 +7,20 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import Hit, Hits, Provider
 
+if TYPE_CHECKING:
+    from tutor.app.app import TutorApp
+    from tutor.packs.catalog import Catalog
 
-def palette_entries(catalog, stats) -> list[tuple[str, str, tuple[str, str, str | None]]]:
+Where = tuple[str, str, str | None]  # (pack, lesson, exercise)
+
+
+def palette_entries(catalog: Catalog, stats: dict[tuple[str, str], Any]) -> list[tuple[str, str, Where]]:
     """(text, help, (pack, lesson, exercise)) for every lesson and exercise, in pack order."""
-    entries = []
+    entries: list[tuple[str, str, Where]] = []
     for pack, lesson in catalog.lessons():
         done = sum(
             1 for ex in lesson.exercises if getattr(stats.get((pack.id, f"{lesson.id}/{ex.id}")), "passed", False)
@@ -40,7 +47,7 @@ def palette_entries(catalog, stats) -> list[tuple[str, str, tuple[str, str, str 
 class LessonCommands(Provider):
     """Every lesson and exercise of the loaded packs, by title."""
 
-    _entries: list = []
+    _entries: list[tuple[str, str, Where]] = []
 
     async def startup(self) -> None:
         app = self.app
@@ -58,4 +65,10 @@ class LessonCommands(Provider):
         for text, help, where in self._entries:
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self.app.open_lesson, *where), text=text, help=help)
+                yield Hit(
+                    score,
+                    matcher.highlight(text),
+                    partial(cast("TutorApp", self.app).open_lesson, *where),
+                    text=text,
+                    help=help,
+                )

@@ -2,8 +2,9 @@
 
 Works with stdin from a pipe: lines are read with ``readline`` and end of input ends the
 session gracefully (answers so far are already saved: each review commits on its own).
-Predict cards run their code in a kernel started lazily on the first one; if none can
-start, or the pack is not trusted, the stored key is used and the learner is told.
+Each predict card runs its code in a fresh kernel of its own (tutor.grading.review), from
+a pool made on the first one; if none can start, or the pack is not trusted, the stored
+key is used and the learner is told.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from tutor.progress.scheduling import short_list, when
 
 if TYPE_CHECKING:
     from tutor.engine.session import KernelSession
+    from tutor.grading.predict import PredictOutcome
+    from tutor.grading.review import PredictKernels
     from tutor.packs.catalog import CardRef
     from tutor.packs.loader import Pack
+    from tutor.progress.scheduling import CardState
     from tutor.progress.store import ProgressStore
 
 
@@ -77,15 +81,6 @@ def _trust_check(data_dir):
         return lambda pack: pack.builtin
 
 
-_TYPE_LABEL = {
-    "choice": "multiple choice",
-    "short": "short answer",
-    "numeric": "number",
-    "predict": "predict the output",
-    "cloze": "fill the blanks",
-}
-
-
 @dataclass
 class Tally:
     right: int = 0
@@ -117,7 +112,8 @@ class Quiz:
         self.trusted = trusted
         self._now = now  # tests pin the clock
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session: KernelSession | None = None
+        self._predict: PredictKernels | None = None  # made on the first predict card
+        self._attached: KernelSession | None = None  # --kernel: the kernel attached to
         self._kernel_problem: str | None = None
         self.tally = Tally()
 
@@ -214,42 +210,21 @@ class Quiz:
     # ------------------------------------------------------------ one card
 
     def ask_card(self, ref: CardRef, n: int, total: int) -> bool:
-        """Ask, grade, show feedback, schedule. False when input ended before an answer."""
-        from tutor.grading.cards import Grade, choice_order, cloze_prompt, grade, review_seed, revisit_advice
+        """Ask, grade, show feedback, schedule (tutor.grading.review's flow). False when
+        input ended before an answer."""
+        from tutor.grading.review import grade_answer, record_review, review_order
 
         card = ref.card
         state = self.store.card_state(ref.pack.id, ref.key)
-        self.say(f"[{n}/{total}] {ref.lesson.title} - {_TYPE_LABEL.get(card.type, card.type)}")
-        if state is not None and state.changed(ref.content_hash):
-            self.say("(This card changed since you last saw it.)")
-        self.say(card.prompt.strip())
-        order = None
-        if card.type == "choice":
-            order = choice_order(card, review_seed(ref.pack.id, ref.key, state))
-            for n, i in enumerate(order, 1):
-                self.say(f"  {n}. {card.options[i].text}")
-            hint = "number"
-        elif card.type == "cloze":
-            self.say(_indent(cloze_prompt(card)))
-            hint = "blanks separated by ';'" + (" (any order)" if card.unordered else "")
-        elif card.type == "predict":
-            self.say(_indent(card.code.rstrip()))
-            hint = "output, or the exception's name"
-        else:
-            hint = ""
+        order = review_order(ref, state)
+        hint = self._show_card(ref, n, total, state, order)
         started = self.now()
         while True:
-            answer = self.ask(f"{hint}> " if hint else "> ")
+            answer = self.ask(f"{hint}> ")
             if answer is None:
                 return False
-            outcome_key = None
-            if card.type == "predict" and answer.strip():
-                outcome_key = self._run_predict(ref)
-            if not answer.strip():
-                g = grade(card, answer, key=outcome_key, order=order)
-                g = Grade(False, "No answer given.", g.expected)
-            else:
-                g = grade(card, answer, key=outcome_key, order=order)
+            ran = self._run_predict(ref) if card.type == "predict" and answer.strip() else None
+            g = grade_answer(card, answer, ran, order)
             if g.retry:
                 self.say(g.feedback)
                 continue
@@ -262,26 +237,39 @@ class Quiz:
             self.say(card.explanation.strip())
         now = self.now()
         duration = max(0, int((now - started).total_seconds() * 1000))
-        new_state = self.store.review(
-            ref.pack.id, ref.key, g.correct, now, content_hash=ref.content_hash, duration_ms=duration
-        )
+        recorded = record_review(self.store, ref, g.correct, now=now, duration_ms=duration)
         if g.correct:
             self.tally.right += 1
         else:
             self.tally.wrong += 1
-            if new_state.leech:
-                advice = revisit_advice(ref.lesson.title, card)
-                self.say(f"You have missed this card {new_state.lapses} times. {advice}")
-                if advice not in self.tally.leeches:
-                    self.tally.leeches.append(advice)
-        self.say(f"Next review {when(new_state.due, now)}.")
+        if recorded.leech is not None:
+            self.say(f"You have missed this card {recorded.state.lapses} times. {recorded.leech}")
+            if recorded.leech not in self.tally.leeches:
+                self.tally.leeches.append(recorded.leech)
+        self.say(f"Next review {when(recorded.state.due, now)}.")
         return True
+
+    def _show_card(self, ref: CardRef, n: int, total: int, state: CardState | None, order: list[int] | None) -> str:
+        """Print the card; the hint for its answer prompt."""
+        from tutor.grading.review import card_view
+
+        view = card_view(ref.card, order)
+        self.say(f"[{n}/{total}] {ref.lesson.title} - {view.label}")
+        if state is not None and state.changed(ref.content_hash):
+            self.say("(This card changed since you last saw it.)")
+        self.say(view.prompt)
+        for number, text in enumerate(view.options, 1):
+            self.say(f"  {number}. {text}")
+        for block in (view.blanks, view.code):
+            if block is not None:
+                self.say(_indent(block))
+        return view.hint
 
     # ------------------------------------------------------------ predict cards
 
-    def _run_predict(self, ref: CardRef) -> str | None:
-        """Run the card's code and show the real output; the key it produced, or None when
-        the code could not run (then grading uses the stored key, and the learner is told)."""
+    def _run_predict(self, ref: CardRef) -> PredictOutcome | None:
+        """Run the card's code in a fresh kernel and show the real output; None when the
+        code could not run (then grading uses the stored key, and the learner is told)."""
         if not self.trusted(ref.pack):
             self.say(
                 f"(Not running code from pack '{ref.pack.id}': you have not trusted it. "
@@ -291,14 +279,10 @@ class Quiz:
         if self._kernel_problem is not None:
             self.say("(No kernel; grading against the stored answer.)")
             return None
-        from tutor.grading.predict import run_predict
-
+        assert ref.card.type == "predict"  # only predict cards come here
         try:
-            session = self._kernel()
-            assert self._loop is not None  # made with the session
-            self._forget_earlier_cards(session)
-            assert ref.card.type == "predict"  # only predict cards come here
-            outcome = self._loop.run_until_complete(run_predict(session, ref.card.code))
+            loop, kernels = self._kernels()
+            outcome = loop.run_until_complete(kernels.predict(ref.card.code))
         except Exception as exc:  # any failure to get a kernel: degrade, never crash the quiz
             self._kernel_problem = str(exc) or type(exc).__name__
             self.say(f"(Could not start a Python kernel: {self._kernel_problem}. Grading against the stored answer.)")
@@ -307,60 +291,42 @@ class Quiz:
         self.say(_indent(outcome.shown or "(nothing)"))
         if not outcome.ok:
             self.say("(Grading against the stored answer.)")
-            return None
-        return outcome.key
+        return outcome
 
-    def _forget_earlier_cards(self, session: KernelSession) -> None:
-        """Keys come from fresh kernels: drop what earlier cards defined. Best effort: a
-        failure here only means a card might see an earlier card's names."""
-        assert self._loop is not None  # made with the session
-        try:
-            self._loop.run_until_complete(session.execute(_FORGET_EARLIER_CARDS, timeout=10))
-        except Exception:
-            pass
-
-    def _kernel(self) -> KernelSession:
-        if self._session is None:
-            from tutor.engine import KernelSession
+    def _kernels(self) -> tuple[asyncio.AbstractEventLoop, PredictKernels]:
+        """The event loop and the fresh kernels predict cards run in, made on first use."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        if self._predict is None:
+            from tutor.engine import KernelPool, KernelSession
+            from tutor.grading.review import PredictKernels
 
             self.say("(Starting a Python kernel to run the code...)")
-            self._loop = asyncio.new_event_loop()
-            session = KernelSession(device=self.device, connection_file=self.connection_file)
-            self._loop.run_until_complete(session.start())
-            self._session = session
-        return self._session
+            if self.connection_file is None:
+                self._predict = PredictKernels(KernelPool(device=self.device, size=1))
+            else:
+                session = KernelSession(device=self.device, connection_file=self.connection_file)
+                self._loop.run_until_complete(session.start())
+                self._attached = session
+                self._predict = PredictKernels(attached=session)
+        return self._loop, self._predict
 
     def close(self) -> None:
         if self._loop is None:
             return
         try:
-            if self._session is not None:
-                for name in ("shutdown", "stop", "close"):
-                    stop = getattr(self._session, name, None)
-                    if stop is not None:
-                        result = stop()
-                        if asyncio.iscoroutine(result):
-                            self._loop.run_until_complete(result)
-                        break
+            if self._predict is not None:
+                self._loop.run_until_complete(self._predict.shutdown())
+            if self._attached is not None:
+                self._loop.run_until_complete(self._attached.shutdown())
         except Exception:
             pass  # the session is over either way; a kernel that will not stop is not the learner's problem
         finally:
             self._loop.close()
             self._loop = None
-            self._session = None
+            self._predict = None
+            self._attached = None
 
-
-# Run before each predict card in the shared kernel. The first run records the names the
-# kernel started with (torch, DEVICE, IPython's own); later runs delete the others.
-# Underscore names stay: IPython's output history lives there.
-_FORGET_EARLIER_CARDS = """\
-try:
-    _ptfund_quiz_keep
-except NameError:
-    _ptfund_quiz_keep = set(get_ipython().user_ns) | {"_ptfund_quiz_keep"}
-for _ptfund_name in [n for n in list(get_ipython().user_ns) if n not in _ptfund_quiz_keep and not n.startswith("_")]:
-    del get_ipython().user_ns[_ptfund_name]
-"""
 
 # Feedback that only repeats the verdict.
 _PLAIN_FEEDBACK = {"Correct.", "Not quite.", ""}

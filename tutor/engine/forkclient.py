@@ -11,6 +11,7 @@ LocalProvisioner expects of a ``subprocess.Popen``.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures
 import itertools
@@ -98,11 +99,14 @@ class ForkServer:
 
     def _handle(self, msg: dict) -> None:
         if "ready" in msg:
-            if msg["ready"]:
-                self.pid = msg.get("pid")
-                self.ready.set_result(True)
-            else:
-                self.ready.set_exception(ForkServerUnavailable(msg.get("error") or "the fork server failed"))
+            with self._lock:  # a server given up on (wait_ready) stays given up on
+                if self.ready.done():
+                    return
+                if msg["ready"]:
+                    self.pid = msg.get("pid")
+                    self.ready.set_result(True)
+                else:
+                    self.ready.set_exception(ForkServerUnavailable(msg.get("error") or "the fork server failed"))
         elif "exit" in msg:
             with self._exit_cond:
                 self._exits[msg["exit"]] = msg["status"]
@@ -128,7 +132,11 @@ class ForkServer:
         self.closed = True
         if not self.ready.done():
             code = self.proc.wait() if self.proc else None
-            self.ready.set_exception(ForkServerUnavailable(f"the fork server exited while warming up (status {code})"))
+            with self._lock:
+                if not self.ready.done():
+                    self.ready.set_exception(
+                        ForkServerUnavailable(f"the fork server exited while warming up (status {code})")
+                    )
         with self._exit_cond:
             pending, self._pending = self._pending, {}
             waiters, self._waiters = self._waiters, {}
@@ -140,6 +148,29 @@ class ForkServer:
             for fut in futs:
                 if not fut.done():
                     fut.set_result(-signal.SIGKILL)
+
+    async def wait_ready(self) -> None:
+        """Wait until the server can fork kernels. A server silent for ``READY_TIMEOUT``
+        is given up on (stopped, and this and every later wait fail at once), so a kernel
+        start falls back to a new process instead of waiting forever."""
+        waiting = asyncio.wrap_future(self.ready)  # never cancelled: the future is shared
+        done, _ = await asyncio.wait([waiting], timeout=READY_TIMEOUT)
+        if not done:
+            self._give_up(f"the fork server did not become ready within {READY_TIMEOUT:g} s")
+        await asyncio.shield(waiting)  # (it may have become ready at the last moment)
+
+    def _give_up(self, sentence: str) -> None:
+        with self._lock:
+            if not self.ready.done():
+                self.ready.set_exception(ForkServerUnavailable(sentence))
+        self.closed = True
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the server leads its own session
+            except OSError:
+                pass
+        self.close()
 
     def close(self) -> None:
         """Stop the server; it kills the kernels it forked."""

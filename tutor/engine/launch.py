@@ -174,7 +174,7 @@ class ForkProvisioner(LocalProvisioner):
         if self.refusal is None:
             try:
                 server = shared_server(kernel_env())
-                await _shielded(server.ready)
+                await server.wait_ready()
                 out = kwargs.get("stdout")
                 spawned = server.spawn(
                     self.parent.connection_file,

@@ -19,10 +19,11 @@ log = logging.getLogger("tutor.engine")
 
 
 class LocalBackend(KernelBackend):
-    def __init__(self, *, env: dict[str, str], cwd: str | None, preload_torch: bool):
+    def __init__(self, *, env: dict[str, str], cwd: str | None, preload_torch: bool, fork: bool = True):
         self.env = env
         self.cwd = cwd
         self.preload_torch = preload_torch
+        self.fork = fork and not preload_torch  # the launcher experiment needs a command line
         self.km: TutorKernelManager | None = None
         self._log_file: Any = None
 
@@ -34,8 +35,7 @@ class LocalBackend(KernelBackend):
         from tutor.engine.launch import TutorKernelManager
         from tutor.engine.logs import log_file_path
 
-        # The launcher experiment (preload_torch) needs a command line, so a new process.
-        km = TutorKernelManager(preload_torch=self.preload_torch, fork=not self.preload_torch)
+        km = TutorKernelManager(preload_torch=self.preload_torch, fork=self.fork)
         self.km = km
         self.log_path = log_file_path(uuid.uuid4().hex)
         # Kept open for the kernel until close(); a local temp file opens at once.

@@ -284,19 +284,17 @@ class KernelSession:
         self.startup_time = time.perf_counter() - began
         self._set_state("ready")
 
+    @property
+    def backend_name(self) -> str:
+        """Where this session's kernel runs, by its name in backends.BACKENDS."""
+        from tutor.engine.backends import backend_name
+
+        return backend_name(self)
+
     def _new_backend(self) -> KernelBackend:
-        if self.connection_file:
-            from tutor.engine.attached import AttachedBackend
+        from tutor.engine.backends import make_backend
 
-            return AttachedBackend(self.connection_file, interrupt_grace=self.interrupt_grace)
-        if self.gateway:
-            from tutor.engine.gateway_backend import GatewayBackend
-
-            return GatewayBackend(self.gateway)
-        from tutor.engine.launch import kernel_env
-        from tutor.engine.local import LocalBackend
-
-        return LocalBackend(env=kernel_env(self.extra_env), cwd=self.cwd, preload_torch=self.preload_torch)
+        return make_backend(self.backend_name, self)
 
     async def _boot(self) -> None:
         """Import torch, inject the checks, set DEVICE; read back what the kernel found."""

@@ -2,7 +2,7 @@
 
 For every exercise: the reference solution passes, the starter fails, every wrong solution
 fails and its feedback contains what the author said it must (``expect``). Every accepted solution passes too. For every
-predict card: the stored key still matches what torch prints now.
+predict card: the stored key still matches what torch prints now, run as a quiz runs it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
 
 if TYPE_CHECKING:
-    from tutor.engine.session import KernelSession
+    from tutor.grading.review import PredictKernels
     from tutor.grading.verify import Verifier
 
 
@@ -49,10 +49,6 @@ class Report:
 
 
 Echo = Callable[[Row], None]  # told each row as it is decided (the command prints it)
-
-
-def _normalise(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
 def judge_solution(v: Verdict) -> tuple[bool, str]:
@@ -96,25 +92,13 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
         echo(row)
 
 
-async def _test_predict_cards(session: KernelSession, lesson: m.Lesson, report: Report, echo: Echo) -> None:
-    from tutor.grading.predict import run_predict
+async def _prove_predict_card(kernels: PredictKernels, lesson: m.Lesson, card: m.PredictCard) -> Row:
+    """The card's code run as a quiz runs it (tutor.grading.review: a fresh kernel of its own)."""
+    from tutor.grading.review import prove_key
 
-    for card in lesson.cards:
-        if not isinstance(card, m.PredictCard):
-            continue
-        started = time.perf_counter()
-        # Each card runs in a namespace of its own so cards cannot lean on each other.
-        await session.execute("%reset -f", silent=True)
-        outcome = await run_predict(session, card.code)
-        if not outcome.ok:
-            ok, detail = False, outcome.problem or "did not finish"
-        elif _normalise(outcome.key) == _normalise(card.expected):
-            ok, detail = True, "key matches"
-        else:
-            ok, detail = False, f"stored key is stale: torch now gives {outcome.key!r}, the card says {card.expected!r}"
-        row = Row(f"{lesson.id}/{card.id}", "predict", ok, detail, time.perf_counter() - started)
-        report.rows.append(row)
-        echo(row)
+    started = time.perf_counter()
+    ok, detail = prove_key(card, await kernels.predict(card.code))
+    return Row(f"{lesson.id}/{card.id}", "predict", ok, detail, time.perf_counter() - started)
 
 
 def default_jobs() -> int:
@@ -134,31 +118,33 @@ async def test_pack(
     times: bool = True,
 ) -> Report:
     """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
-    kernel per exercise (and per lesson's predict cards) from one pool.
+    kernel per exercise and per predict card from one pool.
 
     All cases of one exercise run in that kernel, in fresh namespaces each. The reference
     solution runs first, in a kernel that has run nothing else, so its pass is as strict
     as a learner's verification. The cases after it must fail, and leftover state could at
-    worst make one pass (reported) or fail for another reason (caught by ``expect``).
+    worst make one pass (reported) or fail for another reason (caught by ``expect``). A
+    predict card's code runs alone in its kernel, as in a quiz (tutor.grading.review).
     Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
-    each as it is done. Exercises start slowest first by their times in the pack's last
-    run (``times``: read and record them; packtimes.py).
+    each as it is done. Items start slowest first by their times in the pack's last run
+    (``times``: read and record them; packtimes.py).
     """
     from tutor.engine.pool import KernelPool
+    from tutor.grading.review import PredictKernels
     from tutor.grading.verify import Verifier
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
-    items: list[tuple[m.Lesson, m.Exercise | None]] = []
+    items: list[tuple[m.Lesson, m.Exercise | m.PredictCard]] = []
     for les in lessons:
         items += [(les, ex) for ex in les.exercises]
-        if any(isinstance(card, m.PredictCard) for card in les.cards):
-            items.append((les, None))  # the lesson's predict cards
+        items += [(les, card) for card in les.cards if isinstance(card, m.PredictCard)]
     parts = [Report() for _ in items]
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     pool = KernelPool(device=device, size=jobs, demand=len(items))
-    keys = [f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" for les, ex in items]
+    predict = PredictKernels(pool)
+    keys = [f"{les.id}/{item.id}" for les, item in items]
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
     queue.reverse()
@@ -166,17 +152,19 @@ async def test_pack(
 
     async def worker() -> None:
         while queue:
-            index, (les, ex) = queue.pop()
-            kernel = await pool.take()
+            index, (les, item) = queue.pop()
             started = time.perf_counter()
-            try:
-                if ex is None:
-                    await _test_predict_cards(kernel, les, parts[index], echo)
-                else:
-                    await _run_cases(Verifier(attached=kernel), les, ex, parts[index], echo)
-                took[keys[index]] = time.perf_counter() - started
-            finally:
-                pool.give_back(kernel)
+            if isinstance(item, m.PredictCard):
+                row = await _prove_predict_card(predict, les, item)
+                parts[index].rows.append(row)
+                echo(row)
+            else:
+                kernel = await pool.take()
+                try:
+                    await _run_cases(Verifier(attached=kernel), les, item, parts[index], echo)
+                finally:
+                    pool.give_back(kernel)
+            took[keys[index]] = time.perf_counter() - started
 
     await pool.fan_out(jobs, worker)
     if times:

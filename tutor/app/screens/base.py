@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.screen import Screen
 
 if TYPE_CHECKING:
+    from textual import getters
     from textual.worker import Worker
 
     from tutor.app.app import TutorApp
@@ -22,9 +23,7 @@ ResultType = TypeVar("ResultType")
 
 class TutorScreen(Screen[ResultType]):
     if TYPE_CHECKING:
-
-        @property
-        def app(self) -> TutorApp: ...
+        app = getters.app(TutorApp)  # as Textual's own widgets declare it (type checkers only)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Runs before (and as well as) any handler a screen defines: Textual calls each

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -20,7 +22,7 @@ EDITOR_KEYS = [
 ]
 
 
-def _sections(app: App) -> list[tuple[str, list[Binding]]]:
+def _sections(app: App[object]) -> list[tuple[str, Iterable[BindingType]]]:
     from tutor.app.screens.confirm import ConfirmScreen
     from tutor.app.screens.home import HomeScreen
     from tutor.app.screens.lesson import LessonScreen
@@ -41,7 +43,7 @@ def _sections(app: App) -> list[tuple[str, list[Binding]]]:
     ]
 
 
-def binding_rows(app, bindings) -> list[tuple[str, str]]:
+def binding_rows(app: App[object], bindings: Iterable[BindingType]) -> list[tuple[str, str]]:
     """(keys, description) per action, keys of one action joined with ' / '."""
     rows: dict[str, tuple[list[str], str]] = {}
     for binding in Binding.make_bindings(bindings):
@@ -54,7 +56,7 @@ def binding_rows(app, bindings) -> list[tuple[str, str]]:
     return [(" / ".join(keys), desc) for keys, desc in rows.values()]
 
 
-def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
+def help_sections(app: App[object]) -> list[tuple[str, list[tuple[str, str]]]]:
     sections = [(title, binding_rows(app, bindings)) for title, bindings in _sections(app)]
     sections.append(("Code editor", EDITOR_KEYS))
     return sections
@@ -63,7 +65,7 @@ def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
 KEYS_COLUMN = 18  # keys longer than this get a line of their own
 
 
-def help_content(app) -> Content:
+def help_content(app: App[object]) -> Content:
     sections = help_sections(app)
     width = min(KEYS_COLUMN, max(len(keys) for _, rows in sections for keys, _ in rows)) + 2
     parts: list = []

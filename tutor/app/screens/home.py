@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
@@ -17,6 +18,11 @@ from textual.widgets.option_list import Option
 from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.top_bar import TopBar
 from tutor.progress.scheduling import short_list
+
+if TYPE_CHECKING:
+    from tutor.app.app import TutorApp
+    from tutor.app.status import KernelStatus
+    from tutor.packs.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -45,9 +51,10 @@ class HomeData:
     problems: list[str]
 
 
-def gather(app) -> HomeData:
+def gather(app: TutorApp) -> HomeData:
     """Everything the home screen shows, read in one go (runs in a thread)."""
     catalog, store = app.catalog, app.store
+    assert catalog is not None  # gathered only once the packs are loaded
     stats = store.exercise_stats() if store else {}
     card_keys = [(r.pack.id, r.key) for r in catalog.cards()]
     picked = store.due_cards(card_keys) if store and card_keys else None
@@ -71,12 +78,12 @@ def gather(app) -> HomeData:
     position = store.position() if store else None
     pos, label = None, None
     if position is not None:
-        pack = catalog.pack(position.pack)
-        lesson = pack.lesson(position.lesson) if pack else None
-        if lesson is not None:
+        at_pack = catalog.pack(position.pack)
+        at_lesson = at_pack.lesson(position.lesson) if at_pack else None
+        if at_lesson is not None:
             pos = (position.pack, position.lesson, position.exercise)
-            ex = next((e for e in lesson.exercises if e.id == position.exercise), None)
-            label = lesson.title + (f" › {ex.title}" if ex else "")
+            ex = next((e for e in at_lesson.exercises if e.id == position.exercise), None)
+            label = at_lesson.title + (f" › {ex.title}" if ex else "")
     return HomeData(
         rows=rows,
         pack_titles={p.id: p.title for p in catalog.packs},
@@ -91,7 +98,7 @@ def gather(app) -> HomeData:
     )
 
 
-def problem_lines(catalog, shown: int = 6) -> list[str]:
+def problem_lines(catalog: Catalog, shown: int = 6) -> list[str]:
     """Which packs did not load and why, most useful first: one line per pack, then the
     first problems (``pack validate`` lists them all)."""
     lines = []
@@ -189,7 +196,7 @@ class HomeScreen(TutorScreen):
         if self.app.ready.is_set():
             self.refresh_data()
 
-    def _show_kernel(self, status) -> None:
+    def _show_kernel(self, status: KernelStatus) -> None:
         text = status.label
         if status.message:
             text += f"\n{status.message}"
@@ -275,7 +282,7 @@ class HomeScreen(TutorScreen):
             return
         p = app.catalog.pack(pack)
         les = p.lesson(lesson) if p else None
-        if les is None:
+        if p is None or les is None:
             self.notify(f"Lesson {lesson!r} is no longer in the loaded packs.", severity="warning")
             return
         self.app.push_screen(LessonScreen(p, les, exercise))

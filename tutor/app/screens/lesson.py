@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
@@ -16,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets.text_area import Document
 from textual.worker import Worker, get_current_worker
 
 from tutor.app.external_editor import edit_externally
@@ -31,11 +33,19 @@ from tutor.app.widgets.top_bar import TopBar
 from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
 
+if TYPE_CHECKING:
+    from tutor.app.kernels import Kernels
+    from tutor.engine.events import OutputEvent, RunResult
+    from tutor.packs import models as m
+    from tutor.packs.loader import Pack
+    from tutor.progress.records import Draft, ExerciseStats
+    from tutor.progress.store import ProgressStore
+
 DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
 CHECK_TICK = 0.5  # how often a running check's elapsed time and output are redrawn
 
 
-def exercise_list(lesson, index: int, passed: set[str]) -> str:
+def exercise_list(lesson: m.Lesson, index: int, passed: set[str]) -> str:
     """One line naming every exercise of the lesson: ✓ passed, ▸ this one."""
     marks = []
     for n, ex in enumerate(lesson.exercises):
@@ -122,7 +132,7 @@ class LessonScreen(TutorScreen):
     WIDE_ONLY = {"previous", "external_editor", "reset", "restart", "focus_reading"}
     WIDE = 110
 
-    def __init__(self, pack, lesson, exercise_id: str | None = None) -> None:
+    def __init__(self, pack: Pack, lesson: m.Lesson, exercise_id: str | None = None) -> None:
         super().__init__()
         self.pack = pack
         self.lesson = lesson
@@ -175,7 +185,7 @@ class LessonScreen(TutorScreen):
         self.app.note_lesson_opened(self.pack.id, self.lesson.id)
         self.load_exercise()
 
-    def check_action(self, action: str, parameters) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "interrupt_busy":
             return self._something_runs()  # False lets ctrl+c through to the focused widget (copy)
         # Hidden from the footer when narrow; the "narrow" bindings keep the key working.
@@ -209,9 +219,11 @@ class LessonScreen(TutorScreen):
             editor.load_text("# This lesson has no exercises: read it in the Lesson tab.\n")
             self.query_one("#reading", TabbedContent).active = "tab-lesson"
             self.query_one("#exercise-text", Markdown).update("This lesson has no exercises.")
-            await asyncio.to_thread(app.store.set_position, self.pack.id, self.lesson.id, None)
+            if app.store is not None:
+                await asyncio.to_thread(app.store.set_position, self.pack.id, self.lesson.id, None)
             return
         store = app.store
+        assert store is not None  # a lesson opens only once the store is loaded
         draft, hints, stats, passed_ids = await asyncio.to_thread(self._read_progress, store, ref)
         if ref != self.ref:  # moved on while reading
             return
@@ -241,7 +253,9 @@ class LessonScreen(TutorScreen):
         await asyncio.to_thread(store.set_position, self.pack.id, self.lesson.id, ref.exercise.id)
 
     @staticmethod
-    def _read_progress(store, ref: ExerciseRef):
+    def _read_progress(
+        store: ProgressStore, ref: ExerciseRef
+    ) -> tuple[Draft | None, int, ExerciseStats | None, set[str]]:
         draft = store.load_draft(ref.pack.id, ref.key)
         hints = store.hints_used(ref.pack.id, ref.key)
         all_stats = store.exercise_stats(ref.pack.id)
@@ -328,7 +342,7 @@ class LessonScreen(TutorScreen):
             self.notify("Kernels are not running yet; try again in a moment.", severity="warning")
         return kernels
 
-    def _show_event(self, event) -> None:
+    def _show_event(self, event: OutputEvent) -> None:
         self.query_one("#output", OutputLog).show_event(event)
 
     @on(OutputLog.FigureShown)
@@ -342,7 +356,7 @@ class LessonScreen(TutorScreen):
             return
         self.app.push_screen(FigureScreen(pane.png, pane.number))
 
-    async def _ensure_setup(self, kernels, ref: ExerciseRef) -> bool:
+    async def _ensure_setup(self, kernels: Kernels, ref: ExerciseRef) -> bool:
         """Run the exercise's setup in the live kernel once per kernel and exercise."""
         key = (kernels.generation, ref.qualified)
         if self._setup_done == key:
@@ -361,7 +375,7 @@ class LessonScreen(TutorScreen):
 
     # ------------------------------------------------------------ run and check
 
-    async def _ready_to_run(self, ref: ExerciseRef | None):
+    async def _ready_to_run(self, ref: ExerciseRef | None) -> Kernels | None:
         """The kernels to run or check with, once the pack is trusted and the draft saved;
         None when there is nothing to run or no way to run it."""
         if ref is None or not await self._may_run():
@@ -378,7 +392,7 @@ class LessonScreen(TutorScreen):
         if self._too_large("run"):
             return
         kernels = await self._ready_to_run(ref)
-        if kernels is None:
+        if kernels is None or ref is None:
             return
         out = self.query_one("#output", OutputLog)
         self.query_one("#results", TabbedContent).active = "tab-output"
@@ -409,7 +423,7 @@ class LessonScreen(TutorScreen):
             self.query_one("#checks", CheckResults).show_message(sentence, "$text-error")
         return True
 
-    def _after_run(self, result, quiet: bool = False) -> None:
+    def _after_run(self, result: RunResult, quiet: bool = False) -> None:
         out = self.query_one("#output", OutputLog)
         out.flush(final=True)
         if result.message:  # one sentence: interrupted, restarted, output capped, a known error
@@ -423,7 +437,7 @@ class LessonScreen(TutorScreen):
         if self._too_large("checked"):
             return
         kernels = await self._ready_to_run(ref)
-        if kernels is None:
+        if kernels is None or ref is None:
             return
         code = self.query_one("#editor", CodeEditor).text
         checks = self.query_one("#checks", CheckResults)
@@ -518,8 +532,11 @@ class LessonScreen(TutorScreen):
         self.query_one("#reading", TabbedContent).active = "tab-exercise"
         self._show_exercise_text()
         self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
+        store = self.app.store
+        if store is None:
+            return
         self.run_worker(
-            asyncio.to_thread(self.app.store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
+            asyncio.to_thread(store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
             group="hint",
             exit_on_error=False,
         )
@@ -665,11 +682,13 @@ class LessonScreen(TutorScreen):
         editor = self.query_one("#editor", CodeEditor)
         if not editor.has_focus:
             return
-        offset = editor.document.get_index_from_location(editor.cursor_location)
+        document = editor.document
+        assert isinstance(document, Document)  # a Python TextArea's document has offsets
+        offset = document.get_index_from_location(editor.cursor_location)
         self.complete_in(editor, editor.text, offset)
 
     @work(group="complete", exclusive=True, exit_on_error=False)
-    async def complete_in(self, widget, code: str, cursor: int) -> None:
+    async def complete_in(self, widget: CodeEditor | Repl, code: str, cursor: int) -> None:
         kernels = self.app.kernels
         if kernels is None or kernels.busy:
             return

@@ -10,6 +10,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
@@ -18,6 +19,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from tutor.app.screens.base import TutorScreen
+
+if TYPE_CHECKING:
+    from tutor.app.app import TutorApp
 from tutor.app.widgets.bar_chart import BarChart
 from tutor.app.widgets.top_bar import TopBar
 
@@ -36,8 +40,9 @@ class ProgressData:
     recall_rate: list[tuple[str, int, int]]  # week label, % recalled, reviews; oldest first
 
 
-def gather(app, now: datetime | None = None) -> ProgressData:
+def gather(app: TutorApp, now: datetime | None = None) -> ProgressData:
     catalog, store = app.catalog, app.store
+    assert catalog is not None and store is not None  # gathered only once both are loaded
     now = now or datetime.now(timezone.utc)
     today = now.astimezone().date()
     stats = store.exercise_stats()

@@ -1,7 +1,8 @@
 """The recall quiz: due cards first, then new ones, each graded and scheduled as answered.
 
-Predict cards run their code in the live kernel once the learner has committed an answer,
-so the learner sees what torch really prints; the key comes from that run.
+A review follows tutor.grading.review's flow. A predict card runs its code once the
+learner has committed an answer, in a fresh kernel of its own, so the learner sees what
+torch really prints; the key comes from that run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import re
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,35 +24,25 @@ from tutor.app.screens.base import TutorScreen
 from tutor.app.widgets.lesson_markdown import bounded_markdown
 from tutor.app.widgets.top_bar import TopBar
 
-TYPE_LABEL = {
-    "choice": "multiple choice",
-    "short": "short answer",
-    "numeric": "a number",
-    "predict": "predict the output",
-    "cloze": "fill the blanks",
-}
-PLACEHOLDER = {
-    "choice": "the number of your choice, then enter",
-    "short": "your answer, then enter",
-    "numeric": "a number (0.001, 1e-3, 1/1000), then enter",
-    "predict": "what it prints, or the exception's name, then enter",
-    "cloze": "the blanks in order, separated by ';', then enter",
-}
+if TYPE_CHECKING:
+    from tutor.grading.predict import PredictOutcome
+    from tutor.packs.catalog import CardRef
+    from tutor.progress.scheduling import CardState
 
 
-def card_markdown(ref, order: list[int] | None = None) -> str:
-    """The card as Markdown; a choice card's options in ``order`` (see choice_order)."""
-    from tutor.grading.cards import cloze_prompt
+def card_markdown(ref: CardRef, order: list[int] | None = None) -> str:
+    """The card as Markdown (tutor.grading.review.card_view); a choice card's options in
+    ``order`` (see review_order)."""
+    from tutor.grading.review import card_view
 
-    card = ref.card
-    parts = [card.prompt.strip()]
-    if card.type == "choice":
-        shown = order if order is not None else range(len(card.options))
-        parts += [""] + [f"{n}. {card.options[i].text}" for n, i in enumerate(shown, 1)]
-    elif card.type == "cloze":
-        parts += ["", "> " + literal_blanks(cloze_prompt(card)).replace("\n", "\n> ")]
-    elif card.type == "predict":
-        parts += ["", "```python", card.code.rstrip(), "```"]
+    view = card_view(ref.card, order)
+    parts = [view.prompt]
+    if view.options:
+        parts += [""] + [f"{n}. {text}" for n, text in enumerate(view.options, 1)]
+    if view.blanks is not None:
+        parts += ["", "> " + literal_blanks(view.blanks).replace("\n", "\n> ")]
+    if view.code is not None:
+        parts += ["", "```python", view.code, "```"]
     return "\n".join(parts)
 
 
@@ -69,16 +61,13 @@ def literal_blanks(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
-def option_orders(queue, states) -> dict[int, list[int]]:
+def option_orders(queue: list[CardRef], states: dict[tuple[str, str], CardState]) -> dict[int, list[int]]:
     """Each choice card's option order for this review (stable if the quiz is left and
-    reopened before answering: the seed is the card's schedule, see review_seed)."""
-    from tutor.grading.cards import choice_order, review_seed
+    reopened before answering: the seed is the card's schedule, see review_order)."""
+    from tutor.grading.review import review_order
 
-    return {
-        n: choice_order(ref.card, review_seed(ref.pack.id, ref.key, states.get((ref.pack.id, ref.key))))
-        for n, ref in enumerate(queue)
-        if ref.card.type == "choice"
-    }
+    orders = {n: review_order(ref, states.get((ref.pack.id, ref.key))) for n, ref in enumerate(queue)}
+    return {n: order for n, order in orders.items() if order is not None}
 
 
 class QuizScreen(TutorScreen):
@@ -89,7 +78,7 @@ class QuizScreen(TutorScreen):
     def __init__(self, lesson: str | None = None) -> None:
         super().__init__()
         self.only_lesson = lesson
-        self.queue: list = []
+        self.queue: list[CardRef] = []
         self.orders: dict[int, list[int]] = {}  # queue index -> a choice card's option order
         self.n = 0
         self.answered = False
@@ -141,20 +130,19 @@ class QuizScreen(TutorScreen):
         self.show_card()
 
     def show_card(self) -> None:
+        from tutor.grading.review import card_view
+
         ref = self.queue[self.n]
         self.answered = False
         self._started = time.monotonic()
         self.query_one(TopBar).set_where(f"Recall quiz › card {self.n + 1} of {len(self.queue)}")
-        self.query_one("#card-title", Static).update(
-            f"{ref.lesson.title} · {TYPE_LABEL.get(ref.card.type, ref.card.type)}"
-        )
+        view = card_view(ref.card, self.orders.get(self.n))
+        self.query_one("#card-title", Static).update(f"{ref.lesson.title} · {view.label}")
         self.query_one("#card", Markdown).update(bounded_markdown(card_markdown(ref, self.orders.get(self.n))))
         self.query_one("#feedback", Static).update("")
         answer = self.query_one("#answer", Input)
         answer.value = ""
-        answer.placeholder = PLACEHOLDER.get(ref.card.type, "your answer, then enter")
-        if getattr(ref.card, "unordered", False):
-            answer.placeholder = "the blanks in any order, separated by ';', then enter"
+        answer.placeholder = f"{view.hint}, then enter"
         answer.disabled = False
         answer.focus()
 
@@ -193,32 +181,29 @@ class QuizScreen(TutorScreen):
             self.grading = False
 
     async def _grade(self, text: str) -> None:
-        from tutor.grading.cards import Grade, grade, revisit_advice
+        """tutor.grading.review's flow: run (a predict card), grade, record."""
+        from tutor.grading.review import grade_answer, record_review
 
         app = self.app
         ref = self.queue[self.n]
         card = ref.card
         feedback = self.query_one("#feedback", Static)
         box = self.query_one("#answer", Input)
-        key = None
         ran = None
         if card.type == "predict" and text.strip():
             box.disabled = True
             feedback.update(Content.styled("Running the code…", "$text-accent"))
             ran = await self._run_predict(ref)
-            key = ran.key if ran is not None and ran.ok else None
             box.disabled = False
-        g = grade(card, text, key=key, order=self.orders.get(self.n))
+        g = grade_answer(card, text, ran, self.orders.get(self.n))
         if g.retry:
             feedback.update(Content.styled(g.feedback, "$text-warning"))
             box.focus()
             return
-        if not text.strip():
-            g = Grade(False, "No answer given.", g.expected)
         duration = int((time.monotonic() - self._started) * 1000)
-        state = await asyncio.to_thread(
-            app.store.review, ref.pack.id, ref.key, g.correct, content_hash=ref.content_hash, duration_ms=duration
-        )
+        assert app.store is not None  # the quiz has cards only once the store is open
+        recorded = await asyncio.to_thread(record_review, app.store, ref, g.correct, duration_ms=duration)
+        state = recorded.state
         if g.correct:
             self.right += 1
         else:
@@ -234,11 +219,10 @@ class QuizScreen(TutorScreen):
             parts += ["\n", ("It printed:\n", "bold"), (ran.shown or "(nothing)", "$text-accent")]
         if card.explanation:
             parts += ["\n\n", card.explanation.strip()]
-        if not g.correct and state.leech:
-            advice = revisit_advice(ref.lesson.title, card)
-            parts += ["\n", (f"You have missed this card {state.lapses} times. {advice}", "$text-warning")]
-            if advice not in self.leeches:
-                self.leeches.append(advice)
+        if recorded.leech is not None:
+            parts += ["\n", (f"You have missed this card {state.lapses} times. {recorded.leech}", "$text-warning")]
+            if recorded.leech not in self.leeches:
+                self.leeches.append(recorded.leech)
         from tutor.progress.scheduling import when
 
         parts += [
@@ -251,8 +235,8 @@ class QuizScreen(TutorScreen):
         box.placeholder = "enter: next card"
         box.focus()
 
-    async def _run_predict(self, ref):
-        """The card's code run in the live kernel; None if it cannot run here."""
+    async def _run_predict(self, ref: CardRef) -> PredictOutcome | None:
+        """The card's code run in a fresh kernel; None if it cannot run here."""
         app = self.app
         kernels = app.kernels
         if kernels is None:
@@ -264,6 +248,7 @@ class QuizScreen(TutorScreen):
                 self.notify("Not run (pack not trusted): graded against the stored answer.")
                 return None
             await asyncio.to_thread(app.trust.trust, ref.pack)
+        assert ref.card.type == "predict"  # only predict cards come here
         return await kernels.predict(ref.card.code)
 
     def action_leave(self) -> None:

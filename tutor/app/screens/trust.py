@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tutor.app.screens.confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from tutor.packs.loader import Pack
 
 
 class TrustScreen(ConfirmScreen):
-    def __init__(self, pack) -> None:
+    def __init__(self, pack: Pack) -> None:
         authors = ", ".join(pack.manifest.authors) or "unknown authors"
         super().__init__(
             f"Run code from the pack '{pack.title}'?",

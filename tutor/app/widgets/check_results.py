@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tutor.engine.events import StreamEvent
+from tutor.engine.events import OutputEvent, StreamEvent
 from tutor.grading.verdict import Verdict
 
 LIVE_LINES = 200  # the last lines of output kept while a check runs
@@ -86,7 +86,7 @@ class CheckResults(VerticalScroll):
         self._partial = ""
         self.tick()
 
-    def feed(self, event) -> None:
+    def feed(self, event: OutputEvent) -> None:
         """An engine event from the verification kernel: the learner's prints are kept."""
         if self._started is None or not isinstance(event, StreamEvent):
             return

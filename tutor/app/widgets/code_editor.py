@@ -6,14 +6,17 @@ grammar (textual's own ``syntax`` extra would pull in fifteen grammars we never 
 
 from __future__ import annotations
 
-from textual import events
-from textual.widgets import TextArea
+from typing import Any
 
+from textual import events
+from textual.widgets.text_area import Document
+
+from tutor.app._textual_compat import GuardedTextArea
 from tutor.app.completion import insertion, summary
 from tutor.grading.code_size import code_size, too_large
 
 
-class CodeEditor(TextArea):
+class CodeEditor(GuardedTextArea):
     """A Python code editor with ``TextArea.code_editor``'s defaults and completion."""
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
@@ -28,15 +31,15 @@ class CodeEditor(TextArea):
         )
         self.indent_width = 4
 
-    def _replace_via_keyboard(self, insert: str, start, end):
+    def allow_keyboard_edit(self, insert: str, start: Any, end: Any) -> bool:
         # Pastes (and other long insertions) may not take the code past the bound that
         # `check` and grading enforce: past it the editor slows and nothing would run.
         if len(insert) > 1:
             after = code_size(self.text) - code_size(self.get_text_range(start, end)) + code_size(insert)
             if (problem := too_large(after, "The code")) is not None:
                 self.notify(f"Not pasted: {problem}.", severity="error")
-                return None
-        return super()._replace_via_keyboard(insert, start, end)
+                return False
+        return True
 
     def apply_completion(self, matches: list[str], start: int, end: int) -> str | None:
         """Replace offsets start..end with the only match or the common prefix; return the
@@ -44,10 +47,11 @@ class CodeEditor(TextArea):
         replacement = insertion(matches, end - start)
         if replacement is not None:
             doc = self.document
+            assert isinstance(doc, Document)  # a Python TextArea's document has offsets
             self.replace(replacement, doc.get_location_from_index(start), doc.get_location_from_index(end))
         return summary(matches)
 
-    def _on_key(self, event: events.Key) -> None:
+    def before_key(self, event: events.Key) -> None:
         # TextArea's indent mode spends escape on leaving the editor, so going home took two
         # presses; escape goes on to the screen (home), f5 and ctrl+l move the focus instead.
         if event.key == "escape":

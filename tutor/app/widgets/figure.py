@@ -21,7 +21,7 @@ import binascii
 import io
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -60,14 +60,14 @@ def detect_graphics() -> None:
         _asked_terminal = True
 
 
-def _image_class() -> type[Widget]:
+def _image_class() -> Callable[..., Widget]:
     if _asked_terminal:
         from textual_image.widget import Image
 
         return Image
     # Imported with a stdout that is not a terminal, textual-image asks nothing.
     real = sys.__stdout__
-    sys.__stdout__ = io.StringIO()  # type: ignore[misc]
+    sys.__stdout__ = io.StringIO()  # type: ignore[misc,assignment]
     try:
         from textual_image.widget import HalfcellImage
     finally:
@@ -91,13 +91,9 @@ def figure_image(png: bytes) -> Widget:
 
 def cell_ratio() -> float:
     """How many times taller than wide a terminal cell is (2 when the terminal does not say)."""
-    try:
-        from textual_image._terminal import get_cell_size
+    from tutor.app._textual_compat import terminal_cell_ratio
 
-        cell = get_cell_size()
-        return cell.height / cell.width if cell.width and cell.height else 2.0
-    except Exception:
-        return 2.0
+    return terminal_cell_ratio()
 
 
 def fit(pixels: tuple[int, int], cols: int, rows: int, ratio: float = 2.0) -> tuple[int, int]:

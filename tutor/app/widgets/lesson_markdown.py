@@ -8,10 +8,14 @@ into rows, every continuation row starting with the same mark the Output pane us
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.await_complete import AwaitComplete
 from textual.content import Content
 from textual.widgets import Label, Markdown
-from textual.widgets._markdown import MarkdownFence
+from textual.widgets.markdown import MarkdownFence
 
+from tutor.app._textual_compat import highlighted_code, keep_fence_content
 from tutor.app.widgets.output_log import CONTINUATION, MIN_WRAP_WIDTH
 
 
@@ -49,12 +53,12 @@ class WrappedFence(MarkdownFence):
     def _show(self) -> None:
         width = self._code_width()
         self._wrapped_at = width
-        content = wrap_content(self._highlighted_code, width)
+        content = wrap_content(highlighted_code(self), width)
         for label in self.query(Label):
             label.update(content)
 
     def set_content(self, content: Content) -> None:
-        self._content = content
+        keep_fence_content(self, content)
         self._show()
 
     def on_resize(self) -> None:
@@ -137,8 +141,8 @@ def bounded_markdown(text: str) -> str:
 class LessonMarkdown(Markdown):
     BLOCKS = {**Markdown.BLOCKS, "fence": WrappedFence, "code_block": WrappedFence}
 
-    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+    def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
         super().__init__(bounded_markdown(markdown) if markdown else markdown, **kwargs)
 
-    def update(self, markdown: str):  # type: ignore[override]  # the same awaitable as Markdown's
+    def update(self, markdown: str) -> AwaitComplete:
         return super().update(bounded_markdown(markdown))

@@ -23,7 +23,7 @@ from rich.cells import cell_len
 from textual.message import Message
 from textual.widgets import Log
 
-from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, StateEvent, StreamEvent
+from tutor.engine.events import DisplayEvent, ErrorEvent, OmittedEvent, OutputEvent, StateEvent, StreamEvent
 
 FLUSH_SECONDS = 1 / 20
 MAX_LINES = 5_000  # lines kept in the view; older ones scroll away
@@ -102,7 +102,7 @@ class OutputLog(Log):
         self._pending_chars += len(text)
         self._last_note = None
 
-    def show_event(self, event) -> None:
+    def show_event(self, event: OutputEvent) -> None:
         """One engine event (tutor.engine.events) as the learner reads it."""
         if isinstance(event, StreamEvent):
             self.feed(event.text)
