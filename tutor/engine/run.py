@@ -144,10 +144,11 @@ class Run:
             lines: list[str] = []
             for entry in content.get("traceback") or ():
                 lines.extend(strip_ansi(entry).rstrip("\n").split("\n"))
+            ename = content.get("ename", "Error")
             self.error = ErrorEvent(
-                ename=content.get("ename", "Error"),
+                ename=ename,
                 evalue=strip_ansi(content.get("evalue", "")),
-                traceback=tuple(without_kernel_frames(lines)),
+                traceback=tuple(without_kernel_frames(lines, interrupted=ename == "KeyboardInterrupt")),
             )
             self.emit(self.error)
         elif kind == "execute_input":
