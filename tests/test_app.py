@@ -263,7 +263,7 @@ async def test_draft_and_position_survive_quit_and_reopen(pack, data):
         await pilot.press("f4")  # next exercise
         await wait_for(pilot, lambda: "def double" in screen.query_one("#editor").text, 10, "exercise 2")
         await pilot.press("f7")
-        await type_text(pilot, "def double(x):\n    return x + x\n")
+        await type_text(pilot, "def double(x):\nreturn x + x\n")  # Enter indents the body, and ends it
         await pilot.press("ctrl+q")  # quitting saves at once, debounce or not
 
     app = make_app(pack, data, kernels=False)
@@ -277,6 +277,24 @@ async def test_draft_and_position_survive_quit_and_reopen(pack, data):
         editor = app.screen.query_one("#editor")
         await wait_for(pilot, lambda: editor.text == "def double(x):\n    return x + x\n", 10, "the restored draft")
         assert app.screen.index == 1
+
+
+async def test_enter_indents_after_a_block_opener_and_keeps_the_indent(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        editor = screen.query_one("#editor")
+        await pilot.press("f7")
+        await type_text(pilot, "def f(x):  # a comment: still a block\ns = '#:'\nfor i in range(3):\ns = i\n")
+        await type_text(pilot, "continue\nreturn s\n")
+        assert editor.text == (
+            "def f(x):  # a comment: still a block\n"
+            "    s = '#:'\n"  # the colon inside quotes opens nothing
+            "    for i in range(3):\n"
+            "        s = i\n"
+            "        continue\n"
+            "    return s\n"
+        )
 
 
 async def test_draft_is_saved_while_typing(pack, data):
@@ -482,6 +500,25 @@ async def test_home_a_adds_the_highlighted_lessons_cards(pack, data):
         recall = app.screen.query_one("#recall")
         await wait_for(pilot, lambda: "5 new" in str(recall.render()), 10, "the new cards")
         assert "New cards come from Tensor basics." in str(recall.render())
+
+
+async def test_an_empty_enter_in_the_quiz_is_not_graded(pack, data):
+    from tutor.app.screens.quiz import EMPTY_ANSWER, QuizScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await add_cards(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        quiz = app.screen
+        await type_text(pilot, "  \n")
+        await wait_for(pilot, lambda: EMPTY_ANSWER in str(quiz.query_one("#feedback").render()), 10, "the notice")
+        assert not quiz.answered and quiz.n == 0 and quiz.wrong == 0
+        assert app.store.review_count() == 0  # nothing graded, nothing scheduled
+        await type_text(pilot, "float32\n")
+        await wait_for(pilot, lambda: quiz.answered, 30, "the grade")
+        assert quiz.right == 1 and app.store.review_count() == 1
 
 
 def markdown_text(widget) -> str:

@@ -29,6 +29,7 @@ TYPE_LABEL = {
     "predict": "predict the output",
     "cloze": "fill the blanks",
 }
+EMPTY_ANSWER = "Type an answer first, then enter (a guess is fine; esc stops the quiz)."
 PLACEHOLDER = {
     "choice": "the number of your choice, then enter",
     "short": "your answer, then enter",
@@ -182,6 +183,10 @@ class QuizScreen(TutorScreen):
             else:
                 self._finish("That was the last card due. Well done.")
             return
+        if not event.value.strip():
+            # An Enter pressed too soon is not an answer: nothing is graded or scheduled.
+            self.query_one("#feedback", Static).update(Content.styled(EMPTY_ANSWER, "$text-warning"))
+            return
         self.grading = True
         self.answer(event.value)
 
@@ -193,7 +198,7 @@ class QuizScreen(TutorScreen):
             self.grading = False
 
     async def _grade(self, text: str) -> None:
-        from tutor.grading.cards import Grade, grade, revisit_advice
+        from tutor.grading.cards import grade, revisit_advice
 
         app = self.app
         ref = self.queue[self.n]
@@ -213,8 +218,6 @@ class QuizScreen(TutorScreen):
             feedback.update(Content.styled(g.feedback, "$text-warning"))
             box.focus()
             return
-        if not text.strip():
-            g = Grade(False, "No answer given.", g.expected)
         duration = int((time.monotonic() - self._started) * 1000)
         state = await asyncio.to_thread(
             app.store.review, ref.pack.id, ref.key, g.correct, content_hash=ref.content_hash, duration_ms=duration
