@@ -297,6 +297,31 @@ async def test_enter_indents_after_a_block_opener_and_keeps_the_indent(pack, dat
         )
 
 
+@pytest.mark.parametrize(
+    ("position", "expected"),
+    [
+        (("apptest", "basics", "zeros"), "Tensor basics › Double it"),  # passed: on to the next one
+        (("other-pack", "its-lesson", "its-exercise"), "Tensor basics › Double it"),  # --pack not given now
+    ],
+)
+async def test_continue_skips_passed_exercises_and_survives_a_pack_left_out(pack, data, position, expected):
+    from tutor.app.screens.lesson import LessonScreen
+    from tutor.progress import ProgressStore
+
+    with ProgressStore.open(data) as store:
+        store.record_attempt("apptest", "basics/zeros", passed=True, code="t = 1", content_hash="h")
+        store.set_position(*position)
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        cont = app.screen.query_one("#continue")
+        await wait_for(pilot, lambda: expected in str(cont.render()), 10, "continue")
+        assert "Start with the first lesson" not in str(cont.render())
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), 10, "the lesson")
+        assert app.screen.index == 1
+
+
 async def test_draft_is_saved_while_typing(pack, data):
     app = make_app(pack, data, kernels=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -500,6 +525,16 @@ async def test_home_a_adds_the_highlighted_lessons_cards(pack, data):
         recall = app.screen.query_one("#recall")
         await wait_for(pilot, lambda: "5 new" in str(recall.render()), 10, "the new cards")
         assert "New cards come from Tensor basics." in str(recall.render())
+
+
+async def test_the_hint_toast_shows_plain_text_not_markdown(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_first_lesson(pilot)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: any(n.title == "Hint 1 of 3" for n in app._notifications), 10, "the hint")
+        [hint] = [n for n in app._notifications if n.title == "Hint 1 of 3"]
+        assert hint.message == "torch.zeros takes the shape first." and not hint.markup
 
 
 async def test_an_empty_enter_in_the_quiz_is_not_graded(pack, data):
@@ -964,13 +999,40 @@ async def test_progress_charts_due_cards_for_two_weeks_and_recall_rate(pack, dat
         app.store.review("apptest", "basics/numel", True)
         app.store.review("apptest", "basics/shape-word", False)
         data_ = gather(app)
-        assert FORECAST_DAYS == 14 and len(data_.forecast) == 14
+        assert FORECAST_DAYS == 14 and len(data_.forecast) == FORECAST_DAYS + 1  # now, later today, 13 days
+        assert [label for label, _ in data_.forecast[:3]] == ["now", "later today", "tomorrow"]
         assert sum(n for _, n in data_.forecast) == 2  # both cards fall due within two weeks
         assert data_.recall_rate[-1] == ("this week", 50, 2)
         await pilot.press("p")
         chart = await _wait_query(pilot, "#recall-rate")
         await wait_for(pilot, lambda: "50% of 2" in str(chart.render()), 10, "the recall chart")
         assert "in 13 days" in str(app.screen.query_one("#forecast").render())
+
+
+async def test_home_due_count_is_progress_now(pack, data):
+    from datetime import datetime, timedelta, timezone
+
+    from tutor.app.screens.progress import ProgressScreen
+    from tutor.progress import ProgressStore
+
+    two_days_ago = datetime.now(timezone.utc) - timedelta(days=2)
+    with ProgressStore.open(data) as store:
+        store.review("apptest", "basics/numel", False, two_days_ago)
+        store.review("apptest", "basics/shape-word", False, two_days_ago)
+        store.review("apptest", "basics/default-dtype", False)  # due again in minutes: later today
+        store.review("gone-pack", "lesson/card", False, two_days_ago)  # a pack not loaded now
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await wait_for(pilot, lambda: "2 cards due now" in str(app.screen.query_one("#recall").render()), 10, "home")
+        await pilot.press("p")
+        chart = await _wait_query(pilot, "#forecast")
+        await wait_for(pilot, lambda: "now" in str(chart.render()), 10, "the forecast")
+        assert isinstance(app.screen, ProgressScreen)
+        from tutor.app.screens.progress import gather
+
+        forecast = gather(app).forecast
+        assert forecast[0] == ("now", 2) and sum(n for _, n in forecast[1:]) == 1  # later today (or tomorrow)
 
 
 async def _wait_query(pilot, selector):

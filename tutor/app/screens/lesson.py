@@ -30,6 +30,7 @@ from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
 from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
+from tutor.packs.plain_text import inline_to_text
 
 DRAFT_DEBOUNCE = 0.5  # seconds after the last keystroke
 CHECK_TICK = 0.5  # how often a running check's elapsed time and output are redrawn
@@ -517,7 +518,8 @@ class LessonScreen(TutorScreen):
         self._hints_shown += 1
         self.query_one("#reading", TabbedContent).active = "tab-exercise"
         self._show_exercise_text()
-        self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
+        # A toast shows plain text: the hint's Markdown (backticks, asterisks) would show raw.
+        self.notify(inline_to_text(hints[n]), title=f"Hint {n + 1} of {len(hints)}", timeout=10, markup=False)
         self.run_worker(
             asyncio.to_thread(self.app.store.record_hint, ref.pack.id, ref.key, n, content_hash=ref.content_hash),
             group="hint",
