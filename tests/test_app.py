@@ -208,6 +208,8 @@ async def test_moving_between_exercises_and_lessons(pack, data):
         await pilot.press("f5")
         await wait_for(pilot, lambda: screen.query_one("#lesson-scroll").has_focus, 5, "the lesson text")
         await pilot.press("f5")
+        assert screen.query_one("#output").has_focus  # the results pane (its Output tab is shown)
+        await pilot.press("f5")
         assert editor.has_focus
 
 
@@ -320,6 +322,42 @@ async def test_continue_skips_passed_exercises_and_survives_a_pack_left_out(pack
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), 10, "the lesson")
         assert app.screen.index == 1
+
+
+async def test_at_80x24_f5_reaches_the_checks_and_they_grow(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_first_lesson(pilot)
+        results, checks = screen.query_one("#results"), screen.query_one("#checks")
+        results.active = "tab-checks"
+        await pilot.pause()
+        before = results.size.height
+        for _ in range(3):  # editor -> exercise -> lesson -> results
+            await pilot.press("f5")
+            await pilot.pause()
+        await wait_for(pilot, lambda: checks.has_focus, 5, "the checks")
+        await wait_for(pilot, lambda: results.size.height >= 12 > before, 5, "the checks to grow")
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.query_one("#editor").has_focus and results.size.height == before, 5)
+
+
+async def test_at_80x24_home_rows_stay_one_line_and_progress_shows_every_column(data):
+    from tutor.app.app import TutorApp, TutorOptions
+    from tutor.app.screens.progress import ProgressScreen
+
+    app = TutorApp(TutorOptions(packs=[], data_dir=str(data), builtin=True, start_kernels=False))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        lessons = app.screen.query_one("#lessons")
+        await wait_for(pilot, lambda: lessons.option_count > 10, 10, "the built-in lessons")
+        await pilot.pause()
+        assert lessons.virtual_size.height == lessons.option_count  # no title wraps onto a second row
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen), 10, "progress")
+        table = app.screen.query_one("#lesson-table")
+        await wait_for(pilot, lambda: table.row_count > 10, 10, "the table")
+        await pilot.pause()
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # nothing clipped
 
 
 async def test_draft_is_saved_while_typing(pack, data):

@@ -90,7 +90,7 @@ class LessonScreen(TutorScreen):
             "f5",
             "focus_reading",
             "Read",
-            tooltip="Cycle editor, exercise text, lesson text (arrows and page keys scroll the text)",
+            tooltip="Cycle editor, exercise text, lesson text, results (arrows and page keys scroll them)",
             id="lesson.read",
         ),
         Binding(
@@ -596,13 +596,18 @@ class LessonScreen(TutorScreen):
         self.app.pop_screen()
 
     def action_focus_reading(self) -> None:
-        """editor -> exercise text -> lesson text -> editor: the text scrolls from the keyboard."""
+        """editor -> exercise text -> lesson text -> results (checks or output) -> editor:
+        each scrolls from the keyboard, and the results grow while they have the focus."""
         reading = self.query_one("#reading", TabbedContent)
         exercise, lesson = self.query_one("#exercise-scroll"), self.query_one("#lesson-scroll")
+        results = self.query_one("#results", TabbedContent)
         if exercise.has_focus:
             reading.active = "tab-lesson"
             self.call_after_refresh(lesson.focus)
         elif lesson.has_focus:
+            shown = "#checks" if results.active == "tab-checks" else "#output"
+            self.query_one(shown).focus()
+        elif results.has_focus_within:
             self.query_one("#editor", CodeEditor).focus()
         else:
             reading.active = "tab-exercise"
