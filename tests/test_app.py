@@ -208,6 +208,8 @@ async def test_moving_between_exercises_and_lessons(pack, data):
         await pilot.press("f5")
         await wait_for(pilot, lambda: screen.query_one("#lesson-scroll").has_focus, 5, "the lesson text")
         await pilot.press("f5")
+        assert screen.query_one("#output").has_focus  # the results pane (its Output tab is shown)
+        await pilot.press("f5")
         assert editor.has_focus
 
 
@@ -263,7 +265,7 @@ async def test_draft_and_position_survive_quit_and_reopen(pack, data):
         await pilot.press("f4")  # next exercise
         await wait_for(pilot, lambda: "def double" in screen.query_one("#editor").text, 10, "exercise 2")
         await pilot.press("f7")
-        await type_text(pilot, "def double(x):\n    return x + x\n")
+        await type_text(pilot, "def double(x):\nreturn x + x\n")  # Enter indents the body, and ends it
         await pilot.press("ctrl+q")  # quitting saves at once, debounce or not
 
     app = make_app(pack, data, kernels=False)
@@ -277,6 +279,85 @@ async def test_draft_and_position_survive_quit_and_reopen(pack, data):
         editor = app.screen.query_one("#editor")
         await wait_for(pilot, lambda: editor.text == "def double(x):\n    return x + x\n", 10, "the restored draft")
         assert app.screen.index == 1
+
+
+async def test_enter_indents_after_a_block_opener_and_keeps_the_indent(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_first_lesson(pilot)
+        editor = screen.query_one("#editor")
+        await pilot.press("f7")
+        await type_text(pilot, "def f(x):  # a comment: still a block\ns = '#:'\nfor i in range(3):\ns = i\n")
+        await type_text(pilot, "continue\nreturn s\n")
+        assert editor.text == (
+            "def f(x):  # a comment: still a block\n"
+            "    s = '#:'\n"  # the colon inside quotes opens nothing
+            "    for i in range(3):\n"
+            "        s = i\n"
+            "        continue\n"
+            "    return s\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("position", "expected"),
+    [
+        (("apptest", "basics", "zeros"), "Tensor basics › Double it"),  # passed: on to the next one
+        (("other-pack", "its-lesson", "its-exercise"), "Tensor basics › Double it"),  # --pack not given now
+    ],
+)
+async def test_continue_skips_passed_exercises_and_survives_a_pack_left_out(pack, data, position, expected):
+    from tutor.app.screens.lesson import LessonScreen
+    from tutor.progress import ProgressStore
+
+    with ProgressStore.open(data) as store:
+        store.record_attempt("apptest", "basics/zeros", passed=True, code="t = 1", content_hash="h")
+        store.set_position(*position)
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        cont = app.screen.query_one("#continue")
+        await wait_for(pilot, lambda: expected in str(cont.render()), 10, "continue")
+        assert "Start with the first lesson" not in str(cont.render())
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, LessonScreen), 10, "the lesson")
+        assert app.screen.index == 1
+
+
+async def test_at_80x24_f5_reaches_the_checks_and_they_grow(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_first_lesson(pilot)
+        results, checks = screen.query_one("#results"), screen.query_one("#checks")
+        results.active = "tab-checks"
+        await pilot.pause()
+        before = results.size.height
+        for _ in range(3):  # editor -> exercise -> lesson -> results
+            await pilot.press("f5")
+            await pilot.pause()
+        await wait_for(pilot, lambda: checks.has_focus, 5, "the checks")
+        await wait_for(pilot, lambda: results.size.height >= 12 > before, 5, "the checks to grow")
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.query_one("#editor").has_focus and results.size.height == before, 5)
+
+
+async def test_at_80x24_home_rows_stay_one_line_and_progress_shows_every_column(data):
+    from tutor.app.app import TutorApp, TutorOptions
+    from tutor.app.screens.progress import ProgressScreen
+
+    app = TutorApp(TutorOptions(packs=[], data_dir=str(data), builtin=True, start_kernels=False))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        lessons = app.screen.query_one("#lessons")
+        await wait_for(pilot, lambda: lessons.option_count > 10, 10, "the built-in lessons")
+        await pilot.pause()
+        assert lessons.virtual_size.height == lessons.option_count  # no title wraps onto a second row
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen), 10, "progress")
+        table = app.screen.query_one("#lesson-table")
+        await wait_for(pilot, lambda: table.row_count > 10, 10, "the table")
+        await pilot.pause()
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # nothing clipped
 
 
 async def test_draft_is_saved_while_typing(pack, data):
@@ -482,6 +563,35 @@ async def test_home_a_adds_the_highlighted_lessons_cards(pack, data):
         recall = app.screen.query_one("#recall")
         await wait_for(pilot, lambda: "5 new" in str(recall.render()), 10, "the new cards")
         assert "New cards come from Tensor basics." in str(recall.render())
+
+
+async def test_the_hint_toast_shows_plain_text_not_markdown(pack, data):
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_first_lesson(pilot)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: any(n.title == "Hint 1 of 3" for n in app._notifications), 10, "the hint")
+        [hint] = [n for n in app._notifications if n.title == "Hint 1 of 3"]
+        assert hint.message == "torch.zeros takes the shape first." and not hint.markup
+
+
+async def test_an_empty_enter_in_the_quiz_is_not_graded(pack, data):
+    from tutor.app.screens.quiz import EMPTY_ANSWER, QuizScreen
+
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await add_cards(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 10, "the quiz")
+        quiz = app.screen
+        await type_text(pilot, "  \n")
+        await wait_for(pilot, lambda: EMPTY_ANSWER in str(quiz.query_one("#feedback").render()), 10, "the notice")
+        assert not quiz.answered and quiz.n == 0 and quiz.wrong == 0
+        assert app.store.review_count() == 0  # nothing graded, nothing scheduled
+        await type_text(pilot, "float32\n")
+        await wait_for(pilot, lambda: quiz.answered, 30, "the grade")
+        assert quiz.right == 1 and app.store.review_count() == 1
 
 
 def markdown_text(widget) -> str:
@@ -927,13 +1037,40 @@ async def test_progress_charts_due_cards_for_two_weeks_and_recall_rate(pack, dat
         app.store.review("apptest", "basics/numel", True)
         app.store.review("apptest", "basics/shape-word", False)
         data_ = gather(app)
-        assert FORECAST_DAYS == 14 and len(data_.forecast) == 14
+        assert FORECAST_DAYS == 14 and len(data_.forecast) == FORECAST_DAYS + 1  # now, later today, 13 days
+        assert [label for label, _ in data_.forecast[:3]] == ["now", "later today", "tomorrow"]
         assert sum(n for _, n in data_.forecast) == 2  # both cards fall due within two weeks
         assert data_.recall_rate[-1] == ("this week", 50, 2)
         await pilot.press("p")
         chart = await _wait_query(pilot, "#recall-rate")
         await wait_for(pilot, lambda: "50% of 2" in str(chart.render()), 10, "the recall chart")
         assert "in 13 days" in str(app.screen.query_one("#forecast").render())
+
+
+async def test_home_due_count_is_progress_now(pack, data):
+    from datetime import datetime, timedelta, timezone
+
+    from tutor.app.screens.progress import ProgressScreen
+    from tutor.progress import ProgressStore
+
+    two_days_ago = datetime.now(timezone.utc) - timedelta(days=2)
+    with ProgressStore.open(data) as store:
+        store.review("apptest", "basics/numel", False, two_days_ago)
+        store.review("apptest", "basics/shape-word", False, two_days_ago)
+        store.review("apptest", "basics/default-dtype", False)  # due again in minutes: later today
+        store.review("gone-pack", "lesson/card", False, two_days_ago)  # a pack not loaded now
+    app = make_app(pack, data, kernels=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await wait_for(pilot, lambda: "2 cards due now" in str(app.screen.query_one("#recall").render()), 10, "home")
+        await pilot.press("p")
+        chart = await _wait_query(pilot, "#forecast")
+        await wait_for(pilot, lambda: "now" in str(chart.render()), 10, "the forecast")
+        assert isinstance(app.screen, ProgressScreen)
+        from tutor.app.screens.progress import gather
+
+        forecast = gather(app).forecast
+        assert forecast[0] == ("now", 2) and sum(n for _, n in forecast[1:]) == 1  # later today (or tomorrow)
 
 
 async def _wait_query(pilot, selector):

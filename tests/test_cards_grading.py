@@ -61,6 +61,29 @@ def test_choice_right_by_number_letter_or_text(answer):
 
 
 @pytest.mark.parametrize(
+    ("right", "wrong", "shown_right", "shown_wrong"),
+    [
+        ("Right. clone always copies.", "No, view never copies.", "Clone always copies.", "View never copies."),
+        ("Correct! It copies.", "Wrong: a view.", "It copies.", "A view."),
+        ("Right, it copies.", "Right. (A trap.)", "It copies.", "Right. (A trap.)"),  # a disagreeing word stays
+        ("Rightly so.", "Nothing copies.", "Rightly so.", "Nothing copies."),
+    ],
+)
+def test_choice_feedback_does_not_repeat_the_verdict(right, wrong, shown_right, shown_wrong):
+    card = ChoiceCard(
+        id="copy",
+        type="choice",
+        prompt="Which call always returns a copy?",
+        options=[
+            ChoiceOption(text="t.view(-1)", feedback=wrong),
+            ChoiceOption(text="t.clone()", correct=True, feedback=right),
+        ],
+    )
+    assert grade(card, "2").feedback == shown_right
+    assert grade(card, "1").feedback == shown_wrong
+
+
+@pytest.mark.parametrize(
     "answer,feedback", [("1", "view never"), ("c", "reshape copies"), ("t.view(-1)", "view never")]
 )
 def test_choice_wrong_gives_that_options_feedback(answer, feedback):
@@ -341,3 +364,14 @@ def test_revisit_advice_names_lesson_and_section():
         "Revisit lesson 'Views, strides and copies', section 'Strides'."
     )
     assert revisit_advice("Tensors", short()) == "Revisit lesson 'Tensors'."
+
+
+@pytest.mark.parametrize(
+    "answer", ["t = t.to(DEVICE)", "t=t.to(DEVICE)", "t = t.to(device=DEVICE)", "`t = t.to(device = DEVICE)`"]
+)
+def test_builtin_to_returns_card_takes_the_keyword_spelling_too(answer):
+    from tutor.packs.catalog import Catalog
+
+    [ref] = [r for r in Catalog.load([]).cards("tensors") if r.card.id == "to-returns"]
+    assert grade(ref.card, answer).correct
+    assert not grade(ref.card, "t.to(device=DEVICE)").correct

@@ -71,6 +71,16 @@ async def test_os_exit(kernel):
     assert r.status == "crashed"
 
 
+async def test_output_printed_just_before_os_exit_is_kept(kernel):
+    r = await crash_and_check(
+        kernel,
+        "import os, sys\nprint('saved the model')\nprint('oops', file=sys.stderr)\nos._exit(0)",
+        f"Your code made the Python kernel exit with status 0 (as os._exit does); {GONE}",
+    )
+    assert r.status == "crashed"
+    assert "saved the model\n" in r.output and "oops\n" in r.output
+
+
 async def test_output_before_a_crash_is_kept(kernel):
     r = await kernel.execute(
         "import ctypes, sys\nprint('before', flush=True)\nsys.stdout.flush()\n"

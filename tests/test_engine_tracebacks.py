@@ -65,3 +65,38 @@ def test_standard_library_format_is_filtered_too():
         "ValueError: x",
     ]
     assert without_kernel_frames(lines) == [lines[0], *lines[3:]]
+
+
+TRAINING_INTERRUPTED = (
+    "import torch\n"
+    "model = torch.nn.Linear(2, 2)\n"
+    "def stop(*_):\n"
+    "    raise KeyboardInterrupt  # where ctrl+c lands when it arrives inside torch's forward\n"
+    "model.register_forward_hook(stop)\n"
+    "for step in range(3):\n"
+    "    loss = model(torch.ones(1, 2)).sum()\n"
+)
+
+
+@in_kernel
+@pytest.mark.slow
+async def test_an_interrupted_run_shows_the_learners_frames_not_torchs(kernel):
+    r = await kernel.execute(TRAINING_INTERRUPTED)
+    assert r.status == "interrupted" and r.error is not None and r.error.ename == "KeyboardInterrupt"
+    text = "\n".join(r.error.traceback)
+    assert "loss = model(torch.ones(1, 2)).sum()" in text and "raise KeyboardInterrupt" in text
+    assert "site-packages" not in text and "torch/nn/modules" not in text, text
+    assert r.error.traceback[-1].startswith("KeyboardInterrupt")
+
+
+def test_interrupted_drops_library_frames_but_an_error_keeps_them():
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/tmp/ipykernel_1/123.py", line 7, in <module>',
+        "    loss = model(x).sum()",
+        '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1751, in _wrapped_call_impl',
+        "    return self._call_impl(*args, **kwargs)",
+        "KeyboardInterrupt",
+    ]
+    assert without_kernel_frames(lines, interrupted=True) == [*lines[:3], lines[-1]]
+    assert without_kernel_frames(lines) == lines

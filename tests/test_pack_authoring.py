@@ -31,12 +31,29 @@ def test_source_check_forbids_requires_and_counts():
 
 def test_source_check_applies_to_the_learner_only():
     one_liner = check(kind="source", forbid=["for"], max_statements=2, applies_to="learner")
-    as_both = check(kind="source", forbid=["for"])
-    ref = verify(LOOP_SOLUTION, LOOP_SOLUTION, [one_liner])  # pack test runs the reference like this
-    assert ref["passed"] and "exempt" in only(ref)["message"]
-    assert not verify(LOOP_SOLUTION, LOOP_SOLUTION, [as_both])["passed"]
     assert verify("def total(xs):\n    return sum(xs)\n", LOOP_SOLUTION, [one_liner])["passed"]
     assert not verify(LOOP_SOLUTION.replace("out = 0", "out = 0  # mine"), "y = 2", [one_liner])["passed"]
+    # Code written exactly like the reference is still a learner's (pasted from the solution view):
+    # only `pack test` proving the reference leaves these checks out (tutor/grading/packtest.py).
+    pasted = verify(LOOP_SOLUTION, LOOP_SOLUTION, [one_liner])
+    assert not pasted["passed"] and "your code uses for (line 3)" in only(pasted)["message"]
+
+
+def test_pack_test_proves_the_reference_without_learner_only_rules(pack: Path):
+    from tutor.grading.packtest import reference_exercise
+    from tutor.packs import models as m
+
+    edit(lesson_file(pack), "        compare: [shape, dtype, device, values]\n", SOURCE_RULE)
+    ex = load_pack(pack).lessons[0].exercises[0]
+    assert [c.kind for c in ex.checks] == ["tensor", "source"]
+    assert [c.kind for c in reference_exercise(ex).checks] == ["tensor"]
+    assert isinstance(ex.checks[1], m.SourceCheck)  # the exercise itself keeps the rule for learners
+
+
+SOURCE_RULE = (
+    "        compare: [shape, dtype, device, values]\n"
+    "      - kind: source\n        forbid: [torch.zeros]\n        applies_to: learner\n"
+)
 
 
 def test_function_check_dimension_ints_constraints_and_an_oracle_from_setup():
@@ -171,3 +188,39 @@ def test_pack_test_proves_accepted_solutions(pack: Path):
     assert out.returncode == 1
     assert re.search(r"ok +first-steps/zeros +accepted 1 ", out.stdout), out.stdout
     assert re.search(r"FAIL +first-steps/zeros +accepted 2 ", out.stdout), out.stdout
+
+
+@pytest.mark.slow
+def test_learner_only_rule_holds_for_the_reference_text_but_pack_test_proves_it(pack: Path):
+    edit(lesson_file(pack), "        compare: [shape, dtype, device, values]\n", SOURCE_RULE)
+    data = str(pack.parent / "data")
+    tested = subprocess.run(
+        [sys.executable, "-m", "tutor", "--data-dir", data, "pack", "test", str(pack), "--trust"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert re.search(r"ok +first-steps/zeros +solution ", tested.stdout), tested.stdout + tested.stderr
+    pasted = pack / "pasted.py"
+    pasted.write_text((pack / "first-steps" / "solution_zeros.py").read_text())
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tutor",
+            "--data-dir",
+            data,
+            "--pack",
+            str(pack),
+            "check",
+            "first-steps/zeros",
+            "--file",
+            str(pasted),
+            "--trust",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "your code uses torch.zeros (line 3), which this exercise does not allow" in checked.stdout

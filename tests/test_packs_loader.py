@@ -291,3 +291,21 @@ def test_lessons_readme_table_is_current():
     assert lessons_table.render(readme) == readme, "run: python scripts/lessons_table.py --write"
     # every topic of the curriculum issue has its lesson
     assert set(lessons_table.TOPICS) == {les.id for les in load_pack(REPO / "lessons").lessons}
+
+
+def test_lesson_folder_left_out_of_the_list_is_a_warning_at_the_list(pack: Path, capsys):
+    import shutil
+
+    from tutor.cli import main
+
+    shutil.copytree(pack / "first-steps", pack / "forgotten")
+    replace(pack / "forgotten" / "lesson.yaml", "id: first-steps", "id: forgotten")
+    (pack / "notes").mkdir()  # a folder without lesson.yaml is none of the pack's business
+    loaded, problems = check_pack(pack)
+    assert not problems and loaded is not None
+    [warning] = loaded.warnings
+    assert (warning.line, warning.col) == (line_of(pack / "pack.yaml", "lessons:"), 1)
+    assert "forgotten/ is not in this list" in warning.message
+    assert main(["pack", "validate", str(pack)]) == 0
+    out = capsys.readouterr().out
+    assert f"warning: {pack / 'pack.yaml'}:{warning.line}:1: lessons: the lesson folder forgotten/" in out

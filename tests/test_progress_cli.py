@@ -74,6 +74,7 @@ def test_progress_text(tmp_path, home):
 
 def test_export_then_import_elsewhere_is_idempotent(tmp_path, home):
     out = tmp_path / "exp" / "progress.json"
+    out.parent.mkdir()  # export never creates folders (tests/test_cli.py)
     r = cli(["progress", "export", str(out)], home)
     assert r.returncode == 0, r.stderr and "Exported 2 attempts and 2 reviews" in r.stdout
     doc = json.loads(out.read_text())

@@ -11,11 +11,13 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from tutor import __version__
 from tutor.checks.vocabulary import DEVICES
 from tutor.errors import TutorError
+from tutor.paths import ENV_HOME
 
 # subcommand path -> "module:function" in tutor.commands
 HANDLERS = {
@@ -32,49 +34,93 @@ HANDLERS = {
     ("pack", "test"): "pack:run_test",
     ("pack", "schema"): "pack:run_schema",
     ("doctor",): "doctor:run",
+    ("show",): "show:run",
+    ("docs",): "docs:run",
+    ("completion",): "completion:run",
 }
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+# An exercise of the built-in pack (tests/test_cli.py keeps it real).
+EXAMPLE_EXERCISE = "tensors/features-and-labels"
+GLOBAL_OPTIONS_NOTE = "--pack, --data-dir, --device, --kernel and --gateway work here too (see ptfund-tutor --help)."
 
 
 def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     # Subparsers use SUPPRESS defaults so an option given before the subcommand is not
-    # overwritten by the subparser's default (argparse's usual pitfall).
+    # overwritten by the subparser's default (argparse's usual pitfall). They accept the
+    # global options but leave them out of their help: `ptfund-tutor --help` lists them once.
     default = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    shown = (lambda h: h) if top else (lambda h: argparse.SUPPRESS)
     parser.add_argument(
         "--pack",
         action="append",
         metavar="DIR",
         default=default([]),
-        help="also load the instructor pack in DIR (repeatable)",
+        help=shown("also load the instructor pack in DIR (repeatable)"),
     )
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
         default=default(None),
-        help="where progress is kept (also $PTFUND_TUTOR_HOME; default: the platform's user data dir)",
+        help=shown("where progress is kept (also $PTFUND_TUTOR_HOME; default: the platform's user data dir)"),
     )
     parser.add_argument(
         "--device",
         choices=DEVICES,
         default=default(None),
-        help="run learner code on this device (default: detected)",
+        help=shown("run learner code on this device (default: detected)"),
     )
     parser.add_argument(
         "--kernel",
         metavar="CONNECTION_FILE",
         default=default(None),
-        help="attach to an existing Jupyter kernel instead of starting one",
+        help=shown("attach to an existing Jupyter kernel instead of starting one"),
     )
     parser.add_argument(
         "--gateway",
         metavar="URL",
         default=default(None),
-        help="start kernels on this Jupyter Kernel Gateway or Enterprise Gateway "
-        "(also $PTFUND_TUTOR_GATEWAY; token from $PTFUND_TUTOR_GATEWAY_TOKEN)",
+        help=shown(
+            "start kernels on this Jupyter Kernel Gateway or Enterprise Gateway "
+            "(also $PTFUND_TUTOR_GATEWAY; token from $PTFUND_TUTOR_GATEWAY_TOKEN)"
+        ),
     )
+
+
+def _at_least_one(text: str) -> int:
+    """--jobs and --limit: checked by argparse, so a bad value is answered before anything loads."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs a whole number of at least 1, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"needs a number of seconds above 0, not {text!r}")
+    return value
+
+
+def _exercise_id(text: str) -> str:
+    rest = text.rpartition(":")[2]
+    lesson, sep, exercise = rest.partition("/")
+    if not (sep and lesson and exercise):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an exercise id: write LESSON/EXERCISE")
+    return text
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2 (docs/architecture.md: command line)
+        option, sep, rest = message.partition(": needs ")
+        if sep and option.startswith("argument "):  # "--jobs needs ...", not "argument --jobs: needs ..."
+            message = f"{option.removeprefix('argument ')} needs {rest}"
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -90,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, help: str, parent: Any = sub) -> argparse.ArgumentParser:
-        p = parent.add_parser(name, help=help, description=help)
+        p = parent.add_parser(name, help=help, description=help, epilog=GLOBAL_OPTIONS_NOTE)
+        p.set_defaults(command_parser=p)  # so _check_arguments can answer as this subcommand
         _global_options(p, top=False)
         return p
 
@@ -101,12 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "target",
         metavar="LESSON/EXERCISE",
-        help="exercise id, e.g. tensors/make-a-tensor (PACK:LESSON/EXERCISE when ids clash)",
+        type=_exercise_id,
+        help=f"exercise id, e.g. {EXAMPLE_EXERCISE} (PACK:LESSON/EXERCISE when ids clash)",
     )
     p.add_argument("--file", required=True, metavar="FILE", help="the Python file with your code")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="time limit (default: the exercise's)"
+        "--timeout", type=_seconds, default=None, metavar="SECONDS", help="time limit (default: the exercise's)"
     )
     p.add_argument("--trust", action="store_true", help="trust the exercise's pack (its Python runs on this machine)")
 
@@ -121,7 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder with one folder per learner (LESSON/EXERCISE.py files) or learners' progress exports (NAME.json)",
     )
     p.add_argument(
-        "--jobs", type=int, default=None, metavar="N", help="verify N files at once (default: up to 4, one per core)"
+        "--jobs",
+        type=_at_least_one,
+        default=None,
+        metavar="N",
+        help="verify N files at once (default: up to 4, one per core)",
     )
     p.add_argument("--out", metavar="CSV", help="write the gradebook as CSV to this file")
     p.add_argument("--json", action="store_true", help="print every verdict with its checks and messages as JSON")
@@ -129,7 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--lesson", action="append", metavar="LESSON", help="grade only this lesson's exercises (repeatable)"
     )
     p.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="time limit per file (default: the exercise's)"
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="time limit per file (default: the exercise's)",
     )
     p.add_argument(
         "--gradescope",
@@ -143,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")
     p.add_argument("--lesson", metavar="LESSON", help="only cards of this lesson")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N cards")
+    p.add_argument("--limit", type=_at_least_one, metavar="N", help="at most N cards")
 
     p = add("progress", "show progress; export or import it")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -170,14 +226,46 @@ def build_parser() -> argparse.ArgumentParser:
         )
     pt.add_argument("--lesson", metavar="LESSON", help="only this lesson")
     pt.add_argument(
-        "--jobs", type=int, default=None, metavar="N", help="test N exercises at once (default: one per core)"
+        "--jobs", type=_at_least_one, default=None, metavar="N", help="test N exercises at once (default: one per core)"
     )
     pt.add_argument("--json", action="store_true", help="print JSON")
     pt.add_argument("--trust", action="store_true", help="trust the pack (its Python runs on this machine)")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)
 
     add("doctor", "versions, device, data dir and kernel start time")
+
+    p = add("show", "print a lesson's intuition, or an exercise's prompt, as plain text (for screen readers and pipes)")
+    p.add_argument(
+        "target", metavar="LESSON[/EXERCISE]", help=f"a lesson id, or an exercise id such as {EXAMPLE_EXERCISE}"
+    )
+
+    p = add("docs", "print the documentation that ships with ptfund-tutor (with no TOPIC: the list of topics)")
+    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a topic from the list, e.g. grading")
+
+    p = add("completion", "print a shell completion script (see README: Shell completion)")
+    p.add_argument("shell", choices=COMPLETION_SHELLS, metavar="SHELL", help="bash, zsh or fish")
     return parser
+
+
+def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot say alone, still answered before any command module is imported."""
+    parser = getattr(args, "command_parser", parser)
+    if args.command == "grade":
+        if args.kernel:
+            parser.error(
+                "grade gives every file a fresh kernel, so it cannot use one --kernel; "
+                "use --gateway URL to run its kernels elsewhere"
+            )
+        if not args.submissions and not args.gradescope:
+            parser.error("grade needs SUBMISSIONS (a folder of learner folders) or --gradescope DIR")
+        if args.submissions and args.gradescope:
+            parser.error("grade takes SUBMISSIONS or --gradescope DIR, not both")
+    if args.kernel and (args.gateway or os.environ.get("PTFUND_TUTOR_GATEWAY")):
+        parser.error("--kernel and --gateway both say where kernels run: give one of them")
+    for pack in args.pack:
+        if not os.path.isdir(os.path.expanduser(pack)):
+            what = "not a folder" if os.path.exists(os.path.expanduser(pack)) else "no such folder"
+            parser.error(f"--pack {pack}: {what} (a pack is a folder with pack.yaml)")
 
 
 def _handler_key(args: argparse.Namespace) -> tuple[str, ...]:
@@ -201,15 +289,21 @@ def _use_gateway(args: argparse.Namespace) -> None:
     if args.gateway:
         os.environ[ENV_URL] = args.gateway
     url = os.environ[ENV_URL]
-    if args.kernel:
-        raise TutorError("--kernel and --gateway both say where kernels run: give one of them")
     if not url.startswith(("http://", "https://")):
         raise TutorError(f"the gateway URL {url!r} must start with http:// or https://")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (tutor/commands/completion.py)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    _check_arguments(parser, args)
+    if args.data_dir:
+        # --data-dir is $PTFUND_TUTOR_HOME for this run: the caches under it follow too.
+        os.environ[ENV_HOME] = str(Path(args.data_dir).expanduser().resolve())
     try:
         _use_gateway(args)
         key = _handler_key(args)

@@ -43,3 +43,12 @@ def builtin_pack_dir() -> Path:
     if (shipped / "pack.yaml").is_file():
         return shipped
     return here.parent / "lessons"
+
+
+def docs_dir() -> Path:
+    """The user docs: inside the wheel when installed, top-level ``docs/`` in a checkout."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "_docs"
+    if shipped.is_dir():
+        return shipped
+    return here.parent / "docs"

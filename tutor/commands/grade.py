@@ -30,17 +30,9 @@ def run(args: argparse.Namespace) -> int:
     from tutor.grading.gradebook import grade_all
     from tutor.grading.gradecache import VerdictCache
 
-    if args.kernel:
-        raise TutorError(
-            "grade gives every file a fresh kernel, so it cannot use one --kernel; "
-            "use --gateway URL to run its kernels elsewhere"
-        )
+    # The command line has already answered for --kernel, --jobs and SUBMISSIONS or --gradescope (tutor/cli.py).
     if args.jobs is None:
         args.jobs = DEFAULT_JOBS
-    if args.jobs < 1:
-        raise TutorError("--jobs needs a whole number of at least 1")
-    if bool(args.submissions) == bool(args.gradescope):
-        raise TutorError("grade needs SUBMISSIONS (a folder of learner folders) or --gradescope DIR, not both")
     columns = _columns(args)
     if args.gradescope:
         learners = [_gradescope_learner(Path(args.gradescope), columns)]

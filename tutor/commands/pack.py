@@ -32,6 +32,8 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"{n} problem{'s' if n != 1 else ''} found.")
         return 1
     assert pack is not None  # no problems: the pack loaded
+    for problem in pack.warnings:
+        print(f"warning: {problem}")
     for warning in compare_warnings(pack):
         print(f"warning: {name_for_terminal(warning)}")
     ex = sum(len(les.exercises) for les in pack.lessons)

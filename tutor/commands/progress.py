@@ -170,13 +170,16 @@ def format_report(r: dict) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    target = None if args.file == "-" else Path(args.file).expanduser()
+    if target is not None and not target.parent.is_dir():
+        # A typo in the folder should not quietly create a tree of folders somewhere.
+        raise TutorError(f"cannot write {target}: the folder {target.parent} does not exist")
     with _open_store(args) as store:
         data = store.export()
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    if args.file == "-":
+    if target is None:
         sys.stdout.write(text)
         return 0
-    target = Path(args.file).expanduser()
     _write_atomically(target, text)
     n_att, n_rev = len(data["attempts"]), len(data["reviews"])
     print(f"Exported {n_att} attempt{'s' * (n_att != 1)} and {n_rev} review{'s' * (n_rev != 1)} to {target}.")

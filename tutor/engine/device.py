@@ -47,8 +47,33 @@ def __ptfund_plain_deep_tracebacks(shell, max_frames=100):
     itb.structured_traceback = structured_traceback
 
 
+def __ptfund_flush_before_os_exit():
+    """os._exit ends the process at once: what the learner printed just before it still sat
+    in the kernel's output buffers. Flush them and give the IOPub thread a moment to send.
+    Only this kernel's own exit: its children (DataLoader workers) end as before."""
+    import os, sys, time
+
+    real, kernel_pid = os._exit, os.getpid()
+    if getattr(real, "ptfund_flushes", False):
+        return
+
+    def _exit(status):
+        if os.getpid() == kernel_pid:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:
+                    pass
+            time.sleep(0.2)  # the flushed message leaves through zmq's own I/O thread
+        real(status)
+
+    _exit.ptfund_flushes = True
+    os._exit = _exit
+
+
 def __ptfund_boot(namespace, requested, checks_source, digest, threads=None):
     import json, os, platform, socket, sys, types
+    __ptfund_flush_before_os_exit()
     report = {"pid": os.getpid(), "host": socket.gethostname(),
               "python_version": platform.python_version(), "executable": sys.executable}
     state = sys.modules.get("_ptfund_kernel") or types.ModuleType("_ptfund_kernel")
@@ -141,7 +166,7 @@ def boot_source(requested: str | None, checks_installed: bool = False, threads: 
     return (
         BOOT_FUNCTIONS
         + f"\n__ptfund_boot(globals(), {requested!r}, {source!r}, {digest!r}, {threads!r})\n"
-        + "del __ptfund_boot, __ptfund_plain_deep_tracebacks\n"
+        + "del __ptfund_boot, __ptfund_plain_deep_tracebacks, __ptfund_flush_before_os_exit\n"
     )
 
 

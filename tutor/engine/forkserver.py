@@ -36,6 +36,10 @@ import signal
 import socket
 import sys
 
+# The kernel's boot wraps os._exit to flush the learner's output first (device.py); the
+# kernel's own end, after its output is flushed, need not wait for that.
+_real_exit = os._exit
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -342,7 +346,7 @@ class Server:
                 sys.stdout.flush()
                 sys.stderr.flush()
             finally:
-                os._exit(code)
+                _real_exit(code)
 
 
 def _seed_like_a_fresh_process() -> None:

@@ -316,7 +316,22 @@ def _grade_choice(card: ChoiceCard, answer: str, order: list[int] | None) -> Gra
     i = choice_index(card, answer, shown)
     if i is None:
         return Grade(False, f"Answer with the number of an option, 1 to {len(card.options)}.", expected, retry=True)
-    return Grade(i == right, card.options[i].feedback, expected)
+    return Grade(i == right, without_verdict(card.options[i].feedback, i == right), expected)
+
+
+_VERDICT_WORDS = {
+    True: re.compile(r"^\s*(right|correct|yes|exactly|indeed)\s*[.,!;:]\s*", re.IGNORECASE),
+    False: re.compile(r"^\s*(wrong|no|not quite|incorrect)\s*[.,!;:]\s*", re.IGNORECASE),
+}
+
+
+def without_verdict(feedback: str, correct: bool) -> str:
+    """An option's feedback after the verdict the learner already sees: "Right. Hooks run..."
+    is shown as "Correct. Hooks run...", not "Correct. Right. Hooks run..."."""
+    rest = _VERDICT_WORDS[correct].sub("", feedback, count=1)
+    if rest == feedback:
+        return feedback
+    return rest[:1].upper() + rest[1:]
 
 
 def _grade_short(card: ShortCard, answer: str) -> Grade:

@@ -77,6 +77,13 @@ def _first_problem(v: Verdict) -> str:
     return v.headline
 
 
+def reference_exercise(ex: m.Exercise) -> m.Exercise:
+    """The exercise as its reference solution is proved: without the source checks that
+    apply to the learner only (a loop reference beside one-line rules)."""
+    kept = [c for c in ex.checks if not (isinstance(c, m.SourceCheck) and c.applies_to == "learner")]
+    return ex if len(kept) == len(ex.checks) else ex.model_copy(update={"checks": kept})
+
+
 async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
     item = f"{lesson.id}/{ex.id}"
     cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
@@ -85,7 +92,8 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
     cases += [(f"accepted {i + 1}", code, None, True) for i, code in enumerate(ex.accepted_solutions)]
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
-        verdict = await verify_confirmed(verifier, ex, code)  # a crash only counts if it happens again
+        proved = reference_exercise(ex) if case == "solution" else ex
+        verdict = await verify_confirmed(verifier, proved, code)  # a crash only counts if it happens again
         ok, detail = judge_solution(verdict) if must_pass else judge_must_fail(verdict, expect)
         row = Row(item, case, ok, detail, time.perf_counter() - started)
         report.rows.append(row)

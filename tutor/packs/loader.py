@@ -51,6 +51,8 @@ class Pack:
     builtin: bool = False
     # (lesson id, *path in lesson.yaml) -> where that value's text starts
     origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
+    # Not problems (the pack works) but likely mistakes; `pack validate` prints them.
+    warnings: list[Problem] = field(default_factory=list, repr=False)
 
     @property
     def id(self) -> str:
@@ -294,7 +296,7 @@ def check_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -
 
 
 def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
-    from tutor.packs.validate import partial_lesson, validate_lesson, validate_manifest
+    from tutor.packs.validate import partial_lesson, unlisted_lessons, validate_lesson, validate_manifest
 
     problems: list[Problem] = []
     if not root.is_dir():
@@ -318,6 +320,8 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     rep = _Reporter(root, located, manifest_file)
     validate_manifest(manifest, root, rep)
     problems += rep.problems
+    warn = _Reporter(root, located, manifest_file)
+    unlisted_lessons(manifest, root, warn)
     lessons: list[m.Lesson] = []
     origins: dict[tuple, Pos] = {}
     cache = open_cache(root) if use_cache else None
@@ -350,7 +354,8 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     if cache is not None:
         cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
-    return Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins), problems
+    pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warn.problems)
+    return pack, problems
 
 
 def _links_out(root: Path) -> list[Problem]:

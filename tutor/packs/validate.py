@@ -34,6 +34,23 @@ def validate_manifest(manifest: m.PackManifest, root: Path, rep: _Reporter) -> N
             rep.at(path, f"{lesson_id}/lesson.yaml not found")
 
 
+def unlisted_lessons(manifest: m.PackManifest, root: Path, rep: _Reporter) -> None:
+    """A lesson folder the list leaves out is never loaded: almost always a forgotten line."""
+    listed = set(manifest.lessons)
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and (p / "lesson.yaml").is_file())
+    except OSError:
+        return
+    for folder in folders:
+        if folder.name not in listed:
+            rep.at(
+                ("lessons",),
+                f"the lesson folder {folder.name}/ is not in this list, so it is never loaded "
+                "(add it, or move the folder out of the pack)",
+                key=True,
+            )
+
+
 def headings(markdown: str) -> list[str]:
     body = _strip_fenced(markdown)
     return [h.strip() for h in _HEADING.findall(body)]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tutor.app.app import TutorApp
     from tutor.app.status import KernelStatus
     from tutor.packs.catalog import Catalog
+    from tutor.progress.records import ExerciseStats, Position
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,7 @@ def gather(app: TutorApp) -> HomeData:
             )
         )
     in_quiz = store.quiz_lessons() if store else {}
-    position = store.position() if store else None
-    pos, label = None, None
-    if position is not None:
-        at_pack = catalog.pack(position.pack)
-        at_lesson = at_pack.lesson(position.lesson) if at_pack else None
-        if at_lesson is not None:
-            pos = (position.pack, position.lesson, position.exercise)
-            ex = next((e for e in at_lesson.exercises if e.id == position.exercise), None)
-            label = at_lesson.title + (f" › {ex.title}" if ex else "")
+    pos, label = continue_at(catalog, store.position() if store else None, stats)
     return HomeData(
         rows=rows,
         pack_titles={p.id: p.title for p in catalog.packs},
@@ -96,6 +89,34 @@ def gather(app: TutorApp) -> HomeData:
         position_label=label,
         problems=problem_lines(catalog),
     )
+
+
+def continue_at(
+    catalog: Catalog, position: Position | None, stats: dict[tuple[str, str], ExerciseStats]
+) -> tuple[tuple[str, str, str | None] | None, str | None]:
+    """Where Continue goes, and its label. The saved position, moved on to the next exercise
+    not yet passed when that one was; when the position's pack is not loaded now (it came
+    with --pack), from the latest attempt in the packs that are."""
+    order = [(pack.id, lesson, ex) for pack, lesson in catalog.lessons() for ex in lesson.exercises]
+    keys = [(pack_id, f"{lesson.id}/{ex.id}") for pack_id, lesson, ex in order]
+    start = None
+    if position is not None:
+        pack = catalog.pack(position.pack)
+        lesson = pack.lesson(position.lesson) if pack else None
+        if lesson is not None:
+            here = (position.pack, f"{position.lesson}/{position.exercise}")
+            start = keys.index(here) if here in keys else None
+            if start is None:  # a lesson without exercises, or its reading: stay there
+                return (position.pack, lesson.id, position.exercise), lesson.title
+    if start is None:
+        tried = [(stats[key].last_at, i) for i, key in enumerate(keys) if key in stats]
+        if not tried:
+            return None, None
+        start = max(tried)[1]
+    later_first = [*range(start, len(keys)), *range(start)]
+    at = next((i for i in later_first if not (keys[i] in stats and stats[keys[i]].passed)), start)
+    pack_id, lesson, ex = order[at]
+    return (pack_id, lesson.id, ex.id), f"{lesson.title} › {ex.title}"
 
 
 def problem_lines(catalog: Catalog, shown: int = 6) -> list[str]:
@@ -120,7 +141,7 @@ def recall_text(data: HomeData) -> Content:
     if data.due or data.new:
         parts = []
         if data.due:
-            parts.append(f"{data.due} card{'s' * (data.due != 1)} due today")
+            parts.append(f"{data.due} card{'s' * (data.due != 1)} due now")  # the Progress screen's "now"
         if data.new:
             parts.append(f"{data.new} new")
         head = ", ".join(parts)

@@ -32,6 +32,7 @@ from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
 from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
+from tutor.packs.plain_text import inline_to_text
 
 if TYPE_CHECKING:
     from tutor.app.kernels import Kernels
@@ -99,7 +100,7 @@ class LessonScreen(TutorScreen):
             "f5",
             "focus_reading",
             "Read",
-            tooltip="Cycle editor, exercise text, lesson text (arrows and page keys scroll the text)",
+            tooltip="Cycle editor, exercise text, lesson text, results (arrows and page keys scroll them)",
             id="lesson.read",
         ),
         Binding(
@@ -531,7 +532,8 @@ class LessonScreen(TutorScreen):
         self._hints_shown += 1
         self.query_one("#reading", TabbedContent).active = "tab-exercise"
         self._show_exercise_text()
-        self.notify(hints[n].strip(), title=f"Hint {n + 1} of {len(hints)}", timeout=10)
+        # A toast shows plain text: the hint's Markdown (backticks, asterisks) would show raw.
+        self.notify(inline_to_text(hints[n]), title=f"Hint {n + 1} of {len(hints)}", timeout=10, markup=False)
         store = self.app.store
         if store is None:
             return
@@ -611,13 +613,18 @@ class LessonScreen(TutorScreen):
         self.app.pop_screen()
 
     def action_focus_reading(self) -> None:
-        """editor -> exercise text -> lesson text -> editor: the text scrolls from the keyboard."""
+        """editor -> exercise text -> lesson text -> results (checks or output) -> editor:
+        each scrolls from the keyboard, and the results grow while they have the focus."""
         reading = self.query_one("#reading", TabbedContent)
         exercise, lesson = self.query_one("#exercise-scroll"), self.query_one("#lesson-scroll")
+        results = self.query_one("#results", TabbedContent)
         if exercise.has_focus:
             reading.active = "tab-lesson"
             self.call_after_refresh(lesson.focus)
         elif lesson.has_focus:
+            shown = "#checks" if results.active == "tab-checks" else "#output"
+            self.query_one(shown).focus()
+        elif results.has_focus_within:
             self.query_one("#editor", CodeEditor).focus()
         else:
             reading.active = "tab-exercise"

@@ -71,15 +71,18 @@ def gather(app: TutorApp, now: datetime | None = None) -> ProgressData:
                 per_week[week] += 1
                 right_per_week[week] += review.correct
     history = [per_day.get(today - timedelta(days=d), 0) for d in range(HISTORY_DAYS - 1, -1, -1)]
+    # The first bar is home's count: the cards of the packs loaded now that the quiz would
+    # ask at this moment; cards due later today come next.
+    loaded = [(pack.id, f"{lesson.id}/{c.id}") for pack, lesson in catalog.lessons() for c in lesson.cards]
+    due_now = set(store.due_cards(loaded, now).due) if loaded else set()
     due_per_day: Counter = Counter()
-    for state in states.values():
-        day = state.due.astimezone().date()
-        due_per_day[max(day, today)] += 1  # overdue counts as today
-    forecast = []
-    for d in range(FORECAST_DAYS):
-        day = today + timedelta(days=d)
-        label = "today" if d == 0 else ("tomorrow" if d == 1 else f"in {d} days")
-        forecast.append((label, due_per_day.get(day, 0)))
+    for key in loaded:
+        if key in states and key not in due_now:
+            due_per_day[max(states[key].due.astimezone().date(), today)] += 1
+    forecast = [("now", len(due_now)), ("later today", due_per_day.get(today, 0))]
+    for d in range(1, FORECAST_DAYS):
+        label = "tomorrow" if d == 1 else f"in {d} days"
+        forecast.append((label, due_per_day.get(today + timedelta(days=d), 0)))
     rate = []
     for w in range(RATE_WEEKS - 1, -1, -1):
         label = "this week" if w == 0 else ("last week" if w == 1 else f"{w} weeks ago")
@@ -107,7 +110,8 @@ class ProgressScreen(TutorScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#lesson-table", DataTable)
-        table.add_columns("Lesson", "Exercises passed", "Attempts", "Hints", "Cards seen")
+        # Short headers: at 80 columns the longest built-in title leaves room for all five.
+        table.add_columns("Lesson", "Passed", "Attempts", "Hints", "Cards seen")
         self.load()
 
     @work(group="progress", exclusive=True, exit_on_error=False)

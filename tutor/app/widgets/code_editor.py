@@ -15,6 +15,36 @@ from tutor.app._textual_compat import GuardedTextArea
 from tutor.app.completion import insertion, summary
 from tutor.grading.code_size import code_size, too_large
 
+# A line starting with one of these ends its block: the next line goes back one level.
+_BLOCK_ENDERS = ("return", "pass", "break", "continue", "raise")
+
+
+def next_line_indent(before_cursor: str, width: int = 4) -> str:
+    """The indentation Enter starts the next line with: the current line's, one level more
+    after a line that opens a block (``def f(x):``), one less after ``return`` and the like."""
+    indent = before_cursor[: len(before_cursor) - len(before_cursor.lstrip())]
+    code = _without_comment(before_cursor).rstrip()
+    if code.endswith(":"):
+        return indent + " " * width
+    words = code.split(maxsplit=1)
+    if words and words[0] in _BLOCK_ENDERS and indent:
+        return indent[:-width] if indent.endswith(" " * width) else ""
+    return indent
+
+
+def _without_comment(line: str) -> str:
+    """``line`` before a ``#`` that is outside quotes (enough for one line of Python)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i]
+    return line
+
 
 class CodeEditor(GuardedTextArea):
     """A Python code editor with ``TextArea.code_editor``'s defaults and completion."""
@@ -56,6 +86,12 @@ class CodeEditor(GuardedTextArea):
         # presses; escape goes on to the screen (home), f5 and ctrl+l move the focus instead.
         if event.key == "escape":
             event.prevent_default()  # TextArea's handler is skipped; the key still bubbles up
+        elif event.key == "enter" and not self.read_only:
+            event.prevent_default()
+            event.stop()
+            start, end = self.selection
+            row, col = min(start, end)
+            self.replace("\n" + next_line_indent(self.document.get_line(row)[:col], self.indent_width), start, end)
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._match_app_theme)

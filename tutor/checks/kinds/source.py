@@ -3,7 +3,9 @@
 ``forbid``/``require`` entries: a dotted name (``torch.stack``, ``np``), an attribute or
 method written ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``,
 ``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
-exempts the reference solution, so a loop reference can live beside one-line rules.
+exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
+test`` leaves such checks out when it proves the reference. Here every code is a learner's,
+even code written exactly like the reference (a learner can paste it from the solution view).
 """
 
 import ast
@@ -12,7 +14,6 @@ import tokenize
 
 from ..context import AuthoringError, Context, Outcome
 from ..describe import join_names, plural
-from ..mistakes import same_code
 
 CONSTRUCTS = {
     "for": (ast.For, ast.AsyncFor),
@@ -91,8 +92,6 @@ def _normal(rule: str) -> str:
 
 def check_source(check: dict, ctx: Context) -> Outcome:
     code = ctx.code or ""
-    if check.get("applies_to") == "learner" and same_code(code, ctx.solution or ""):
-        return Outcome(True, "✓ the reference solution is exempt from these rules")
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
