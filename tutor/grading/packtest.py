@@ -2,7 +2,8 @@
 
 For every exercise: the reference solution passes, the starter fails, every wrong solution
 fails and its feedback contains what the author said it must (``expect``). Every accepted solution passes too. For every
-predict card: the stored key still matches what torch prints now.
+predict card: the stored key still matches what torch prints now. Every mutant of the
+reference fails too, unless declared equivalent (mutants.py, mutantrun.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.grading import packtimes
+from tutor.grading.mutantrun import MODES, ExerciseMutants, MutantResult
+from tutor.grading.mutantrun import first_problem as _first_problem
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
@@ -40,6 +43,7 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    mutants: dict[str, list[MutantResult]] = field(default_factory=dict)  # item -> its mutants
 
     @property
     def ok(self) -> bool:
@@ -68,15 +72,6 @@ def judge_must_fail(v: Verdict, expect: str | None) -> tuple[bool, str]:
     if expect and expect not in text:
         return False, f"fails, but the feedback lacks {expect!r}; it says: {_first_problem(v)}"
     return True, "fails as it should" + (f" ({expect!r} shown)" if expect else "")
-
-
-def _first_problem(v: Verdict) -> str:
-    for msg in v.mistakes:
-        return msg
-    for c in v.checks:
-        if not c.passed:
-            return c.message
-    return v.headline
 
 
 async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
@@ -115,6 +110,34 @@ async def _test_predict_cards(session: KernelSession, lesson: m.Lesson, report: 
         echo(row)
 
 
+def _mutant_rows(item: str, found: ExerciseMutants, mode: str, seconds: float) -> list[Row]:
+    """The exercise's summary row, then one row per survivor (per mutant, with ``all``)."""
+    rows = [Row(item, "mutants", found.ok, found.summary(), seconds)]
+    for r in found.results:
+        diff = "\n".join(f"        {line}" for line in r.diff.splitlines())
+        if r.outcome == "survived":
+            rows.append(
+                Row(
+                    item,
+                    "mutant",
+                    False,
+                    f"{r.where}: weak check: mutant {r.id} ({r.operator}) passes\n{diff}",
+                    r.seconds,
+                )
+            )
+        elif mode == "all":
+            rows.append(
+                Row(
+                    item,
+                    "mutant",
+                    True,
+                    f"{r.where}: {r.id} ({r.operator}) {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}",
+                    r.seconds,
+                )
+            )
+    return rows
+
+
 def default_jobs() -> int:
     """One worker per core this process may use."""
     from tutor.engine.pool import usable_cores
@@ -130,6 +153,7 @@ async def test_pack(
     jobs: int | None = None,
     echo: Echo = lambda row: None,
     times: bool = True,
+    mutants: str = "summary",
 ) -> Report:
     """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
     kernel per exercise (and per lesson's predict cards) from one pool.
@@ -141,14 +165,27 @@ async def test_pack(
     Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
     each as it is done. Exercises start slowest first by their times in the pack's last
     run (``times``: read and record them; packtimes.py).
+
+    ``mutants`` (off, summary, all): each exercise's mutants are one more item, run in a
+    fresh kernel of their own beside the rest (mutantrun.py); proven kills are cached.
     """
     from tutor.engine.pool import KernelPool
+    from tutor.grading.mutantcache import MutantCache
+    from tutor.grading.mutantrun import run_exercise_mutants
     from tutor.grading.verify import Verifier
+
+    if mutants not in MODES:
+        raise ValueError(f"mutants must be one of {MODES}")
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
     items: list[tuple[m.Lesson, m.Exercise | None]] = []
+    mutant_of: dict[int, int] = {}  # item index -> the exercise's index in its lesson
     for les in lessons:
-        items += [(les, ex) for ex in les.exercises]
+        for k, ex in enumerate(les.exercises):
+            items.append((les, ex))
+            if mutants != "off":
+                mutant_of[len(items)] = k
+                items.append((les, ex))
         if any(isinstance(card, m.PredictCard) for card in les.cards):
             items.append((les, None))  # the lesson's predict cards
     parts = [Report() for _ in items]
@@ -156,7 +193,12 @@ async def test_pack(
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     pool = KernelPool(device=device, size=jobs, demand=len(items))
-    keys = [f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" for les, ex in items]
+    keys = [
+        f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" + (" (mutants)" if i in mutant_of else "")
+        for i, (les, ex) in enumerate(items)
+    ]
+    cache = MutantCache()
+    found: dict[str, list[MutantResult]] = {}
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
     queue.reverse()
@@ -165,6 +207,17 @@ async def test_pack(
     async def worker() -> None:
         while queue:
             index, (les, ex) = queue.pop()
+            if index in mutant_of and ex is not None:
+                started = time.perf_counter()
+                origin = pack.origin(les.id, "exercises", mutant_of[index], "solution")
+                result = await run_exercise_mutants(pool, ex, origin, cache)
+                item = f"{les.id}/{ex.id}"
+                found[item] = result.results
+                for row in _mutant_rows(item, result, mutants, time.perf_counter() - started):
+                    parts[index].rows.append(row)
+                    echo(row)
+                took[keys[index]] = time.perf_counter() - started
+                continue
             kernel = await pool.take()
             started = time.perf_counter()
             try:
@@ -176,10 +229,14 @@ async def test_pack(
             finally:
                 pool.give_back(kernel)
 
-    await pool.fan_out(jobs, worker)
+    try:
+        await pool.fan_out(jobs, worker)
+    finally:
+        cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    return Report([row for part in parts for row in part.rows])
+    in_order = [f"{les.id}/{ex.id}" for i, (les, ex) in enumerate(items) if i in mutant_of and ex is not None]
+    return Report([row for part in parts for row in part.rows], {k: found[k] for k in in_order if k in found})
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -210,10 +267,17 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
         raise TutorError("--jobs needs a whole number of at least 1")
-    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, jobs=jobs, echo=echo))
+    mode = getattr(args, "mutants", "summary")
+    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, jobs=jobs, echo=echo, mutants=mode))
     failed = [r for r in report.rows if not r.ok]
     if args.json:
-        print(json.dumps({"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows]}, indent=2))
+        mutants = {item: [asdict(r) for r in results] for item, results in report.mutants.items()}
+        print(
+            json.dumps(
+                {"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows], "mutants": mutants},
+                indent=2,
+            )
+        )
     else:
         print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:
