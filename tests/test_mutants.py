@@ -44,6 +44,8 @@ def test_in_place_and_back():
     assert "-y = a.mul(b)\n+y = a.mul_(b)" in found
     assert "-total += w\n+total = total + w" in found
     assert "-acc = acc + g\n+acc += g" in found
+    # in place on a temporary nobody else holds changes nothing
+    assert diffs("y = layer(x).pow(2)\n", "in-place") == []
     # a module function's f_ and f are one function under two names, not an in-place twin
     assert diffs("import torch\ntorch.nn.init.zeros_(w)\n", "in-place") == []
 
@@ -55,6 +57,8 @@ def test_swap_names_of_one_role():
         "-ok = a < b\n+ok = b < a",
         "-pair = (rows, cols)\n+pair = (cols, rows)",
     ]
+    # swapped operands of + * == != mean the same: no mutant
+    assert diffs("c = a * b + b * a\nok = p == q\n", "swap-names") == []
     # modules, builtins and DEVICE are not variables
     assert diffs("import torch\ny = torch.add(torch, DEVICE)\nz = max(len, x)\n", "swap-names") == []
 
@@ -98,6 +102,8 @@ def test_literal_replaces_a_final_value_computed_from_the_data():
     names = literal_targets(source, "x = torch.randn(2, 2)\nw = torch.randn(2, 2)\n", '{"expr": "y"}')
     assert names == ["y"]  # h is not checked
     assert literal_targets("y = torch.zeros(2)\n", "x = 1\n", "y") == []  # depends on no data: a literal already
+    # written again in a loop: the first assignment is not the final value
+    assert literal_targets("best = None\nfor v in x:\n    best = v\n", "x = [1, 2]\n", "best") == []
     text = literal_source(
         {"kind": "tensor", "dtype": "torch.float32", "values": [[0.5, 0.0]], "requires_grad": False}, on_device=True
     )

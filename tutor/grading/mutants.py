@@ -35,6 +35,7 @@ DIM_METHODS = frozenset(
     | {"squeeze", "unsqueeze", "flatten", "norm", "all", "any", "logsumexp", "unbind", "flip", "size"}
 )
 DIM_FUNCTIONS = DIM_METHODS | {"cat", "stack", "concat", "concatenate"}
+COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 # Names that stand for modules even where the setup, not the solution, imports them.
 MODULE_NAMES = frozenset({"torch", "nn", "F", "np", "numpy", "init", "math", "io", "random"})
 MAX_LITERAL_ELEMENTS = 256  # a value a learner could type in from the prompt
@@ -169,7 +170,8 @@ def _in_place(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
             attr = node.func.attr
             if attr.endswith("_") and not attr.startswith("_") and len(attr) > 1:
                 swapped = attr[:-1]
-            elif attr in OUT_OF_PLACE:
+            elif attr in OUT_OF_PLACE and _root(node.func.value) is not None:
+                # on a tensor someone holds: in place on a temporary only it sees changes nothing
                 swapped = attr + "_"
             else:
                 continue
@@ -193,7 +195,8 @@ def _in_place(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
 
 def _swap_names(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
     """Two variables in the same role swapped: neighbouring arguments of one call, the two
-    operands of one operator, neighbouring items of one tuple or list (``f(a, b)`` -> ``f(b, a)``)."""
+    operands of one operator, neighbouring items of one tuple or list (``f(a, b)`` -> ``f(b, a)``).
+    Operands of ``+``, ``*``, ``==`` and the like are left alone: swapped, they mean the same."""
     skip = _imported_names(tree) | _BUILTINS | MODULE_NAMES | {"DEVICE"}
 
     def variable(node: ast.expr) -> bool:
@@ -202,9 +205,13 @@ def _swap_names(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             groups = [node.args]
-        elif isinstance(node, ast.BinOp):
+        elif isinstance(node, ast.BinOp) and not isinstance(node.op, COMMUTATIVE):
             groups = [[node.left, node.right]]
-        elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+        elif (
+            isinstance(node, ast.Compare)
+            and len(node.comparators) == 1
+            and not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot))
+        ):
             groups = [[node.left, node.comparators[0]]]
         elif isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
             groups = [node.elts]
@@ -308,30 +315,33 @@ def _literal(src: _Source, tree: ast.Module, literals: dict[str, str]) -> Iterat
 
 
 def final_assignments(tree: ast.Module) -> dict[str, ast.Assign | ast.AnnAssign]:
-    """Each top-level name's last plain assignment (``name = ...``), if it is the last write."""
+    """Each top-level name's last write, where that write is a plain ``name = ...`` at top
+    level (a name written again later, in a loop or a ``with`` too, is left out)."""
     found: dict[str, ast.Assign | ast.AnnAssign] = {}
     for stmt in tree.body:
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            targets = [stmt.target]
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name):
-                    found.pop(n.id, None)
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and len(targets) == 1 and isinstance(targets[0], ast.Name):
-            found[targets[0].id] = stmt
-        elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-            for defined in _defined(stmt):
-                found.pop(defined, None)
+        for name in _written(stmt):
+            found.pop(name, None)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            found[stmt.targets[0].id] = stmt
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            found[stmt.target.id] = stmt
     return found
 
 
-def _defined(stmt: ast.stmt) -> set[str]:
-    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    return _imported_names(stmt)
+def _written(node: ast.AST) -> set[str]:
+    """Names a statement binds in its own scope (not inside the functions or classes it defines)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _imported_names(node)
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return {node.id}
+    if isinstance(node, ast.Lambda):
+        return set()
+    out: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        out |= _written(child)
+    return out
 
 
 def literal_targets(solution: str, setup: str, checked_text: str) -> list[str]:
