@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,19 +141,39 @@ async def _reference_values(kernel: KernelSession, ex: m.Exercise, names: list[s
     return data, None
 
 
-async def run_exercise_mutants(
-    pool: KernelPool,
-    ex: m.Exercise,
-    origin: Pos,
-    cache: MutantCache,
-    on_result: Callable[[MutantResult], None] = lambda r: None,
-) -> ExerciseMutants:
-    """Every mutant of the exercise's reference, run in one fresh kernel (fresh namespaces
-    each, like the wrong solutions), taken from ``pool`` only if something is left to run."""
+CHUNK = 4  # mutants per kernel: small batches spread an exercise's mutants over the workers
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Some of an exercise's mutants, run in one fresh kernel: given ones, or (``literal``)
+    the literal operator's, which need the reference's values first."""
+
+    mutants: tuple[mut.Mutant, ...] = ()
+    literal: bool = False
+
+
+def batches(ex: m.Exercise) -> list[Batch]:
+    """The exercise's mutants in batches of ``CHUNK``, the literal ones in a batch of their
+    own; at least one batch (an empty one takes no kernel), so every exercise is reported."""
+    found = mut.mutants(ex.solution)
+    out = [Batch(tuple(found[i : i + CHUNK])) for i in range(0, len(found), CHUNK)]
+    if mut.literal_targets(ex.solution, ex.setup, _checked_text(ex)):
+        out.append(Batch(literal=True))
+    return out or [Batch()]
+
+
+def _content(ex: m.Exercise) -> dict:
+    return ex.model_dump(exclude={"equivalent_mutants", "title", "hints"})  # what can change a verdict
+
+
+async def run_batch(pool: KernelPool, ex: m.Exercise, origin: Pos, cache: MutantCache, batch: Batch) -> ExerciseMutants:
+    """Run a batch like wrong solutions (fresh namespaces each) in one fresh kernel, taken
+    from ``pool`` only if something is left to prove."""
     from tutor.grading.verify import Verifier
 
     out = ExerciseMutants()
-    content = ex.model_dump(exclude={"equivalent_mutants", "title", "hints"})  # what can change a verdict
+    content = _content(ex)
     kernel: KernelSession | None = None
 
     async def take() -> KernelSession:
@@ -163,24 +183,9 @@ async def run_exercise_mutants(
         return kernel
 
     try:
-        literals: dict[str, str] = {}
-        names = mut.literal_targets(ex.solution, ex.setup, _checked_text(ex))
-        if names:
-            values_key = key(content, "values")
-            values = cache.values.get(values_key)
-            if values is None:
-                values, out.problem = await _reference_values(await take(), ex, names)
-                if out.problem is None:
-                    cache.add_values(values_key, values)
-            torch_name = "torch" if _imports_torch(ex.setup, ex.solution) else "__import__('torch')"
-            for name, value in values.items():
-                text = mut.literal_source(value, torch_name=torch_name, on_device=ex.follows_device)
-                if text is not None:
-                    literals[name] = text
-        found = mut.mutants(ex.solution, literals)
-        for claim in ex.equivalent_mutants:
-            if not any(mutant.matches(claim.mutant) for mutant in found):
-                out.stale.append(f"equivalent_mutants: {claim.mutant!r} matches no mutant (remove it)")
+        found = list(batch.mutants)
+        if batch.literal:
+            found, out.problem = await _literal_mutants(take, ex, content, cache)
         for mutant in found:
             started = time.perf_counter()
             where = f"{display(origin.file)}:{origin.line + mutant.line - 1}"
@@ -200,10 +205,38 @@ async def run_exercise_mutants(
                     cache.add_kill(kill_key)
             result.seconds = time.perf_counter() - started
             out.results.append(result)
-            on_result(result)
     finally:
         if kernel is not None:
             pool.give_back(kernel)
+    return out
+
+
+async def _literal_mutants(
+    take: Callable[[], Awaitable[KernelSession]], ex: m.Exercise, content: dict, cache: MutantCache
+) -> tuple[list[mut.Mutant], str | None]:
+    names = mut.literal_targets(ex.solution, ex.setup, _checked_text(ex))
+    values_key = key(content, "values")
+    values, problem = cache.values.get(values_key), None
+    if values is None:
+        values, problem = await _reference_values(await take(), ex, names)
+        if problem is None:
+            cache.add_values(values_key, values)
+    torch_name = "torch" if _imports_torch(ex.setup, ex.solution) else "__import__('torch')"
+    literals = {}
+    for name, value in values.items():
+        text = mut.literal_source(value, torch_name=torch_name, on_device=ex.follows_device)
+        if text is not None:
+            literals[name] = text
+    return [x for x in mut.mutants(ex.solution, literals) if x.operator == "literal"], problem
+
+
+def combine(ex: m.Exercise, parts: list[ExerciseMutants]) -> ExerciseMutants:
+    """One exercise's batches together, with the declarations that matched no mutant."""
+    out = ExerciseMutants([r for part in parts for r in part.results])
+    out.problem = next((part.problem for part in parts if part.problem), None)
+    for claim in ex.equivalent_mutants:
+        if not any(mut.declares(claim.mutant, r.id, r.diff) for r in out.results):
+            out.stale.append(f"equivalent_mutants: {claim.mutant!r} matches no mutant (remove it)")
     return out
 
 

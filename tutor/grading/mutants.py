@@ -51,8 +51,12 @@ class Mutant:
     diff: str  # the changed lines, "-old" then "+new"
 
     def matches(self, declared: str) -> bool:
-        """A declaration names a mutant by id, or by text its diff contains."""
-        return declared == self.id or declared in self.diff
+        return declares(declared, self.id, self.diff)
+
+
+def declares(declared: str, mutant_id: str, diff: str) -> bool:
+    """A declaration (``equivalent_mutants``) names a mutant by id, or by text its diff contains."""
+    return declared == mutant_id or declared in diff
 
 
 @dataclass(frozen=True)

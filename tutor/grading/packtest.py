@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.grading import packtimes
-from tutor.grading.mutantrun import MODES, ExerciseMutants, MutantResult
+from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult
 from tutor.grading.mutantrun import first_problem as _first_problem
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
@@ -171,7 +171,7 @@ async def test_pack(
     """
     from tutor.engine.pool import KernelPool
     from tutor.grading.mutantcache import MutantCache
-    from tutor.grading.mutantrun import run_exercise_mutants
+    from tutor.grading.mutantrun import batches, combine, run_batch
     from tutor.grading.verify import Verifier
 
     if mutants not in MODES:
@@ -179,13 +179,15 @@ async def test_pack(
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
     items: list[tuple[m.Lesson, m.Exercise | None]] = []
-    mutant_of: dict[int, int] = {}  # item index -> the exercise's index in its lesson
+    # item index -> (the exercise's index in its lesson, a batch of its mutants)
+    mutant_of: dict[int, tuple[int, Batch]] = {}
     for les in lessons:
         for k, ex in enumerate(les.exercises):
             items.append((les, ex))
             if mutants != "off":
-                mutant_of[len(items)] = k
-                items.append((les, ex))
+                for batch in batches(ex):
+                    mutant_of[len(items)] = (k, batch)
+                    items.append((les, ex))
         if any(isinstance(card, m.PredictCard) for card in les.cards):
             items.append((les, None))  # the lesson's predict cards
     parts = [Report() for _ in items]
@@ -193,12 +195,18 @@ async def test_pack(
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     pool = KernelPool(device=device, size=jobs, demand=len(items))
-    keys = [
-        f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" + (" (mutants)" if i in mutant_of else "")
-        for i, (les, ex) in enumerate(items)
-    ]
+    keys: list[str] = []
+    # per exercise: its batches' item indexes, and the results of those done
+    pending: dict[str, list[int]] = {}
+    for i, (item_lesson, item_ex) in enumerate(items):
+        key = f"{item_lesson.id}/{item_ex.id if item_ex is not None else '(predict cards)'}"
+        if i in mutant_of:
+            pending.setdefault(key, []).append(i)
+            key += f" (mutants {len(pending[key])})"
+        keys.append(key)
     cache = MutantCache()
     found: dict[str, list[MutantResult]] = {}
+    done: dict[str, dict[int, ExerciseMutants]] = {}
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
     queue.reverse()
@@ -209,14 +217,18 @@ async def test_pack(
             index, (les, ex) = queue.pop()
             if index in mutant_of and ex is not None:
                 started = time.perf_counter()
-                origin = pack.origin(les.id, "exercises", mutant_of[index], "solution")
-                result = await run_exercise_mutants(pool, ex, origin, cache)
+                k, batch = mutant_of[index]
+                origin = pack.origin(les.id, "exercises", k, "solution")
                 item = f"{les.id}/{ex.id}"
-                found[item] = result.results
-                for row in _mutant_rows(item, result, mutants, time.perf_counter() - started):
-                    parts[index].rows.append(row)
-                    echo(row)
+                done.setdefault(item, {})[index] = await run_batch(pool, ex, origin, cache, batch)
                 took[keys[index]] = time.perf_counter() - started
+                if len(done[item]) == len(pending[item]):  # the exercise's last batch: report them all
+                    result = combine(ex, [done[item][i] for i in pending[item]])
+                    found[item] = result.results
+                    seconds = sum(r.seconds for r in result.results)
+                    for row in _mutant_rows(item, result, mutants, seconds):
+                        parts[pending[item][0]].rows.append(row)
+                        echo(row)
                 continue
             kernel = await pool.take()
             started = time.perf_counter()
@@ -235,8 +247,7 @@ async def test_pack(
         cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    in_order = [f"{les.id}/{ex.id}" for i, (les, ex) in enumerate(items) if i in mutant_of and ex is not None]
-    return Report([row for part in parts for row in part.rows], {k: found[k] for k in in_order if k in found})
+    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found})
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
