@@ -194,7 +194,8 @@ async def test_pack(
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    pool = KernelPool(device=device, size=jobs, demand=len(items))
+    empty = sum(1 for _, batch in mutant_of.values() if not batch.mutants and not batch.literal)  # take no kernel
+    pool = KernelPool(device=device, size=jobs, demand=len(items) - empty)
     keys: list[str] = []
     # per exercise: its batches' item indexes, and the results of those done
     pending: dict[str, list[int]] = {}
