@@ -229,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=_at_least_one, default=None, metavar="N", help="test N exercises at once (default: one per core)"
     )
     pt.add_argument("--json", action="store_true", help="print JSON")
+    pt.add_argument(
+        "--mutants",
+        choices=("off", "summary", "all"),
+        default="summary",
+        help="run mutants of every reference solution, which the checks must fail: off; summary (the default: "
+        "counts per exercise and each survivor, a weak check, which makes the run fail); all (every mutant)",
+    )
     pt.add_argument("--trust", action="store_true", help="trust the pack (its Python runs on this machine)")
     add("schema", "print the JSON Schema of pack files (for editors)", psub)
 

@@ -2,7 +2,8 @@
 
 For every exercise: the reference solution passes, the starter fails, every wrong solution
 fails and its feedback contains what the author said it must (``expect``). Every accepted solution passes too. For every
-predict card: the stored key still matches what torch prints now, run as a quiz runs it.
+predict card: the stored key still matches what torch prints now. Every mutant of the
+reference fails too, unless declared equivalent (mutants.py, mutantrun.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING
 from tutor.escape import name_for_terminal
 from tutor.grading import packtimes
 from tutor.grading.confirm import verify_confirmed
+from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult
+from tutor.grading.mutantrun import first_problem as _first_problem
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
@@ -42,6 +45,7 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    mutants: dict[str, list[MutantResult]] = field(default_factory=dict)  # item -> its mutants
 
     @property
     def ok(self) -> bool:
@@ -66,15 +70,6 @@ def judge_must_fail(v: Verdict, expect: str | None) -> tuple[bool, str]:
     if expect and expect not in text:
         return False, f"fails, but the feedback lacks {expect!r}; it says: {_first_problem(v)}"
     return True, "fails as it should" + (f" ({expect!r} shown)" if expect else "")
-
-
-def _first_problem(v: Verdict) -> str:
-    for msg in v.mistakes:
-        return msg
-    for c in v.checks:
-        if not c.passed:
-            return c.message
-    return v.headline
 
 
 def reference_exercise(ex: m.Exercise) -> m.Exercise:
@@ -109,6 +104,34 @@ async def _prove_predict_card(kernels: PredictKernels, lesson: m.Lesson, card: m
     return Row(f"{lesson.id}/{card.id}", "predict", ok, detail, time.perf_counter() - started)
 
 
+def _mutant_rows(item: str, found: ExerciseMutants, mode: str, seconds: float) -> list[Row]:
+    """The exercise's summary row, then one row per survivor (per mutant, with ``all``)."""
+    rows = [Row(item, "mutants", found.ok, found.summary(), seconds)]
+    for r in found.results:
+        diff = "\n".join(f"        {line}" for line in r.diff.splitlines())
+        if r.outcome == "survived":
+            rows.append(
+                Row(
+                    item,
+                    "mutant",
+                    False,
+                    f"{r.where}: weak check: mutant {r.id} ({r.operator}) passes\n{diff}",
+                    r.seconds,
+                )
+            )
+        elif mode == "all":
+            rows.append(
+                Row(
+                    item,
+                    "mutant",
+                    True,
+                    f"{r.where}: {r.id} ({r.operator}) {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}",
+                    r.seconds,
+                )
+            )
+    return rows
+
+
 def default_jobs() -> int:
     """One worker per core this process may use."""
     from tutor.engine.pool import usable_cores
@@ -124,6 +147,7 @@ async def test_pack(
     jobs: int | None = None,
     echo: Echo = lambda row: None,
     times: bool = True,
+    mutants: str = "summary",
 ) -> Report:
     """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
     kernel per exercise and per predict card from one pool.
@@ -136,23 +160,50 @@ async def test_pack(
     Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
     each as it is done. Items start slowest first by their times in the pack's last run
     (``times``: read and record them; packtimes.py).
+
+    ``mutants`` (off, summary, all): each exercise's mutants are one more item, run in a
+    fresh kernel of their own beside the rest (mutantrun.py); proven kills are cached.
     """
     from tutor.engine.pool import KernelPool
+    from tutor.grading.mutantcache import MutantCache
+    from tutor.grading.mutantrun import batches, combine, run_batch
     from tutor.grading.review import PredictKernels
     from tutor.grading.verify import Verifier
 
+    if mutants not in MODES:
+        raise ValueError(f"mutants must be one of {MODES}")
+
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
     items: list[tuple[m.Lesson, m.Exercise | m.PredictCard]] = []
+    # item index -> (the exercise's index in its lesson, a batch of its mutants)
+    mutant_of: dict[int, tuple[int, Batch]] = {}
     for les in lessons:
-        items += [(les, ex) for ex in les.exercises]
+        for k, ex in enumerate(les.exercises):
+            items.append((les, ex))
+            if mutants != "off":
+                for batch in batches(ex):
+                    mutant_of[len(items)] = (k, batch)
+                    items.append((les, ex))
         items += [(les, card) for card in les.cards if isinstance(card, m.PredictCard)]
     parts = [Report() for _ in items]
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    pool = KernelPool(device=device, size=jobs, demand=len(items))
+    empty = sum(1 for _, batch in mutant_of.values() if not batch.mutants and not batch.literal)  # take no kernel
+    pool = KernelPool(device=device, size=jobs, demand=len(items) - empty)
     predict = PredictKernels(pool)
-    keys = [f"{les.id}/{item.id}" for les, item in items]
+    keys: list[str] = []
+    # per exercise: its batches' item indexes, and the results of those done
+    pending: dict[str, list[int]] = {}
+    for i, (item_lesson, item_ex) in enumerate(items):
+        key = f"{item_lesson.id}/{item_ex.id}"
+        if i in mutant_of:
+            pending.setdefault(key, []).append(i)
+            key += f" (mutants {len(pending[key])})"
+        keys.append(key)
+    cache = MutantCache()
+    found: dict[str, list[MutantResult]] = {}
+    done: dict[str, dict[int, ExerciseMutants]] = {}
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
     queue.reverse()
@@ -161,6 +212,23 @@ async def test_pack(
     async def worker() -> None:
         while queue:
             index, (les, item) = queue.pop()
+            if index in mutant_of and isinstance(item, m.Exercise):
+                started = time.perf_counter()
+                k, batch = mutant_of[index]
+                origin = pack.origin(les.id, "exercises", k, "solution")
+                name = f"{les.id}/{item.id}"
+                # Mutants are of the reference, so they are judged as the reference is.
+                proved = reference_exercise(item)
+                done.setdefault(name, {})[index] = await run_batch(pool, proved, origin, cache, batch)
+                took[keys[index]] = time.perf_counter() - started
+                if len(done[name]) == len(pending[name]):  # the exercise's last batch: report them all
+                    result = combine(item, [done[name][i] for i in pending[name]])
+                    found[name] = result.results
+                    seconds = sum(r.seconds for r in result.results)
+                    for row in _mutant_rows(name, result, mutants, seconds):
+                        parts[pending[name][0]].rows.append(row)
+                        echo(row)
+                continue
             started = time.perf_counter()
             if isinstance(item, m.PredictCard):
                 row = await _prove_predict_card(predict, les, item)
@@ -174,10 +242,13 @@ async def test_pack(
                     pool.give_back(kernel)
             took[keys[index]] = time.perf_counter() - started
 
-    await pool.fan_out(jobs, worker)
+    try:
+        await pool.fan_out(jobs, worker)
+    finally:
+        cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    return Report([row for part in parts for row in part.rows])
+    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found})
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -209,10 +280,17 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
         raise TutorError("--jobs needs a whole number of at least 1")
-    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, jobs=jobs, echo=echo))
+    mode = getattr(args, "mutants", "summary")
+    report = asyncio.run(test_pack(pack, lesson=args.lesson, device=args.device, jobs=jobs, echo=echo, mutants=mode))
     failed = [r for r in report.rows if not r.ok]
     if args.json:
-        print(json.dumps({"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows]}, indent=2))
+        mutants = {item: [asdict(r) for r in results] for item, results in report.mutants.items()}
+        print(
+            json.dumps(
+                {"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows], "mutants": mutants},
+                indent=2,
+            )
+        )
     else:
         print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:

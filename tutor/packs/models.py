@@ -263,6 +263,15 @@ class WrongSolution(Strict):
     why: str | None = Field(None, description="what the mistake is, for authors")
 
 
+class EquivalentMutant(Strict):
+    """A mutant of the reference solution that behaves exactly like it, so no check can kill it."""
+
+    mutant: str = Field(
+        min_length=1, description="the mutant's id as pack test prints it (drop-1a2b3c4d), or text its diff contains"
+    )
+    reason: str = Field(min_length=1, description="why it behaves like the reference (for reviewers)")
+
+
 class Exercise(Strict):
     id: Id
     title: str = Field(min_length=1)
@@ -277,6 +286,10 @@ class Exercise(Strict):
     wrong_solutions: list[WrongSolution] = Field(default_factory=list)
     accepted_solutions: list[Code] = Field(
         default_factory=list, description="other correct code, each proven by `pack test` to pass every check"
+    )
+    equivalent_mutants: list[EquivalentMutant] = Field(
+        default_factory=list,
+        description="mutants of the solution that behave like it: pack test does not count them as weak checks",
     )
     time_limit: float = Field(
         20.0,

@@ -185,6 +185,11 @@ def validate_lesson(
         for k, accepted in enumerate(ex.accepted_solutions):
             apath = (*base, "accepted_solutions", k)
             _check_code(accepted, origin(*apath), apath, rep, what="accepted solution")
+        declared: set[str] = set()
+        for k, equivalent in enumerate(ex.equivalent_mutants):
+            if equivalent.mutant in declared:
+                rep.at((*base, "equivalent_mutants", k, "mutant"), f"mutant {equivalent.mutant!r} is declared twice")
+            declared.add(equivalent.mutant)
 
     for i, card in enumerate(lesson.cards):
         if card is None:
