@@ -49,9 +49,12 @@ class Kernels:
         try:
             await asyncio.to_thread(_import_engine)
             from tutor.engine import KernelPool, KernelSession
+            from tutor.engine.confine import TREE_ONLY
             from tutor.grading.verify import Verifier
 
-            self._live = KernelSession(device=self.device, connection_file=self.connection_file)
+            # The live pane keeps the learner's files and variables: only its processes
+            # are bound to it (they end with it); checks get fully confined fresh kernels.
+            self._live = KernelSession(device=self.device, connection_file=self.connection_file, confinement=TREE_ONLY)
             self._live.on_state = self._on_state
             if self.connection_file is None:
                 self._pool = KernelPool(device=self.device, size=1)

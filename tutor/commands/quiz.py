@@ -321,10 +321,12 @@ class Quiz:
     def _kernel(self) -> KernelSession:
         if self._session is None:
             from tutor.engine import KernelSession
+            from tutor.engine.confine import TREE_ONLY
 
             self.say("(Starting a Python kernel to run the code...)")
             self._loop = asyncio.new_event_loop()
-            session = KernelSession(device=self.device, connection_file=self.connection_file)
+            # The pack's code (trusted): what it starts ends with the kernel.
+            session = KernelSession(device=self.device, connection_file=self.connection_file, confinement=TREE_ONLY)
             self._loop.run_until_complete(session.start())
             self._session = session
         return self._session

@@ -13,16 +13,21 @@ from tutor.engine.connection import Connection
 from tutor.engine.errors import EngineError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tutor.engine.confine import Confinement
     from tutor.engine.launch import TutorKernelManager
 
 log = logging.getLogger("tutor.engine")
 
 
 class LocalBackend(KernelBackend):
-    def __init__(self, *, env: dict[str, str], cwd: str | None, preload_torch: bool):
+    def __init__(
+        self, *, env: dict[str, str], cwd: str | None, preload_torch: bool, confinement: Confinement | None = None
+    ):
         self.env = env
         self.cwd = cwd
         self.preload_torch = preload_torch
+        # The working directory asked for stays usable in a confined kernel.
+        self.confinement = confinement.writing(cwd) if confinement is not None and cwd else confinement
         self.km: TutorKernelManager | None = None
         self._log_file: Any = None
 
@@ -35,7 +40,9 @@ class LocalBackend(KernelBackend):
         from tutor.engine.logs import log_file_path
 
         # The launcher experiment (preload_torch) needs a command line, so a new process.
-        km = TutorKernelManager(preload_torch=self.preload_torch, fork=not self.preload_torch)
+        km = TutorKernelManager(
+            preload_torch=self.preload_torch, fork=not self.preload_torch, confinement=self.confinement
+        )
         self.km = km
         self.log_path = log_file_path(uuid.uuid4().hex)
         # Kept open for the kernel until close(); a local temp file opens at once.
