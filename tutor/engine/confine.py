@@ -34,6 +34,8 @@ from typing import Any
 
 REPORT_ENV = "PTFUND_TUTOR_CONFINEMENT"  # the report, JSON, for doctor and tests
 HOST_PID_ENV = "PTFUND_TUTOR_KERNEL_PID"  # the kernel's pid as the tutor sees it (it is 1 inside)
+OFF_ENV = "PTFUND_TUTOR_NO_CONFINE"  # layers to leave out, comma-separated, or "all"
+LAYERS = ("namespaces", "landlock", "user", "rlimits")
 
 # Generous limits: none of them stops an exercise, each stops a runaway.
 FILE_SIZE_LIMIT = 4 << 30  # bytes per file written
@@ -109,7 +111,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 8, 24, 38, 47
-PR_CAP_AMBIENT_RAISE = 2
+PR_CAP_AMBIENT_RAISE, PR_SET_CHILD_SUBREAPER = 2, 36
 CAP_DAC_READ_SEARCH = 2
 CAP_LAST = 63
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -129,6 +131,15 @@ def _call(name: str, *args: object) -> int:
 def _prctl(option: int, *args: int) -> None:
     values = [*args, 0, 0, 0, 0][:4]
     _call("prctl", ctypes.c_int(option), *(ctypes.c_ulong(v) for v in values))
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants of this process are reparented to it (not to init)."""
+    try:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        return True
+    except (OSError, AttributeError):
+        return False
 
 
 def set_death_signal(sig: int) -> bool:
@@ -299,9 +310,13 @@ def _unshare(report: dict) -> bool:
     return True
 
 
-def _wait_and_mirror(child: int) -> None:
-    """The waiter: end as the kernel ended (a signal as that signal), never return."""
+def _wait_and_mirror(child: int, scratch: str | None) -> None:
+    """The waiter: end as the kernel ended (a signal as that signal), never return. It
+    removes the scratch directory, also when its own parent dies (the fork server killed)
+    or it is asked to stop (SIGTERM): it kills the kernel first."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are the kernel's
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(child, signal.SIGKILL))
+    set_death_signal(signal.SIGTERM)
     os.closerange(3, 1 << 16)  # the kernel's sockets are its own: EOF must reach their peers
     while True:
         try:
@@ -311,10 +326,15 @@ def _wait_and_mirror(child: int) -> None:
             os._exit(1)
         except InterruptedError:
             continue
+    remove_scratch(scratch)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
-            signal.signal(sig, signal.SIG_DFL)
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the kernel's crash, not a core of this
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(sig, signal.SIG_DFL)
             os.kill(os.getpid(), sig)
         except (OSError, ValueError, RuntimeError):
             pass
@@ -404,8 +424,8 @@ def _drop_user(report: dict) -> None:
         if keep:
             _capset(keep)
             _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH)  # kept across exec
-    except OSError as exc:
-        report["user"] = f"failed: {exc.strerror or exc}"
+    except (OSError, AttributeError) as exc:  # AttributeError: no setresuid (macOS)
+        report["user"] = f"failed: {getattr(exc, 'strerror', None) or exc}"
         return
     report["user"] = f"{UNPRIVILEGED} (uid {uid})" + (
         ", keeping CAP_DAC_READ_SEARCH (this Python is under a directory nobody cannot enter)" if keep else ""
@@ -420,15 +440,22 @@ UNPROTECTED = {
 }
 
 
-def _missing(report: dict) -> list[str]:
+def _missing(report: dict, policy: Confinement) -> list[str]:
     missing = []
     if report.get("namespaces", "").startswith("none"):
         missing.append(UNPROTECTED["namespaces"])
-    if not report.get("landlock", "").startswith("ABI"):
+    if policy.filesystem and not report.get("landlock", "").startswith("ABI"):
         missing.append(UNPROTECTED["landlock"])
-    if report.get("user", "").startswith(("failed", "not dropped")):
+    if policy.drop_user and os.geteuid() == 0:
         missing.append(UNPROTECTED["user"])
     return missing
+
+
+def turned_off() -> set[str]:
+    """The layers ``$PTFUND_TUTOR_NO_CONFINE`` leaves out (for a platform where one
+    misbehaves; doctor then says what is not protected)."""
+    names = {n.strip().lower() for n in os.environ.get(OFF_ENV, "").split(",") if n.strip()}
+    return set(LAYERS) if "all" in names else names & set(LAYERS)
 
 
 def kernel_environment(report: dict) -> dict[str, str]:
@@ -449,20 +476,28 @@ def enter(policy: Confinement, scratch: str | None) -> dict:
     """Confine this (single-threaded) process; returns the report, in the confined child
     only (the parent waits for it and ends as it ended)."""
     report: dict = {"pid": os.getpid(), "scratch": scratch if policy.filesystem else None}
-    if _unshare(report):
+    off = turned_off()
+    why_off = f"turned off by {OFF_ENV}"
+    if "namespaces" in off:
+        report["namespaces"] = f"none: {why_off}"
+    elif _unshare(report):
         child = os.fork()
         if child:
-            _wait_and_mirror(child)
+            _wait_and_mirror(child, scratch)
         report["pid"] = int(os.readlink("/proc/self"))  # the host's /proc, still: the tutor's pid for it
         set_death_signal(signal.SIGKILL)  # the waiter died: so does the namespace
         _fresh_proc(report)
-    if policy.limits:
+    if "rlimits" in off:
+        report["rlimits"] = why_off
+    elif policy.limits:
         _set_limits(report)
     else:
         report["rlimits"] = "not asked for"
     abi = landlock_abi() if _libc is not None else 0
     if not policy.filesystem:
         report["landlock"] = "not asked for"
+    elif "landlock" in off:
+        report["landlock"] = why_off
     elif scratch is None:
         report["landlock"] = "not applied: no scratch directory"
     elif abi == 0:
@@ -475,12 +510,14 @@ def enter(policy: Confinement, scratch: str | None) -> dict:
             )
         except OSError as exc:
             report["landlock"] = f"failed: {exc.strerror or exc}"
-    if policy.drop_user:
+    if "user" in off:
+        report["user"] = f"not dropped: {why_off}"
+    elif policy.drop_user:
         _drop_user(report)
     else:
         report["user"] = "not dropped: not asked for"
     set_death_signal(signal.SIGKILL)  # a change of user clears it
-    report["unprotected"] = _missing(report) if policy.filesystem else []
+    report["unprotected"] = _missing(report, policy)
     os.environ.update(kernel_environment(report))
     if scratch and policy.filesystem:
         tempfile.tempdir = scratch  # cached from before: the old one is not writable now

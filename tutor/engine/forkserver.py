@@ -43,6 +43,7 @@ import selectors
 import signal
 import socket
 import sys
+import time
 
 from tutor.engine import confine
 from tutor.engine.confine import set_death_signal as _set_death_signal
@@ -163,6 +164,7 @@ class Server:
         self.problem = ""  # why the last standby could not be forked
         self.policy: dict | None = None  # the confinement the next standby enters
         self.scratches: dict[int, str] = {}  # pid -> its scratch directory, removed at its exit
+        self.draining: dict[int, str] = {}  # process group -> scratch, once its leader has exited
 
     def send(self, obj: dict) -> None:
         try:
@@ -292,10 +294,12 @@ class Server:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                pid = 0
             if pid == 0:
+                self.remove_scratches()
                 return
-            confine.remove_scratch(self.scratches.pop(pid, None))  # its namespace is gone with it
+            if pid in self.scratches:
+                self.draining[pid] = self.scratches.pop(pid)
             if self.standby is not None and self.standby.pid == pid:
                 self.standby.sock.close()
                 self.standby = None  # died before it was needed; the next request forks anew
@@ -305,6 +309,21 @@ class Server:
             for claimed in self.claimed.values():
                 if claimed.pid == pid:
                     claimed.status = os.waitstatus_to_exitcode(status)
+
+    def remove_scratches(self) -> None:
+        """Remove the scratch directory of each kernel whose process group is empty: its
+        waiter may have been killed with the kernel still ending (an orphan, reaped here:
+        the server is their subreaper), and only then is nothing left that could write."""
+        for pgid, scratch in list(self.draining.items()):
+            try:
+                os.killpg(pgid, 0)
+                continue
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            confine.remove_scratch(scratch)
+            del self.draining[pgid]
 
     @staticmethod
     def kill(pid: int) -> None:
@@ -322,8 +341,11 @@ class Server:
             pids.add(self.standby.pid)
         for pid in pids:
             self.kill(pid)
-        for scratch in self.scratches.values():
-            confine.remove_scratch(scratch)
+        self.draining.update(self.scratches)
+        deadline = time.monotonic() + 2
+        while self.draining and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.01)
         os._exit(0)
 
     # ---------------------------------------------------------------- in the child
@@ -507,6 +529,7 @@ def main() -> None:
     tutor_pid = os.getppid()
     if _set_death_signal(signal.SIGTERM) and os.getppid() != tutor_pid:
         os._exit(0)
+    confine.become_subreaper()  # a kernel whose waiter was killed comes back here to be reaped
     # The kernel's cwd is not where the tutor was started; neither is its import path.
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]

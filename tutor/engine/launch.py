@@ -215,7 +215,7 @@ class ForkProvisioner(LocalProvisioner):
                 return self.connection_info
         log.info("kernel started as a new process: %s", self.refusal)
         self.launcher = SPAWN
-        if self.confinement is not None:
+        if self.confinement is not None and os.name == "posix":  # it execs: POSIX only
             self.scratch = self._own_scratch = confine.make_scratch(self.confinement)
             cmd = confine.launcher_argv(self.confinement, self.scratch) + cmd
         return await super().launch_kernel(cmd, **kwargs)
