@@ -277,7 +277,7 @@ ANSWER_THEN_EXIT = textwrap.dedent(
     import os
     from tutor.engine import forkserver
 
-    def answer_then_exit(sock):
+    def answer_then_exit(sock, *_):
         forkserver._read_request(sock)
         forkserver._answer(sock, {"connection": {"shell_port": 1}})
         os._exit(7)

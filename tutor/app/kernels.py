@@ -60,10 +60,15 @@ class Kernels:
         try:
             await asyncio.to_thread(_import_engine)
             from tutor.engine import KernelPool, KernelSession
+            from tutor.engine.confine import TREE_ONLY
             from tutor.grading.review import PredictKernels
             from tutor.grading.verify import Verifier
 
-            live = self._live = KernelSession(device=self.device, connection_file=self.connection_file)
+            # The live pane keeps the learner's files and variables: only its processes
+            # are bound to it (they end with it); checks get fully confined fresh kernels.
+            live = self._live = KernelSession(
+                device=self.device, connection_file=self.connection_file, confinement=TREE_ONLY
+            )
             live.on_state = self._on_state
             if self.connection_file is None:
                 self._pool = KernelPool(device=self.device, size=1)

@@ -1,5 +1,6 @@
-"""``ptfund-tutor doctor``: versions, device, data dir, how long a kernel takes to start and
-how fresh kernels are started (forked from the fork server, or new processes and why).
+"""``ptfund-tutor doctor``: versions, device, data dir, how long a kernel takes to start,
+how fresh kernels are started (forked from the fork server, or new processes and why) and
+how a kernel that runs learner code is confined (docs/confinement.md).
 
 torch's version and the device come from a kernel, like everything torch: this process
 never imports torch (it must stay light enough for the TUI).
@@ -31,11 +32,15 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+# Read in the probe kernel: the report confine.enter left there (none: not confined).
+CONFINEMENT_PROBE = "import os as _os; print(_os.environ.get('PTFUND_TUTOR_CONFINEMENT', '')); del _os"
+
+
 async def _probe(
     device: str | None, connection_file: str | None
-) -> tuple[DeviceInfo | None, float | None, str | None, str | None, float | None]:
-    """The first kernel's report; with the fork server, also how long the next one took
-    (the first pays for starting the server)."""
+) -> tuple[DeviceInfo | None, float | None, str | None, str | None, float | None, dict | None]:
+    """The first kernel's report (a kernel confined as for learner code); with the fork
+    server, also how long the next one took (the first pays for starting the server)."""
     from tutor.engine import KernelSession
     from tutor.engine.launch import FORK
 
@@ -43,6 +48,7 @@ async def _probe(
     try:
         await session.start()
         first = session.device_info, session.startup_time, session.checks_error, session.launcher
+        confinement = _confinement_report((await session.execute(CONFINEMENT_PROBE, timeout=30)).output)
     finally:
         await session.shutdown()
     after = None
@@ -53,7 +59,32 @@ async def _probe(
             after = session.startup_time
         finally:
             await session.shutdown()
-    return (*first, after)
+    return (*first, after, confinement)
+
+
+def _confinement_report(output: str) -> dict | None:
+    import json
+
+    try:
+        report = json.loads(output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _confinement_rows(report: dict | None, where: str | None) -> list[tuple[str, str]]:
+    """One row per layer, then what is not protected."""
+    from tutor.engine.confine import LAYERS, UNPROTECTED
+
+    if where is not None:
+        return [("confinement", f"none: {where} is not started by the tutor, so it is not confined")]
+    if report is None:
+        report = {layer: "none: this kernel reported no confinement" for layer in LAYERS}
+        report["unprotected"] = list(UNPROTECTED.values())
+    rows = [("confinement", "of kernels that run learner code (check, grade, pack test, the app's checks)")]
+    rows += [(f"  {layer}", str(report.get(layer, "unknown"))) for layer in LAYERS]
+    rows += [("not protected", sentence) for sentence in report.get("unprotected") or []]
+    return rows
 
 
 async def _gateway_rows(url: str) -> list[tuple[str, str]]:
@@ -102,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        info, seconds, checks_error, launcher, after = asyncio.run(
+        info, seconds, checks_error, launcher, after, confinement = asyncio.run(
             _probe(getattr(args, "device", None), connection_file)
         )
     except EngineError as exc:
@@ -119,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
         ),
         ("kernels from", launcher or "the attached kernel"),
     ]
+    late += _confinement_rows(
+        confinement, "an attached kernel" if connection_file else "a gateway's kernel" if gateway else None
+    )
     if checks_error:
         late.append(("checks", f"failed to load in the kernel: {checks_error}"))
     _print(late)

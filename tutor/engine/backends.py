@@ -24,7 +24,11 @@ def _local(session: KernelSession, *, fork: bool) -> KernelBackend:
     from tutor.engine.local import LocalBackend
 
     return LocalBackend(
-        env=kernel_env(session.extra_env), cwd=session.cwd, preload_torch=session.preload_torch, fork=fork
+        env=kernel_env(session.extra_env),
+        cwd=session.cwd,
+        preload_torch=session.preload_torch,
+        fork=fork,
+        confinement=session.confinement,
     )
 
 

@@ -74,7 +74,8 @@ def __ptfund_flush_before_os_exit():
 def __ptfund_boot(namespace, requested, checks_source, digest, threads=None):
     import json, os, platform, socket, sys, types
     __ptfund_flush_before_os_exit()
-    report = {"pid": os.getpid(), "host": socket.gethostname(),
+    # A confined kernel is pid 1 of its own namespace: its pid for the tutor is kept aside.
+    report = {"pid": int(os.environ.get("PTFUND_TUTOR_KERNEL_PID") or os.getpid()), "host": socket.gethostname(),
               "python_version": platform.python_version(), "executable": sys.executable}
     state = sys.modules.get("_ptfund_kernel") or types.ModuleType("_ptfund_kernel")
     sys.modules["_ptfund_kernel"] = state

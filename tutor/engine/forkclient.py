@@ -42,6 +42,8 @@ class ForkedKernel(NamedTuple):
 
     pid: int
     connection: dict[str, Any]
+    scratch: str | None = None  # its scratch directory, when confined (the server removes it)
+    confinement: dict[str, Any] | None = None  # what confine.enter reported
 
 
 class ForkServer:
@@ -123,7 +125,9 @@ class ForkServer:
             if fut.done():  # cancelled by its waiter (launch.py kills what it forked)
                 return
             if "pid" in msg:
-                fut.set_result(ForkedKernel(msg["pid"], msg.get("connection") or {}))
+                fut.set_result(
+                    ForkedKernel(msg["pid"], msg.get("connection") or {}, msg.get("scratch"), msg.get("confinement"))
+                )
             else:
                 fut.set_exception(ForkServerUnavailable(msg.get("error") or "the fork server failed"))
 
@@ -190,15 +194,22 @@ class ForkServer:
     # ---- kernels
 
     def spawn(
-        self, connection_file: str, env: dict[str, str], cwd: str | None, log: str | None
+        self,
+        connection_file: str,
+        env: dict[str, str],
+        cwd: str | None,
+        log: str | None,
+        confine: dict[str, Any] | None = None,
     ) -> concurrent.futures.Future:
-        """A kernel for ``connection_file`` (the tutor writes it); the future holds a
+        """A kernel for ``connection_file`` (the tutor writes it), confined by the policy
+        ``confine`` (confine.Confinement as JSON) if given; the future holds a
         ``ForkedKernel``."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
         if self.closed or self.sock is None:
             fut.set_exception(ForkServerUnavailable("the fork server stopped"))
             return fut
         request: dict[str, object] = {"connection_file": connection_file, "env": env, "cwd": cwd, "log": log}
+        request["confine"] = confine
         with self._lock:
             request["id"] = ident = next(self._ids)
             self._pending[ident] = fut

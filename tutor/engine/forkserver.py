@@ -16,13 +16,21 @@ choosing) and waits; a request hands it the environment, working directory and l
 kernel wanted, and it answers with the ports and key it listens on. The next standby is
 forked once the last one has answered, so a request finds one ready.
 
+A request may ask for a confinement (confine.py: its policy as JSON): a standby is
+confined as soon as it is forked, while it has one thread, so it is built for the policy
+of the request before; a request with another policy gets a standby forked for it.
+
 Protocol on the control socket, one JSON object per line:
   server -> tutor   {"ready": true, "pid": ...} | {"ready": false, "error": "..."}
-  tutor -> server   {"id": N, "connection_file": ..., "env": {...}, "cwd": ..., "log": ...}
-  server -> tutor   {"id": N, "pid": ..., "connection": {...}} | {"id": N, "error": "..."}
+  tutor -> server   {"id": N, "connection_file": ..., "env": {...}, "cwd": ..., "log": ...,
+                     "confine": {...} | null}
+  server -> tutor   {"id": N, "pid": ..., "connection": {...}, "scratch": ..., "confinement": {...}}
+                    | {"id": N, "error": "..."}
   server -> tutor   {"exit": PID, "status": S}  (S as subprocess's returncode: -N for signal N)
-On a standby's socket: the request goes to it; {"connection": {...}} or {"error": "..."}
-comes back (the connection file's fields: ports, ip, transport, key, signature_scheme).
+On a standby's socket: the request goes to it, with the kernel's log as a descriptor the
+server opened (a confined kernel may not open it); {"connection": {...}, "confinement":
+{...}} or {"error": "..."} comes back (the connection file's fields: ports, ip,
+transport, key, signature_scheme). A kernel's scratch directory is removed when it exits.
 """
 
 from __future__ import annotations
@@ -35,25 +43,14 @@ import selectors
 import signal
 import socket
 import sys
+import time
+
+from tutor.engine import confine
+from tutor.engine.confine import set_death_signal as _set_death_signal
 
 # The kernel's boot wraps os._exit to flush the learner's output first (device.py); the
 # kernel's own end, after its output is flushed, need not wait for that.
 _real_exit = os._exit
-
-PR_SET_PDEATHSIG = 1
-
-
-def _set_death_signal(sig: int) -> bool:
-    """Ask Linux to send ``sig`` to this process when its parent dies."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _thread_count() -> int:
@@ -147,9 +144,11 @@ def _fork_problem() -> str | None:
 class Standby:
     """A forked child building its kernel, or waiting with it built, for a request."""
 
-    def __init__(self, pid: int, sock: socket.socket):
+    def __init__(self, pid: int, sock: socket.socket, policy: dict | None, scratch: str | None):
         self.pid = pid
         self.sock = sock
+        self.policy = policy  # the confinement it entered (JSON), None for none
+        self.scratch = scratch
         self.request: dict | None = None  # the request it serves, once handed one
         self.buffer = b""
         self.status: int | None = None  # how it ended, when that was seen before its answer
@@ -167,6 +166,9 @@ class Server:
         os.set_blocking(self.wake_w, False)
         self.buffer = b""
         self.problem = ""  # why the last standby could not be forked
+        self.policy: dict | None = None  # the confinement the next standby enters
+        self.scratches: dict[int, str] = {}  # pid -> its scratch directory, removed at its exit
+        self.draining: dict[int, str] = {}  # process group -> scratch, once its leader has exited
 
     def send(self, obj: dict) -> None:
         try:
@@ -206,6 +208,12 @@ class Server:
     def handle(self, request: dict) -> None:
         """Hand the request to the standby (forking one if there is none)."""
         standby, self.standby = self.standby, None
+        wanted = request.get("confine")
+        if standby is not None and standby.policy != wanted:
+            self.kill(standby.pid)  # built for another confinement; reaped as any other
+            standby.sock.close()
+            standby = None
+        self.policy = wanted
         if standby is None:
             standby = self.fork_standby()
             if standby is None:
@@ -214,9 +222,17 @@ class Server:
         self.claimed[standby.sock.fileno()] = standby
         self.selector.register(standby.sock, selectors.EVENT_READ)
         try:
-            standby.sock.sendall(json.dumps(request).encode() + b"\n")
+            log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if request.get("log") else None
+        except OSError as exc:
+            request["log_error"] = f"{type(exc).__name__}: {exc}"
+            log = None
+        try:
+            socket.send_fds(standby.sock, [json.dumps(request).encode() + b"\n"], [] if log is None else [log])
         except OSError:
             self.hear_standby(standby)  # it died: its EOF is read (and reported) at once
+        finally:
+            if log is not None:
+                os.close(log)
 
     def hear_standby(self, standby: Standby) -> None:
         """The claimed standby answered (or died): tell the tutor, then fork the next one."""
@@ -233,7 +249,9 @@ class Server:
         request = standby.request or {}
         answer = json.loads(standby.buffer.split(b"\n", 1)[0]) if b"\n" in standby.buffer else {}
         if "connection" in answer:
-            self.send({"id": request.get("id"), "pid": standby.pid, "connection": answer["connection"]})
+            reply = {"id": request.get("id"), "pid": standby.pid, "connection": answer["connection"]}
+            reply.update(scratch=standby.scratch, confinement=answer.get("confinement"))
+            self.send(reply)
             if standby.status is None:
                 self.children.add(standby.pid)
             else:  # it answered, then ended before its answer was read: say both, in order
@@ -252,6 +270,12 @@ class Server:
             return None
         sys.stdout.flush()
         sys.stderr.flush()
+        policy = self.policy
+        try:
+            scratch = confine.make_scratch(confine.Confinement.from_json(policy)) if policy is not None else None
+        except OSError as exc:
+            self.problem = f"no scratch directory for a confined kernel ({exc})"
+            return None
         ours, theirs = socket.socketpair()
         # The parent's objects stay out of the children's collections: a collection would
         # walk (and, by touching, copy) the whole inherited heap: 0.7 s per gc.collect().
@@ -259,22 +283,27 @@ class Server:
         pid = os.fork()
         if pid == 0:
             ours.close()
-            self.become_kernel(theirs)  # never returns
+            self.become_kernel(theirs, policy, scratch)  # never returns
         theirs.close()
+        if scratch is not None:
+            self.scratches[pid] = scratch
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         except OSError:
             pass
-        return Standby(pid, ours)
+        return Standby(pid, ours, policy, scratch)
 
     def reap(self) -> None:
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                pid = 0
             if pid == 0:
+                self.remove_scratches()
                 return
+            if pid in self.scratches:
+                self.draining[pid] = self.scratches.pop(pid)
             if self.standby is not None and self.standby.pid == pid:
                 self.standby.sock.close()
                 self.standby = None  # died before it was needed; the next request forks anew
@@ -284,6 +313,21 @@ class Server:
             for claimed in self.claimed.values():
                 if claimed.pid == pid:
                     claimed.status = os.waitstatus_to_exitcode(status)
+
+    def remove_scratches(self) -> None:
+        """Remove the scratch directory of each kernel whose process group is empty: its
+        waiter may have been killed with the kernel still ending (an orphan, reaped here:
+        the server is their subreaper), and only then is nothing left that could write."""
+        for pgid, scratch in list(self.draining.items()):
+            try:
+                os.killpg(pgid, 0)
+                continue
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            confine.remove_scratch(scratch)
+            del self.draining[pgid]
 
     @staticmethod
     def kill(pid: int) -> None:
@@ -301,11 +345,16 @@ class Server:
             pids.add(self.standby.pid)
         for pid in pids:
             self.kill(pid)
+        self.draining.update(self.scratches)
+        deadline = time.monotonic() + 2
+        while self.draining and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.01)
         os._exit(0)
 
     # ---------------------------------------------------------------- in the child
 
-    def become_kernel(self, sock: socket.socket) -> None:
+    def become_kernel(self, sock: socket.socket, policy: dict | None, scratch: str | None) -> None:
         code = 1
         try:
             server_pid = os.getppid()
@@ -327,11 +376,14 @@ class Server:
             for sig in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            report = None
+            if policy is not None:  # from here on, the only process left is the confined kernel
+                report = confine.enter(confine.Confinement.from_json(policy), scratch)
             _redirect_to_null()
             if not sys.platform.startswith("linux"):
                 _watch_parent(server_pid)
             _seed_like_a_fresh_process()
-            code = _run_kernel(sock)
+            code = _run_kernel(sock, report)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException:
@@ -372,14 +424,14 @@ def _redirect_to_null() -> None:
     os.close(null)
 
 
-def _redirect_kernel_output(log: str | None) -> None:
-    """Send what reaches a started kernel's stdout and stderr descriptors to ``log``.
+def _redirect_kernel_output(out: int | None) -> None:
+    """Send what reaches a started kernel's stdout and stderr descriptors to ``out`` (its
+    log, opened by the server).
     ipykernel captures descriptors 1 and 2 through a pipe and echoes what it reads to a
     copy of the descriptors it found (``_original_stdstream_copy``), so that copy is the
     one pointed at the log; where it captured nothing, 1 and 2 themselves are."""
-    if not log:
+    if out is None:
         return
-    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
             copy = getattr(stream, "_original_stdstream_copy", None)
@@ -401,9 +453,9 @@ def _watch_parent(server_pid: int) -> None:
     threading.Thread(target=watch, name="ptfund-server-watch", daemon=True).start()
 
 
-def _run_kernel(sock: socket.socket) -> int:
+def _run_kernel(sock: socket.socket, confinement: dict | None) -> int:
     """Build the kernel on ports of its own, wait for the request, answer with the
-    connection, then serve as that kernel."""
+    connection (and the ``confinement`` it entered), then serve as that kernel."""
     import tempfile
 
     from ipykernel.kernelapp import IPKernelApp
@@ -424,7 +476,7 @@ def _run_kernel(sock: socket.socket) -> int:
     except BaseException as exc:
         _answer(sock, {"error": f"{type(exc).__name__}: {exc}"})
         raise
-    request = _read_request(sock)
+    request, log = _read_request(sock)
     if request is None:
         return 0  # the server is gone, or stopped this standby
     try:
@@ -435,14 +487,20 @@ def _run_kernel(sock: socket.socket) -> int:
             os.environ.clear()
             os.environ.update(env)
             os.environ.update(own)
+            if confinement is not None:  # its homes in the scratch directory, and the report
+                os.environ.update(confine.kernel_environment(confinement))
+        if request.get("log_error"):
+            raise OSError(request["log_error"])
         if request.get("cwd"):
             os.chdir(request["cwd"])
-        _redirect_kernel_output(request.get("log"))
+        _redirect_kernel_output(log)
     except Exception as exc:  # a working directory that is gone, a log that cannot be opened
         _answer(sock, {"error": f"{type(exc).__name__}: {exc}"})
         return 1
     app.connection_file = request["connection_file"]  # where the tutor writes this connection
-    _answer(sock, {"connection": {k: v for k, v in connection.items() if k != "kernel_name"}})
+    _answer(
+        sock, {"connection": {k: v for k, v in connection.items() if k != "kernel_name"}, "confinement": confinement}
+    )
     sock.close()
     app.start()
     return 0
@@ -455,14 +513,17 @@ def _answer(sock: socket.socket, obj: dict) -> None:
         pass
 
 
-def _read_request(sock: socket.socket) -> dict | None:
+def _read_request(sock: socket.socket) -> tuple[dict | None, int | None]:
+    """The request, and the log descriptor that came with it."""
     buffer = b""
+    fds: list[int] = []
     while b"\n" not in buffer:
-        data = sock.recv(1 << 16)
+        data, received, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+        fds += received
         if not data:
-            return None
+            return None, None
         buffer += data
-    return json.loads(buffer.split(b"\n", 1)[0])
+    return json.loads(buffer.split(b"\n", 1)[0]), (fds[0] if fds else None)
 
 
 def main() -> None:
@@ -472,6 +533,7 @@ def main() -> None:
     tutor_pid = os.getppid()
     if _set_death_signal(signal.SIGTERM) and os.getppid() != tutor_pid:
         os._exit(0)
+    confine.become_subreaper()  # a kernel whose waiter was killed comes back here to be reaped
     # The kernel's cwd is not where the tutor was started; neither is its import path.
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]

@@ -21,6 +21,7 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
+from tutor.engine import confine
 from tutor.engine.connection import fast_reconnect
 
 log = logging.getLogger("tutor.engine")
@@ -88,7 +89,14 @@ class TutorKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk.
     With ``fork=True`` its kernels come from the fork server when it can be used."""
 
-    def __init__(self, *args: Any, preload_torch: bool = False, fork: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        preload_torch: bool = False,
+        fork: bool = False,
+        confinement: confine.Confinement | None = None,
+        **kwargs: Any,
+    ) -> None:
         kwargs.setdefault("context", shared_context())
         super().__init__(*args, **kwargs)
         self._tutor_spec = make_kernel_spec(preload_torch)
@@ -98,6 +106,7 @@ class TutorKernelManager(AsyncKernelManager):
 
             self.kernel_id = str(uuid.uuid4())
             self.provisioner = ForkProvisioner(kernel_id=self.kernel_id, kernel_spec=self._tutor_spec, parent=self)
+            self.provisioner.confinement = confinement
 
     @property
     def launcher(self) -> str:
@@ -158,10 +167,16 @@ class ForkProvisioner(LocalProvisioner):
     """A LocalProvisioner whose kernels are forked by the fork server (forkserver.py)
     instead of started as new processes; falls back to a new process when the server is
     unavailable. ``launcher`` says which one started the current kernel, ``refusal`` why
-    the fork server was not used."""
+    the fork server was not used. With a ``confinement`` (confine.py), its kernels enter
+    it before they run anything: a forked one in the fork server, a new process through
+    ``python -m tutor.engine.confine``; ``scratch`` is the current kernel's scratch
+    directory."""
 
     launcher = SPAWN
     refusal: str | None = None
+    confinement: confine.Confinement | None = None
+    scratch: str | None = None
+    _own_scratch: str | None = None  # made here for a new process, so removed here
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         from tutor.engine.forkclient import ForkedProcess, ForkServerUnavailable, shared_server
@@ -181,6 +196,7 @@ class ForkProvisioner(LocalProvisioner):
                     dict(kwargs.get("env") or kernel_env()),
                     str(kwargs["cwd"]) if kwargs.get("cwd") else None,
                     getattr(out, "name", None) if out is not None else None,
+                    self.confinement.to_json() if self.confinement is not None else None,
                 )
                 try:
                     kernel = await _shielded(spawned)
@@ -194,11 +210,20 @@ class ForkProvisioner(LocalProvisioner):
                 self.pid = self.pgid = kernel.pid  # the kernel leads a process group of its own
                 self.cwd = kwargs.get("cwd", pathlib.Path.cwd())
                 self.launcher = FORK
+                self.scratch = kernel.scratch
                 self._use_kernel_ports(kernel.connection)
                 return self.connection_info
         log.info("kernel started as a new process: %s", self.refusal)
         self.launcher = SPAWN
+        if self.confinement is not None and os.name == "posix":  # it execs: POSIX only
+            self.scratch = self._own_scratch = confine.make_scratch(self.confinement)
+            cmd = confine.launcher_argv(self.confinement, self.scratch) + cmd
         return await super().launch_kernel(cmd, **kwargs)
+
+    async def cleanup(self, restart: bool = False) -> None:
+        await super().cleanup(restart=restart)
+        scratch, self._own_scratch = self._own_scratch, None
+        confine.remove_scratch(scratch)
 
     def _use_kernel_ports(self, connection: dict[str, Any]) -> None:
         """The forked kernel bound ports of its own choosing (nothing can take them between

@@ -13,17 +13,28 @@ from tutor.engine.connection import Connection
 from tutor.engine.errors import EngineError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tutor.engine.confine import Confinement
     from tutor.engine.launch import TutorKernelManager
 
 log = logging.getLogger("tutor.engine")
 
 
 class LocalBackend(KernelBackend):
-    def __init__(self, *, env: dict[str, str], cwd: str | None, preload_torch: bool, fork: bool = True):
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        cwd: str | None,
+        preload_torch: bool,
+        fork: bool = True,
+        confinement: Confinement | None = None,
+    ):
         self.env = env
         self.cwd = cwd
         self.preload_torch = preload_torch
         self.fork = fork and not preload_torch  # the launcher experiment needs a command line
+        # The working directory asked for stays usable in a confined kernel.
+        self.confinement = confinement.writing(cwd) if confinement is not None and cwd else confinement
         self.km: TutorKernelManager | None = None
         self._log_file: Any = None
 
@@ -35,7 +46,7 @@ class LocalBackend(KernelBackend):
         from tutor.engine.launch import TutorKernelManager
         from tutor.engine.logs import log_file_path
 
-        km = TutorKernelManager(preload_torch=self.preload_torch, fork=self.fork)
+        km = TutorKernelManager(preload_torch=self.preload_torch, fork=self.fork, confinement=self.confinement)
         self.km = km
         self.log_path = log_file_path(uuid.uuid4().hex)
         # Kept open for the kernel until close(); a local temp file opens at once.

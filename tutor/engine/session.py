@@ -22,6 +22,7 @@ from typing import Any
 
 from tutor.engine import faults
 from tutor.engine.backend import KernelBackend
+from tutor.engine.confine import LEARNER, Confinement
 from tutor.engine.connection import Connection
 from tutor.engine.device import DEVICES, REPORT_EXPRESSION, boot_source, checks_source, device_info, parse_report
 from tutor.engine.errors import DeviceUnavailable, EngineError, KernelDied
@@ -59,6 +60,7 @@ class KernelSession:
         gateway: str | None = None,
         recover: bool = True,
         threads: int | None = None,
+        confinement: Confinement | None = LEARNER,
     ):
         from tutor.engine.gateway import gateway_url
 
@@ -79,6 +81,9 @@ class KernelSession:
         # torch's intra-op threads in a kernel started here (None: torch's default); a kernel
         # attached to or on a gateway runs on another machine's cores and keeps its default.
         self.threads = threads
+        # What a kernel started here may touch (confine.py): by default a learner's
+        # confinement; None for none. Attached and gateway kernels are not the tutor's to confine.
+        self.confinement = confinement
 
         self.state: KernelState = "stopped"
         self.device_info: DeviceInfo | None = None
