@@ -289,10 +289,15 @@ async def verify_in_fresh_kernel(
     device: str | None = None,
     connection_file: str | None = None,
     timeout: float | None = None,
+    pool: KernelPool | None = None,
 ) -> Verdict:
-    """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
+    """One verification: with ``pool`` (the warm server's) in a spare from it; else without
+    a pool (the CLI): start a kernel, verify, shut it down."""
     from tutor.engine import KernelSession
     from tutor.engine.pool import warm_up
+
+    if pool is not None and connection_file is None:
+        return await Verifier(pool, device=device).verify(exercise, code, timeout=timeout)
 
     session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
     try:
