@@ -54,6 +54,7 @@ def test_a_local_folder_is_not_a_network_file_system(tmp_path):
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_watch_in_tmux_three_saves_as_editors_write_them():
     env = dict(os.environ, PYTHON=sys.executable)
+    env.pop("PTFUND_TUTOR_NO_WARM", None)  # verdicts from the warm server; the script stops it
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -81,6 +81,10 @@ class WarmServer:
     async def _watch_idle(self) -> None:
         while True:
             await asyncio.sleep(min(IDLE_POLL, self.idle))
+            if not p.socket_path(self.data).exists():
+                log.info("the socket is gone (the data dir was moved or removed): stopping")
+                self.stop()
+                return
             if not self.active and time.monotonic() - self.last > self.idle:
                 log.info("idle for %g s: stopping", self.idle)
                 self.stop()
