@@ -130,3 +130,22 @@ def test_a_learners_mistake_in_the_command_is_one_line_from_the_server(data):
     assert run.stderr.startswith("ptfund-tutor: lesson 'tensors' has no exercise 'no-such-exercise'")
     assert len(run.stderr.splitlines()) == 1
     assert server_pid(data) is not None  # it came from the server
+
+
+@pytest.mark.slow
+def test_predict_cards_of_the_quiz_run_in_the_servers_fresh_kernels(data):
+    from tutor.grading.warm.client import predict_reply
+
+    outcome = predict_reply(data, "x = 40\nprint(x + 2)\n")
+    assert outcome is not None and outcome.ok and outcome.key == "42"
+    assert predict_reply(data, "print(x)\n").key == "NameError"  # a fresh kernel: x is not there
+    run = subprocess.run(
+        [sys.executable, "-m", "tutor", "--data-dir", str(data), "quiz", "--lesson", "views-strides"],
+        input="zzz\n" * 40,  # a wrong answer to each: a predict card's code runs before it is graded
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "It prints:" in run.stdout  # a predict card's code ran
+    assert "Starting a Python kernel" not in run.stdout  # in the server, not in the quiz's process

@@ -294,6 +294,7 @@ class Watch:
                 device=self.args.device,
                 connection_file=self.args.kernel,
                 trusted=_trust_check(self.args.data_dir),
+                warm=self.data if self.warm else None,
             )
             try:
                 await asyncio.to_thread(quiz.run)

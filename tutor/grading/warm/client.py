@@ -15,10 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.grading.warm import protocol as p
+
+if TYPE_CHECKING:
+    from tutor.grading.predict import PredictOutcome
 
 START_TIMEOUT = 30.0  # the server answers pings before it has imported anything heavy
 CONNECT_POLL = 0.02
@@ -161,3 +165,15 @@ def verdict_reply(data: Path, message: dict) -> tuple[str, str, Verdict, str | N
         return str(reply["exercise"]), str(reply["pack"]), verdict, reply.get("warning")
     except (KeyError, TypeError, ValueError):
         return None  # a server of a shape we do not know: do it here
+
+
+def predict_reply(data: Path, code: str, device: str | None = None) -> PredictOutcome | None:
+    """A predict card's outcome from a fresh kernel of the server; None where the caller
+    runs the code itself."""
+    from tutor.grading.predict import PredictOutcome
+
+    reply = request(data, {"op": "predict", "code": code, "device": device})
+    try:
+        return PredictOutcome(**reply["predict"]) if reply and "predict" in reply else None
+    except TypeError:
+        return None  # a server of a shape we do not know

@@ -5,7 +5,8 @@ fork server and a warm spare), and ends after ``$PTFUND_TUTOR_WARM_IDLE`` idle s
 when a client of other code (an upgrade) finds it stale.
 
 A request is "verify this exercise with this code": the same verification entry point as
-an in-process ``check`` (verify_in_fresh_kernel), given the server's pool.
+an in-process ``check`` (verify_in_fresh_kernel), given the server's pool; or "run this
+predict card's code" for the quiz (run_predict in a fresh kernel of the pool).
 """
 
 from __future__ import annotations
@@ -126,10 +127,11 @@ class WarmServer:
         if op == "quit":
             self.stop()
             return {"ok": True}
-        if op != "verify":
+        work = {"verify": self.verify, "predict": self.predict}.get(str(op))
+        if work is None:
             return {"error": f"the warm server has no operation {op!r}", "exit_code": 2}
-        # Verify, unless the client hangs up first (ctrl+c): then the code is stopped.
-        task = asyncio.ensure_future(self.verify(request))
+        # Do it, unless the client hangs up first (ctrl+c): then the code is stopped.
+        task = asyncio.ensure_future(work(request))
         hangup = asyncio.ensure_future(reader.read(1))
         await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
@@ -166,6 +168,20 @@ class WarmServer:
             await asyncio.to_thread(record_attempt, self.data, ref, code, verdict) if request.get("record") else None
         )
         return {"exercise": ref.key, "pack": ref.pack.id, "verdict": verdict.to_json(), "warning": warning}
+
+    async def predict(self, request: dict[str, Any]) -> dict:
+        """A predict card's code run in a fresh kernel (the quiz): what it printed and its key."""
+        from dataclasses import asdict
+
+        from tutor.grading.predict import DEFAULT_TIMEOUT, run_predict
+
+        pool = self.pool(request.get("device"))
+        kernel = await pool.take()
+        try:
+            outcome = await run_predict(kernel, str(request["code"]), timeout=request.get("timeout") or DEFAULT_TIMEOUT)
+        finally:
+            pool.give_back(kernel)
+        return {"predict": asdict(outcome)}
 
 
 def _take_lock(data: Path, digest: str) -> int | None:
