@@ -1,5 +1,5 @@
-"""Fixtures for every test: a lesson cache of its own (never the user's, see tutor/packs/cache.py), and
-no kernel outside tests marked slow."""
+"""Fixtures for every test: a lesson cache of its own (never the user's, see tutor/packs/cache.py), no
+warm server unless the test asks for one, and no kernel outside tests marked slow."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import pytest
 @pytest.fixture(autouse=True)
 def _own_lesson_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(tmp_path_factory.mktemp("cache")))
+    # `check` and `watch` verify in their own process unless a test asks for the warm
+    # server (tests/test_warm_server.py): no test leaves a server behind for minutes.
+    monkeypatch.setenv("PTFUND_TUTOR_NO_WARM", "1")
 
 
 # The fast loop (-m 'not slow') starts no kernel: a test that does must be marked slow.

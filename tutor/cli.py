@@ -24,6 +24,7 @@ HANDLERS = {
     ("open",): "tui:run",
     ("list",): "listing:run",
     ("check",): "check:run",
+    ("watch",): "watch:run",
     ("grade",): "grade:run",
     ("quiz",): "quiz:run",
     ("progress",): "progress:run_show",
@@ -157,6 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, default=None, metavar="SECONDS", help="time limit (default: the exercise's)"
     )
     p.add_argument("--trust", action="store_true", help="trust the exercise's pack (its Python runs on this machine)")
+
+    p = add("watch", "exercise files in DIR, checked each time you save one; a pass moves on to the next")
+    p.add_argument(
+        "dir", nargs="?", default="ptfund-exercises", metavar="DIR", help="the folder (default: ./ptfund-exercises)"
+    )
+    p.add_argument("--lesson", metavar="LESSON", help="only this lesson's exercises")
+    p.add_argument(
+        "--poll", action="store_true", help="poll for changes (automatic on NFS and other network file systems)"
+    )
+    p.add_argument("--trust", action="store_true", help="trust the packs in use (their Python runs on this machine)")
 
     p = add(
         "grade",

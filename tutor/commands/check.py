@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -20,10 +21,14 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     from tutor.grading.code_size import read_code_file
+
+    code = read_code_file(args.file)
+    warm = _warm_check(args, code)
+    if warm is not None:
+        return warm
     from tutor.grading.verify import verify_in_fresh_kernel
     from tutor.packs.catalog import Catalog
 
-    code = read_code_file(args.file)
     catalog = Catalog.load(args.pack)
     ref = catalog.find_exercise(args.target)
     require_trust(ref.pack, args)
@@ -32,11 +37,41 @@ def run(args: argparse.Namespace) -> int:
             ref.exercise, code, device=args.device, connection_file=args.kernel, timeout=args.timeout
         )
     )
-    if args.json:
-        print(json.dumps({"exercise": ref.key, "pack": ref.pack.id, **verdict.to_json()}, indent=2), flush=True)
-    else:
-        print(f"{ref.key}: {for_terminal(verdict.feedback())}", flush=True)  # learner output: inert
+    _show(args, ref.key, ref.pack.id, verdict)
     _record(args, ref, code, verdict)
+    return _exit_code(verdict)
+
+
+def _warm_check(args: argparse.Namespace, code: str) -> int | None:
+    """The verdict from the warm server (docs/warm-server.md); None where the check runs in
+    this process instead: an attached or gateway kernel, no server, a pack still to trust."""
+    from pathlib import Path
+
+    from tutor.grading.warm.client import verdict_reply, verdict_request
+    from tutor.paths import data_dir
+
+    if args.kernel or args.gateway or os.environ.get("PTFUND_TUTOR_GATEWAY"):
+        return None
+    packs = [str(Path(d).expanduser().resolve()) for d in args.pack]
+    message = verdict_request(args.target, code, packs=packs, device=args.device, timeout=args.timeout)
+    reply = verdict_reply(data_dir(args.data_dir), {**message, "trust": args.trust, "record": True})
+    if reply is None:
+        return None
+    exercise, pack, verdict, warning = reply
+    _show(args, exercise, pack, verdict)
+    if warning:
+        print(warning, file=sys.stderr)
+    return _exit_code(verdict)
+
+
+def _show(args: argparse.Namespace, exercise: str, pack: str, verdict: Verdict) -> None:
+    if args.json:
+        print(json.dumps({"exercise": exercise, "pack": pack, **verdict.to_json()}, indent=2), flush=True)
+    else:
+        print(f"{exercise}: {for_terminal(verdict.feedback())}", flush=True)  # learner output: inert
+
+
+def _exit_code(verdict: Verdict) -> int:
     if verdict.status == "authoring-error":
         return 2
     return 0 if verdict.passed else 1
@@ -82,16 +117,9 @@ def _ask_trust(pack: Pack) -> bool:
 def _record(args: argparse.Namespace, ref: ExerciseRef, code: str, verdict: Verdict) -> None:
     """Attempts from the CLI count as progress too; a store problem must not hide the verdict,
     and must not pass silently either: one line on stderr says the attempt was not saved."""
-    try:
-        from tutor.paths import data_dir
-        from tutor.progress.store import ProgressStore
+    from tutor.grading.attempts import record_attempt
+    from tutor.paths import data_dir
 
-        store = ProgressStore.open(data_dir(args.data_dir))
-        try:
-            store.record_attempt(ref.pack.id, ref.key, passed=verdict.passed, code=code, content_hash=ref.content_hash)
-        finally:
-            store.close()
-    except Exception as exc:  # a full disk, a read-only or odd data dir, a newer database: all the same to the learner
-        reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
-        reason = " ".join(reason.split())
-        print(f"ptfund-tutor: warning: this attempt was not saved ({reason}); the verdict stands", file=sys.stderr)
+    warning = record_attempt(data_dir(args.data_dir), ref, code, verdict)
+    if warning:
+        print(warning, file=sys.stderr)

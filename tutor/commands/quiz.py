@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tutor.errors import TutorError
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
+    from tutor.paths import data_dir
     from tutor.progress import ProgressStore
 
     if args.limit is not None and args.limit < 1:
@@ -59,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             connection_file=args.kernel,
             trusted=_trust_check(args.data_dir),
+            warm=None
+            if args.kernel or args.gateway or os.environ.get("PTFUND_TUTOR_GATEWAY")
+            else data_dir(args.data_dir),
         )
         try:
             quiz.run(limit=args.limit)
@@ -102,8 +108,12 @@ class Quiz:
         connection_file: str | None = None,
         trusted: Callable[[Pack], bool] = lambda pack: pack.builtin,
         now: Callable[[], datetime] | None = None,
+        warm: Path | None = None,
     ) -> None:
+        """``warm``: the data dir whose warm server runs predict cards' code (None: a
+        kernel of this process)."""
         self.store = store
+        self.warm = warm
         self.refs = {(r.pack.id, r.key): r for r in refs}
         self.stdin = stdin
         self.stdout = stdout
@@ -276,10 +286,13 @@ class Quiz:
                 "Grading against the stored answer.)"
             )
             return None
+        assert ref.card.type == "predict"  # only predict cards come here
+        outcome = self._warm_predict(ref.card.code)
+        if outcome is not None:
+            return self._show_predict(outcome)
         if self._kernel_problem is not None:
             self.say("(No kernel; grading against the stored answer.)")
             return None
-        assert ref.card.type == "predict"  # only predict cards come here
         try:
             loop, kernels = self._kernels()
             outcome = loop.run_until_complete(kernels.predict(ref.card.code))
@@ -287,6 +300,21 @@ class Quiz:
             self._kernel_problem = str(exc) or type(exc).__name__
             self.say(f"(Could not start a Python kernel: {self._kernel_problem}. Grading against the stored answer.)")
             return None
+        return self._show_predict(outcome)
+
+    def _warm_predict(self, code: str) -> PredictOutcome | None:
+        """The outcome from a fresh kernel of the warm server (docs/warm-server.md); None
+        where this process runs the code itself."""
+        if self.warm is None or self.connection_file or self._predict is not None:
+            return None
+        from tutor.grading.warm.client import predict_reply
+
+        outcome = predict_reply(self.warm, code, self.device)
+        if outcome is None:
+            self.warm = None  # no server here: this process's kernel from now on
+        return outcome
+
+    def _show_predict(self, outcome: PredictOutcome) -> PredictOutcome:
         self.say("It prints:" if outcome.ok else "Running it:")
         self.say(_indent(outcome.shown or "(nothing)"))
         if not outcome.ok:

@@ -11,6 +11,9 @@ from typing import Literal
 KernelState = Literal["starting", "ready", "busy", "restarting", "dead", "stopped"]
 RunStatus = Literal["ok", "error", "interrupted", "timeout", "crashed"]
 
+# A run using less of a core than this is waiting (sleep, input, a lock), not computing.
+WAITING_SHARE = 0.05
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -79,6 +82,12 @@ class RunResult:
     result_text: str | None = None  # text/plain of the last expression's value, if any
     execution_count: int | None = None
     elapsed: float = 0.0
+    # Where the kernel's CPU time could be read (a local kernel, a run with a CPU limit):
+    # the CPU seconds the run used and, for a time-out, the share of a core it was using
+    # at the end (near 0: waiting; near its thread count: computing).
+    cpu_time: float | None = None
+    cpu_share: float | None = None
+    quiet_for: float | None = None  # seconds from the last printed output to the end; None: printed nothing
 
     @property
     def ok(self) -> bool:

@@ -15,11 +15,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tutor.engine import faults
-from tutor.engine.events import DisplayEvent, ErrorEvent, OutputEvent, RunResult, StreamEvent
+from tutor.engine.events import WAITING_SHARE, DisplayEvent, ErrorEvent, OutputEvent, RunResult, StreamEvent
 from tutor.engine.output import HEAD_LINES, TAIL_LINES, OutputBuffer, cap_bundle, strip_ansi
 from tutor.engine.tracebacks import without_kernel_frames
 
 log = logging.getLogger("tutor.engine")
+
+CPU_SAMPLE = 0.25  # seconds between readings of a kernel's CPU time
+PROGRESS_WINDOW = 5.0  # how far back "was it still computing, still printing" looks
 
 OutputCallback = Callable[[OutputEvent], Any]
 StdinCallback = Callable[[str], Awaitable[str | None] | str | None]
@@ -60,7 +63,44 @@ class Run:
         self._pending: list[StreamEvent] = []
         self.reply_time = 0.0
         self.last_iopub = 0.0
+        self.last_output: float | None = None  # monotonic time of the last printed output
         self._flush_scheduled = False
+        # CPU time (session.execute's cpu_limit): the kernel's clock, the limit, samples.
+        self.cpu_clock: Callable[[], float | None] | None = None
+        self.cpu_limit: float | None = None
+        self.cpu_used: float | None = None
+        self._cpu_samples: list[tuple[float, float]] = []  # (monotonic, kernel CPU seconds)
+
+    def sample_cpu(self) -> bool:
+        """Read the kernel's CPU time (at most every CPU_SAMPLE s); True once the run has
+        used its CPU limit, or has been waiting (using next to no CPU) for as long as the
+        limit: a wait is no busy machine's fault."""
+        if self.cpu_clock is None or self.cpu_limit is None:
+            return False
+        now = time.monotonic()
+        samples = self._cpu_samples
+        if samples and now - samples[-1][0] < CPU_SAMPLE:
+            return False
+        cpu = self.cpu_clock()
+        if cpu is None:
+            return False
+        samples.append((now, cpu))
+        while len(samples) > 2 and now - samples[1][0] > PROGRESS_WINDOW:
+            samples.pop(1)  # the first sample stays: it is where the run's CPU time starts
+        self.cpu_used = cpu - samples[0][1]
+        if self.cpu_used >= self.cpu_limit:
+            return True
+        share = self.cpu_share()
+        return now - samples[0][0] >= self.cpu_limit and share is not None and share < WAITING_SHARE
+
+    def cpu_share(self) -> float | None:
+        """The cores' worth of CPU the kernel used over the last PROGRESS_WINDOW seconds."""
+        samples = self._cpu_samples
+        if len(samples) < 2:
+            return None
+        first = samples[1] if len(samples) > 2 else samples[0]
+        last = samples[-1]
+        return (last[1] - first[1]) / (last[0] - first[0]) if last[0] > first[0] else None
 
     def emit(self, event: OutputEvent) -> None:
         """Deliver an event; stream text is coalesced (one event per burst and stream) so a
@@ -130,6 +170,7 @@ class Run:
         else:
             self.last_iopub = time.monotonic()
         if kind == "stream":
+            self.last_output = time.monotonic()
             for event in self.buffer.add_stream(content.get("name", "stdout"), content.get("text", "")):
                 self.emit(event)
         elif kind in ("display_data", "execute_result", "update_display_data"):
@@ -201,4 +242,7 @@ def classify(run: Run, elapsed: float, timeout: float | None, notice: str | None
         result_text=run.result_text,
         execution_count=run.execution_count,
         elapsed=elapsed,
+        cpu_time=run.cpu_used,
+        cpu_share=run.cpu_share() if status == "timeout" else None,
+        quiet_for=None if run.last_output is None else time.monotonic() - run.last_output,
     )

@@ -135,9 +135,14 @@ class KernelSession:
         timeout: float | None = None,
         stdin: StdinCallback | None = None,
         silent: bool = False,
+        cpu_limit: float | None = None,
     ) -> RunResult:
         """Run ``code``; stream events to ``on_output`` as they arrive; never raises for
-        anything the code does. ``stdin(prompt)`` answers input() (None cancels the run)."""
+        anything the code does. ``stdin(prompt)`` answers input() (None cancels the run).
+
+        ``cpu_limit``: seconds of the kernel's CPU time the run may use; ``timeout`` is
+        then the wall-clock ceiling above it. Where the kernel's CPU time cannot be read
+        (attached, on a gateway, not Linux) ``cpu_limit`` is a wall-clock limit."""
         async with self._run_lock:
             started = time.perf_counter()
             run = Run(on_output, stdin)
@@ -148,6 +153,10 @@ class KernelSession:
                 if notice:
                     run.emit(StateEvent("ready", notice))
                 if run.outcome is None:
+                    clock = self._cpu_clock() if cpu_limit is not None else None
+                    if cpu_limit is not None and clock is None:
+                        timeout = cpu_limit if timeout is None else min(timeout, cpu_limit)
+                    run.cpu_clock, run.cpu_limit = clock, cpu_limit if clock is not None else None
                     await self._execute(run, code, timeout, silent)
             finally:
                 if self._run is run:
@@ -157,7 +166,7 @@ class KernelSession:
                 for task in run.input_tasks:
                     task.cancel()
             await run.wait_callbacks()
-            return classify(run, time.perf_counter() - started, timeout, notice)
+            return classify(run, time.perf_counter() - started, run.cpu_limit or timeout, notice)
 
     async def interrupt(self) -> None:
         """Stop the running code: KeyboardInterrupt first; a restart if it is ignored.
@@ -391,6 +400,20 @@ class KernelSession:
                 conn.unregister(msg_id)
         raise EngineError("The kernel's output channel (IOPub) never connected.")
 
+    def _cpu_clock(self) -> Callable[[], float | None] | None:
+        """The kernel's CPU seconds, for a kernel on this machine whose pid we know."""
+        import socket
+
+        from tutor.engine.cputime import process_cpu_seconds
+        from tutor.engine.local import LocalBackend
+
+        pid = self.report.get("pid")
+        if not isinstance(self._backend, LocalBackend) or not isinstance(pid, int):
+            return None
+        if self.report.get("host") != socket.gethostname() or process_cpu_seconds(pid) is None:
+            return None
+        return lambda: process_cpu_seconds(pid)
+
     # ------------------------------------------------------------------ liveness
 
     def _require_backend(self) -> KernelBackend:
@@ -475,16 +498,15 @@ class KernelSession:
                     # Interrupted and still busy (it swallows KeyboardInterrupt, or sits in
                     # C code that never checks for signals): only a new process stops it.
                     if run.timed_out:
-                        run.abort("timeout", faults.timed_out_restarted(timeout or 0))
+                        run.abort("timeout", faults.timed_out_restarted(run.cpu_limit or timeout or 0))
                     else:
                         run.abort("interrupted", faults.interrupt_escalated())
                     await self._recover(run, already_dead=False)
                     return
                 if (
-                    deadline is not None
-                    and now >= deadline + run.input_wait
-                    and run.interrupt_at is None
+                    run.interrupt_at is None
                     and not run.input_tasks
+                    and ((deadline is not None and now >= deadline + run.input_wait) or run.sample_cpu())
                 ):
                     run.timed_out = True
                     run.interrupt_at = now

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
 from tutor.engine.faults import GONE
-from tutor.grading.timeouts import timeout_sentence
+from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
 
@@ -133,7 +133,7 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
     if run.status == "timeout":
         return Verdict(
             "timeout",
-            timeout_sentence(run.error.traceback if run.error else None, time_limit),
+            timeout_sentence(run.error.traceback if run.error else None, time_limit, run),
             output=run.output,
             elapsed=run.elapsed,
         )
@@ -258,7 +258,12 @@ class Verifier:
             device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
             request = new_request()
             program = verification_program(build_payload(exercise, code, device), request)
-            execution = asyncio.ensure_future(kernel.execute(program, on_output=on_output, timeout=limit + CHECK_SLACK))
+            if not kernel.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
+                program = threads_cell(exercise.threads) + program
+            cpu, ceiling = cpu_limits(limit + CHECK_SLACK, exercise.threads)
+            execution = asyncio.ensure_future(
+                kernel.execute(program, on_output=on_output, timeout=ceiling, cpu_limit=cpu)
+            )
             try:
                 run = await asyncio.shield(execution)
             except asyncio.CancelledError:
@@ -284,10 +289,15 @@ async def verify_in_fresh_kernel(
     device: str | None = None,
     connection_file: str | None = None,
     timeout: float | None = None,
+    pool: KernelPool | None = None,
 ) -> Verdict:
-    """One verification without a pool (the CLI): start a kernel, verify, shut it down."""
+    """One verification: with ``pool`` (the warm server's) in a spare from it; else without
+    a pool (the CLI): start a kernel, verify, shut it down."""
     from tutor.engine import KernelSession
     from tutor.engine.pool import warm_up
+
+    if pool is not None and connection_file is None:
+        return await Verifier(pool, device=device).verify(exercise, code, timeout=timeout)
 
     session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
     try:

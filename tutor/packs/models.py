@@ -295,9 +295,18 @@ class Exercise(Strict):
         20.0,
         gt=0,
         le=600,
-        description="seconds for setup, the reference solution, the learner's code, the checks and the device run; kernel start and warm-up are not counted",
+        description="seconds of the kernel's CPU time (per thread) for setup, the reference solution, the learner's "
+        "code, the checks and the device run, under a wall-clock ceiling 3x as long (at least 60 s more); kernel "
+        "start and warm-up are not counted",
     )
     seed: int = Field(0, description="torch, numpy and random are seeded with this before setup")
+    threads: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="torch threads for the check's kernel; time_limit counts the kernel's CPU time per thread, "
+        "so a busy machine does not use it up",
+    )
     device_run: bool | None = Field(
         None,
         description="after a pass on the CPU, run the code again with DEVICE set to the meta device, so tensors "

@@ -1,0 +1,100 @@
+"""`ptfund-tutor check` from the shell with the warm server, side by side in one run with
+``python -c "import torch"`` (the targets in docs/architecture.md).
+
+    python benchmarks/warm_check.py [--runs N] [--json]
+
+Rows, each the median of N runs, interleaved (one of each per round, so load from other
+work falls on every row alike):
+- ``import torch``: the yardstick;
+- check, cold: a data dir with no server yet: the check starts the server, which starts
+  its fork server (that imports torch) and a spare, and answers;
+- check, warm: the server of that data dir already runs, with a warm spare;
+- check, in-process: ``PTFUND_TUTOR_NO_WARM=1``, the fallback (a kernel of its own).
+
+The exercise is trivial (tensors/features-and-labels, its reference solution: a pass).
+Targets: warm <= 0.3x import torch, cold <= 1.3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tutor.grading.warm.client import stop_server  # noqa: E402
+from tutor.packs.catalog import Catalog  # noqa: E402
+
+TARGET = "tensors/features-and-labels"
+TARGETS = {"check, warm": 0.3, "check, cold": 1.3}
+
+
+def tutor_command() -> list[str]:
+    script = Path(sys.executable).with_name("ptfund-tutor")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tutor"]
+
+
+def timed(cmd: list[str], env: dict[str, str], expect: int = 0) -> float:
+    start = time.perf_counter()
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    took = time.perf_counter() - start
+    if run.returncode != expect:
+        raise SystemExit(f"{' '.join(cmd)} exited {run.returncode}: {run.stdout}{run.stderr}")
+    return took
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="ptfund-warm-"))
+    code = work / "solution.py"
+    code.write_text(Catalog.load().find_exercise(TARGET).exercise.solution, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PTFUND_TUTOR_NO_WARM", "PTFUND_TUTOR_HOME")}
+    env["PTFUND_TUTOR_CACHE"] = str(work / "cache")  # one lesson cache for every row, warmed below
+    check = [*tutor_command(), "check", TARGET, "--file", str(code)]
+    warm_dir = work / "warm"
+    rows: dict[str, list[float]] = {"import torch": [], "check, cold": [], "check, warm": [], "check, in-process": []}
+    try:
+        timed([*check[:-4], "--data-dir", str(warm_dir), *check[-4:]], env)  # starts the warm server
+        for n in range(args.runs):
+            rows["import torch"].append(timed([sys.executable, "-c", "import torch"], env))
+            cold_dir = work / f"cold-{n}"
+            rows["check, cold"].append(timed([*check[:1], "--data-dir", str(cold_dir), *check[1:]], env))
+            stop_server(cold_dir)
+            rows["check, warm"].append(timed([*check[:1], "--data-dir", str(warm_dir), *check[1:]], env))
+            own = dict(env, PTFUND_TUTOR_NO_WARM="1")
+            rows["check, in-process"].append(timed([*check[:1], "--data-dir", str(work / "own"), *check[1:]], own))
+    finally:
+        stop_server(warm_dir)
+    base = statistics.median(rows["import torch"])
+    result = {
+        name: {"median_s": statistics.median(t), "ratio": statistics.median(t) / base, "runs": t}
+        for name, t in rows.items()
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f}, median of {args.runs} runs each, interleaved\n")
+    print('| what | median | vs `python -c "import torch"` | target |')
+    print("|---|---|---|---|")
+    for name, r in result.items():
+        target = TARGETS.get(name)
+        verdict = "" if target is None else f"<= {target}x: {'meets' if r['ratio'] <= target else 'misses'}"
+        print(f"| {name} | {r['median_s']:.2f} s | {r['ratio']:.2f}x | {verdict} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
