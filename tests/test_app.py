@@ -627,7 +627,7 @@ async def test_choice_options_are_shuffled_and_stay_put_when_the_quiz_is_reopene
         right = shown[0].index("float32") + 1
         await type_text(pilot, f"{right}\n")
         await wait_for(pilot, lambda: quiz.answered, 10, "the grade")
-        assert "Correct. Right, float32 is torch's default" in str(quiz.query_one("#feedback").render())
+        assert "Correct. Float32 is torch's default" in str(quiz.query_one("#feedback").render())
 
 
 async def test_cloze_blanks_show_as_blanks_in_every_builtin_card():

@@ -18,10 +18,10 @@ from typing import Any
 import zmq.asyncio
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.kernelspec import KernelSpec
-from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
 from tutor.engine import confine
+from tutor.engine._jupyter_compat import ExitWaitKernelManager
 from tutor.engine.connection import fast_reconnect
 
 log = logging.getLogger("tutor.engine")
@@ -85,7 +85,7 @@ def shared_context() -> zmq.asyncio.Context:
     return zmq.asyncio.Context.instance()
 
 
-class TutorKernelManager(AsyncKernelManager):
+class TutorKernelManager(ExitWaitKernelManager):
     """An AsyncKernelManager whose kernel spec is built in memory, not looked up on disk.
     With ``fork=True`` its kernels come from the fork server when it can be used."""
 
@@ -129,7 +129,7 @@ class TutorKernelManager(AsyncKernelManager):
             fast_reconnect(self.context.sockopts)
         return super().client(**kwargs)
 
-    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+    async def wait_for_exit(self, pollinterval: float = 0.1) -> None:
         """Wait for the killed kernel to end: told by the fork server, or polled every 10 ms
         (jupyter_client polls every 100 ms, which every shutdown would pay)."""
         from tutor.engine.forkclient import ForkedProcess
@@ -139,7 +139,7 @@ class TutorKernelManager(AsyncKernelManager):
             if process.poll() is None:
                 await _shielded(process.server.exited(process.pid))
             return
-        await super()._async_wait(pollinterval=min(pollinterval, 0.01))
+        await super().wait_for_exit(pollinterval=min(pollinterval, 0.01))
 
 
 # ---------------------------------------------------------------- which launcher

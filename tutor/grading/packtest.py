@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.escape import name_for_terminal
+from tutor.escape import for_terminal
 from tutor.grading import packtimes
 from tutor.grading.confirm import verify_confirmed
 from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult
@@ -274,7 +274,7 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
         if args.json:
             return
         mark = "ok  " if row.ok else "FAIL"
-        detail = name_for_terminal(row.detail)
+        detail = for_terminal(row.detail)  # a mutant's diff keeps its lines
         print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {detail}", flush=True)
 
     jobs = getattr(args, "jobs", None)
@@ -294,5 +294,5 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
     else:
         print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:
-            print(f"  {r.item} {r.case}: {name_for_terminal(r.detail)}", file=sys.stderr)
+            print(f"  {r.item} {r.case}: {for_terminal(r.detail)}", file=sys.stderr)
     return 0 if report.ok else 1
