@@ -23,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
 
     code = read_code_file(args.file)
-    catalog = Catalog.load(args.pack)
+    from tutor.progress.status import language_setting
+
+    catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     ref = catalog.find_exercise(args.target)
     require_trust(ref.pack, args)
     verdict = asyncio.run(
@@ -55,7 +57,7 @@ def require_trust(pack: Pack, args: argparse.Namespace) -> None:
         store.trust(pack)
         return
     raise TutorError(
-        f"pack {pack.id} ({pack.root}) contains Python that would run on this machine; "
+        f"pack {pack.id} ({pack.source}) contains Python that would run on this machine; "
         "if you trust its author, run again with --trust"
     )
 
@@ -65,7 +67,7 @@ def _ask_trust(pack: Pack) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
     print(
-        f"Pack {pack.id} ({pack.root}) contains Python that will run on this machine.\n"
+        f"Pack {pack.id} ({pack.source}) contains Python that will run on this machine.\n"
         "Trust it only if you trust where it came from. Trust it? [y/N] ",
         end="",
         file=sys.stderr,

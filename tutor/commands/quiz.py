@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if store.notice:
             print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
-        catalog = Catalog.load(args.pack)
+        catalog = Catalog.load(args.pack, language=store.settings().language or None)
         for problem in catalog.problems:
             print(f"ptfund-tutor: {problem}", file=sys.stderr)
         if args.lesson:
@@ -314,7 +314,7 @@ class Quiz:
         failure here only means a card might see an earlier card's names."""
         assert self._loop is not None  # made with the session
         try:
-            self._loop.run_until_complete(session.execute(_FORGET_EARLIER_CARDS, timeout=10))
+            self._loop.run_until_complete(session.execute(FORGET_EARLIER_CARDS, timeout=10))
         except Exception:
             pass
 
@@ -352,7 +352,7 @@ class Quiz:
 # Run before each predict card in the shared kernel. The first run records the names the
 # kernel started with (torch, DEVICE, IPython's own); later runs delete the others.
 # Underscore names stay: IPython's output history lives there.
-_FORGET_EARLIER_CARDS = """\
+FORGET_EARLIER_CARDS = """\
 try:
     _ptfund_quiz_keep
 except NameError:

@@ -12,7 +12,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,6 +22,9 @@ from tutor.packs.files import inside, walk
 from tutor.packs.limits import MAX_FILE_BYTES
 from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
 from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
+
+if TYPE_CHECKING:
+    from tutor.packs.installed import PackDistribution
 
 MANIFEST = "pack.yaml"
 LESSON_FILE = "lesson.yaml"
@@ -51,6 +54,8 @@ class Pack:
     builtin: bool = False
     # (lesson id, *path in lesson.yaml) -> where that value's text starts
     origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
+    # Set for a pack installed with pip (tutor/packs/installed.py); None for a folder.
+    distribution: PackDistribution | None = None
 
     @property
     def id(self) -> str:
@@ -59,6 +64,15 @@ class Pack:
     @property
     def title(self) -> str:
         return self.manifest.title
+
+    @property
+    def source(self) -> str:
+        """Where the pack comes from, in words: built-in, the distribution pip installed, or its folder."""
+        if self.builtin:
+            return "built-in"
+        if self.distribution is not None:
+            return f"installed: {self.distribution}"
+        return str(self.root)
 
     def lesson(self, lesson_id: str) -> m.Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)

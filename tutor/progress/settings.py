@@ -7,6 +7,7 @@ validates the settings of an export with the same rules.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,11 @@ from tutor.progress.scheduling import DEFAULT_NEW_PER_DAY, DEFAULT_RETENTION
 class Settings:
     desired_retention: float = DEFAULT_RETENTION
     new_cards_per_day: int = DEFAULT_NEW_PER_DAY
+    # The language packs are shown in where a translation offers it ("": each pack's own).
+    language: str = ""
+
+
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*")
 
 
 def validate_setting(name: str, value: object) -> object:
@@ -29,6 +35,10 @@ def validate_setting(name: str, value: object) -> object:
     if name == "new_cards_per_day":
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
             raise ValueError("new cards per day must be a whole number between 0 and 1000")
+        return value
+    if name == "language":
+        if not isinstance(value, str) or not (value == "" or LANGUAGE_TAG.fullmatch(value)):
+            raise ValueError("language must be a language tag such as en, de or pt-BR (or empty for each pack's own)")
         return value
     raise ValueError(f"unknown setting {name!r}")
 

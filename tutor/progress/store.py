@@ -256,6 +256,12 @@ class ProgressStore(Database):
             ).fetchall()
         return [review_from_row(r) for r in rows]
 
+    def reviews(self) -> list[Review]:
+        """Every review logged, oldest first (the Anki export's history, the optimizer's log)."""
+        with self._lock:
+            rows = self._conn.execute(REVIEW_SELECT + " ORDER BY at, id").fetchall()
+        return [review_from_row(r) for r in rows]
+
     def review_count(self) -> int:
         with self._lock:
             return self._conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
