@@ -3,6 +3,10 @@ with selenium), and who may connect."""
 
 from __future__ import annotations
 
+import asyncio
+import http.cookiejar
+import http.server
+import json
 import os
 import re
 import shutil
@@ -10,15 +14,15 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
 from test_app_support import make_pack
-
-from tutor.commands.serve import is_loopback, user_folder
 
 CLI = [sys.executable, "-m", "tutor"]
 SOLUTION_LINE = "import torch; t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)"
@@ -42,14 +46,17 @@ def wait_until(condition, timeout: float, what: str):
 
 
 class Served:
-    def __init__(self, tmp_path: Path, *args: str, env: dict | None = None):
-        self.port = free_port()
+    def __init__(self, tmp_path: Path, *args: str, env: dict | None = None, port: int | None = None):
+        """``port``: where serve listens without being told (--port is given otherwise)."""
+        self.port = port or free_port()
+        if port is None:
+            args = ("--port", str(self.port), *args)
         self.home = tmp_path / "home"
         self.log = tmp_path / "serve.log"
         self.pack = make_pack(tmp_path / "pack")
         self._out = open(self.log, "w")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [*CLI, "--data-dir", str(self.home), "--pack", str(self.pack), "serve", "--port", str(self.port), *args],
+            [*CLI, "--data-dir", str(self.home), "--pack", str(self.pack), "serve", *args],
             stdout=self._out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
@@ -62,13 +69,15 @@ class Served:
         found = re.search(r"open (http://\S+)", self.log.read_text())
         return found.group(1) if found else None
 
-    def get(self, path: str, headers: dict | None = None) -> int:
+    def get(self, path: str, headers: dict | None = None, opener=None) -> tuple[int, str]:
+        """The status and the final URL (or where a redirect not followed points)."""
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status
+            with (opener or urllib.request.build_opener()).open(request, timeout=30) as response:
+                return response.status, response.geturl()
         except urllib.error.HTTPError as exc:
-            return exc.code
+            assert "Traceback" not in exc.read().decode()
+            return exc.code, exc.headers.get("Location") or exc.geturl()
 
     def stop(self) -> None:
         import signal
@@ -84,11 +93,9 @@ class Served:
         self._out.close()
 
 
-def test_user_folders_are_safe_and_distinct():
-    assert user_folder("alice") == "alice"
-    assert user_folder("../etc") != user_folder("__etc")
-    assert "/" not in user_folder("a/b") and user_folder("a/b") != user_folder("a_b")
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("10.0.0.1")
+def browser_like():
+    """An HTTP client that keeps cookies and follows redirects."""
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
 
 @pytest.mark.slow
@@ -96,27 +103,132 @@ def test_nothing_is_served_without_the_token(tmp_path: Path):
     served = Served(tmp_path)
     try:
         token = served.url.split("token=")[1]
-        assert served.get("/") == 401
-        assert served.get("/?token=wrong") == 401
-        assert served.get(f"/?token={token}") == 200
-        assert served.get("/ws") == 401
+        assert served.get("/")[0] == 401
+        assert served.get("/?token=wrong")[0] == 401
+        assert served.get("/ws")[0] == 401
+        browser = browser_like()
+        assert served.get(f"/?token={token}", opener=browser)[0] == 200
+        assert served.get("/", opener=browser)[0] == 200  # the session cookie: the token left the URL
+        assert served.get("/", {"Cookie": "ptfund_tutor_session=forged"})[0] == 401
     finally:
         served.stop()
+
+
+class FakeHub(http.server.ThreadingHTTPServer):
+    """JupyterHub's OAuth and user API as a service sees them (jupyterhub itself needs a
+    database and a Node proxy): alice signs in; codes are used once."""
+
+    client_id, secret = "service-tutor", "service-secret"
+
+    def __init__(self, callback: str):
+        self.callback = callback
+        self.codes: dict[str, str] = {}
+        self.tokens = {"alices-api-token": "alice"}
+        super().__init__(("127.0.0.1", 0), _HubHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _HubHandler(http.server.BaseHTTPRequestHandler):
+    server: FakeHub
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _answer(self, status: int, body: dict | None = None, location: str | None = None) -> None:
+        self.send_response(status)
+        if location:
+            self.send_header("Location", location)
+        data = json.dumps(body or {}).encode()
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        hub = self.server
+        if url.path == "/hub/api/oauth2/authorize":
+            if query.get("client_id") != hub.client_id or query.get("redirect_uri") != hub.callback:
+                return self._answer(400)
+            code = f"code-{len(hub.codes)}"
+            hub.codes[code] = "alice"
+            return self._answer(302, location=f"{hub.callback}?code={code}&state={query['state']}")
+        if url.path == "/hub/api/user":
+            user = hub.tokens.get(self.headers.get("Authorization", "").removeprefix("token "))
+            return self._answer(200, {"name": user}) if user else self._answer(403)
+        self._answer(404)
+
+    def do_POST(self) -> None:
+        hub = self.server
+        form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+        user = hub.codes.pop(form.get("code", ""), None)
+        if (form.get("client_id"), form.get("client_secret")) != (hub.client_id, hub.secret) or user is None:
+            return self._answer(403)
+        token = f"oauth-token-{user}"
+        hub.tokens[token] = user
+        self._answer(200, {"access_token": token, "token_type": "Bearer"})
 
 
 @pytest.mark.slow
-def test_jupyterhub_auth_takes_the_proxys_user_and_nothing_else(tmp_path: Path):
+def test_behind_jupyterhub_each_signed_in_user_gets_their_own_data_dir(tmp_path: Path):
+    port = free_port()
+    prefix = "/services/tutor/"
+    hub = FakeHub(callback=f"http://127.0.0.1:{port}{prefix}oauth_callback")
     env = {
-        "JUPYTERHUB_API_URL": f"http://127.0.0.1:{free_port()}/hub/api",
-        "JUPYTERHUB_SERVICE_PREFIX": "/services/tutor/",
+        "JUPYTERHUB_API_URL": f"{hub.url}/hub/api",
+        "JUPYTERHUB_CLIENT_ID": hub.client_id,
+        "JUPYTERHUB_API_TOKEN": hub.secret,
+        "JUPYTERHUB_HOST": hub.url,
+        "JUPYTERHUB_SERVICE_PREFIX": prefix,
+        "JUPYTERHUB_OAUTH_CALLBACK_URL": hub.callback,
+        "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}",
     }
-    served = Served(tmp_path, "--auth", "jupyterhub", env=env)
+    served = Served(tmp_path, "--auth", "jupyterhub", env=env, port=port)
     try:
-        assert served.get("/services/tutor/") == 401
-        assert served.get("/services/tutor/?token=not-a-hub-token") == 401  # the Hub does not know it
-        assert served.get("/services/tutor/", {"X-Forwarded-User": "alice"}) == 200
+        assert served.url == f"http://127.0.0.1:{port}{prefix}"  # the port came from the Hub's service URL
+        # A browser is sent to sign in at the Hub and comes back signed in.
+        browser = browser_like()
+        assert served.get(prefix, opener=browser) == (200, served.url)
+        assert served.get(prefix, opener=browser)[0] == 200
+        # Without the session: sent to the Hub again; a forged callback or an unknown token is refused.
+        no_redirect = urllib.request.build_opener(NoRedirect)
+        status, where = served.get(prefix, opener=no_redirect)
+        assert status == 302 and where.startswith(f"{hub.url}/hub/api/oauth2/authorize?")
+        assert served.get(f"{prefix}oauth_callback?code=code-0&state=forged")[0] == 401
+        assert served.get(f"{prefix}?token=not-a-hub-token", opener=no_redirect)[0] == 302
+        assert served.get(f"{prefix}ws", {"Authorization": "token not-a-hub-token"})[0] == 401
+        assert served.get(prefix, {"Authorization": "token alices-api-token"})[0] == 200
+        # The app this user's websocket starts keeps its progress under users/alice.
+        asyncio.run(open_app(f"ws://127.0.0.1:{port}{prefix}ws", {"Authorization": "token alices-api-token"}, served))
     finally:
         served.stop()
+        hub.shutdown()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+async def open_app(url: str, headers: dict, served: Served) -> None:
+    import aiohttp
+
+    alice = served.home / "users" / "alice"
+    async with aiohttp.ClientSession() as session, session.ws_connect(url, headers=headers) as ws:
+        await ws.send_json(["resize", {"width": 100, "height": 30}])
+        deadline = time.monotonic() + 120
+        while not (alice / "progress.sqlite3").exists():
+            assert time.monotonic() < deadline, f"no app wrote progress under {alice}: {served.log.read_text()}"
+            try:
+                await ws.receive(timeout=0.5)  # the app's screen: read and dropped
+            except asyncio.TimeoutError:
+                pass
+    assert not (served.home / "progress.sqlite3").exists()  # nothing in the base data dir
 
 
 def _browser():

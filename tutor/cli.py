@@ -196,13 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", "versions, device, data dir and kernel start time")
 
     p = add("serve", "serve the app to web browsers (textual-serve; see docs/serve.md)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument(
+        "--host", default=None, help="address to listen on (default 127.0.0.1, or the JupyterHub service's address)"
+    )
+    p.add_argument(
+        "--port", type=int, default=None, help="port to listen on (default 8000, or the JupyterHub service's port)"
+    )
     p.add_argument(
         "--auth",
-        choices=("token", "jupyterhub"),
+        choices=("token", "jupyterhub", "none"),
         default=None,
-        help="who may connect: a token it prints (default), or the user JupyterHub's proxy names",
+        help="who may connect: whoever has the token it prints (default), JupyterHub's signed-in users "
+        "(run as a Hub service), or anyone (none: loopback addresses only)",
     )
     p.add_argument("--public-url", metavar="URL", default=None, help="the URL browsers reach it at (behind a proxy)")
     return parser
