@@ -46,8 +46,11 @@ def wait_until(condition, timeout: float, what: str):
 
 
 class Served:
-    def __init__(self, tmp_path: Path, *args: str, env: dict | None = None, port: int | None = None):
-        """``port``: where serve listens without being told (--port is given otherwise)."""
+    def __init__(
+        self, tmp_path: Path, *args: str, env: dict | None = None, port: int | None = None, options: tuple = ()
+    ):
+        """``port``: where serve listens without being told (--port is given otherwise);
+        ``options``: global options, given before ``serve``."""
         self.port = port or free_port()
         if port is None:
             args = ("--port", str(self.port), *args)
@@ -56,7 +59,7 @@ class Served:
         self.pack = make_pack(tmp_path / "pack")
         self._out = open(self.log, "w")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [*CLI, "--data-dir", str(self.home), "--pack", str(self.pack), "serve", *args],
+            [*CLI, "--data-dir", str(self.home), "--pack", str(self.pack), *options, "serve", *args],
             stdout=self._out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
@@ -228,7 +231,23 @@ async def open_app(url: str, headers: dict, served: Served) -> None:
                 await ws.receive(timeout=0.5)  # the app's screen: read and dropped
             except asyncio.TimeoutError:
                 pass
+        env = app_environment(str(alice))
     assert not (served.home / "progress.sqlite3").exists()  # nothing in the base data dir
+    # Learner code runs under this environment: without the Hub's secret; figures in half blocks.
+    assert env.get("PTFUND_TUTOR_IMAGES") == "blocks" and "JUPYTERHUB_API_TOKEN" not in env
+
+
+def app_environment(data_dir: str) -> dict[str, str]:
+    """The environment of the app process that runs with ``data_dir`` (Linux's /proc)."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if data_dir.encode() in argv and b"tutor" in argv:
+                pairs = (proc / "environ").read_bytes().split(b"\0")
+                return dict(p.decode().split("=", 1) for p in pairs if b"=" in p)
+        except OSError:
+            continue
+    raise AssertionError(f"no app process runs with {data_dir}")
 
 
 def _browser():
@@ -265,11 +284,18 @@ def query(home: Path, sql: str) -> list[tuple]:
 
 
 @pytest.mark.slow
-def test_a_browser_opens_a_lesson_and_passes_an_exercise(tmp_path: Path):
+@pytest.mark.parametrize("kernels", ["local", "gateway"])
+def test_a_browser_opens_a_lesson_and_passes_an_exercise(tmp_path: Path, kernels: str):
     driver = _browser()
-    served = None
+    served = gateway = None
     try:
-        served = Served(tmp_path)
+        options: tuple = ()
+        if kernels == "gateway":
+            from gateway_server import start_gateway
+
+            gateway = start_gateway(tmp_path / "gateway.log")
+            options = ("--gateway", gateway.url)
+        served = Served(tmp_path, options=options, env={"PTFUND_TUTOR_GATEWAY_TOKEN": gateway.token} if gateway else {})
         from test_app_support import trust
 
         trust(served.pack, served.home)
@@ -310,7 +336,13 @@ def test_a_browser_opens_a_lesson_and_passes_an_exercise(tmp_path: Path):
         if results != [(1,)]:
             driver.save_screenshot(str(tmp_path / "browser.png"))
         assert results == [(1,)], f"the check did not pass (see {tmp_path / 'browser.png'})"
+        if gateway is not None:
+            assert gateway.kernels(), "the app's kernels did not run on the gateway"
     finally:
         driver.quit()
         if served is not None:
             served.stop()
+        if gateway is not None:
+            from gateway_server import stop_gateway
+
+            stop_gateway(gateway)
