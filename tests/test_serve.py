@@ -74,13 +74,18 @@ class Served:
 
     def get(self, path: str, headers: dict | None = None, opener=None) -> tuple[int, str]:
         """The status and the final URL (or where a redirect not followed points)."""
+        return self.fetch(path, headers, opener)[:2]
+
+    def fetch(self, path: str, headers: dict | None = None, opener=None) -> tuple[int, str, str]:
+        """The status, the final URL (or where a redirect not followed points) and the body."""
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
         try:
             with (opener or urllib.request.build_opener()).open(request, timeout=30) as response:
-                return response.status, response.geturl()
+                return response.status, response.geturl(), response.read().decode()
         except urllib.error.HTTPError as exc:
-            assert "Traceback" not in exc.read().decode()
-            return exc.code, exc.headers.get("Location") or exc.geturl()
+            body = exc.read().decode()
+            assert "Traceback" not in body
+            return exc.code, exc.headers.get("Location") or exc.geturl(), body
 
     def stop(self) -> None:
         import signal
@@ -109,10 +114,20 @@ def test_nothing_is_served_without_the_token(tmp_path: Path):
         assert served.get("/")[0] == 401
         assert served.get("/?token=wrong")[0] == 401
         assert served.get("/ws")[0] == 401
+        assert "open the URL that `serve` printed" in served.fetch("/")[2]
         browser = browser_like()
-        assert served.get(f"/?token={token}", opener=browser)[0] == 200
-        assert served.get("/", opener=browser)[0] == 200  # the session cookie: the token left the URL
+        # The token is exchanged for a session cookie and leaves the address bar.
+        assert served.get(f"/?token={token}&fontsize=14", opener=browser) == (
+            200,
+            served.url.split("?")[0] + "?fontsize=14",
+        )
+        assert served.get("/", opener=browser)[0] == 200
         assert served.get("/", {"Cookie": "ptfund_tutor_session=forged"})[0] == 401
+        # The page's websocket is at the address the browser used (a proxy's, when it says so).
+        page = served.fetch("/", {"Host": "tutor.example:443", "X-Forwarded-Proto": "https"}, opener=browser)[2]
+        assert '"wss://tutor.example:443/ws"' in page or "wss://tutor.example:443/ws" in page
+        # Another site's page cannot open a session with the learner's cookie.
+        assert served.get("/ws", {"Origin": "http://elsewhere.example"}, opener=browser)[0] == 403
     finally:
         served.stop()
 
@@ -197,7 +212,7 @@ def test_behind_jupyterhub_each_signed_in_user_gets_their_own_data_dir(tmp_path:
         # A browser is sent to sign in at the Hub and comes back signed in.
         browser = browser_like()
         assert served.get(prefix, opener=browser) == (200, served.url)
-        assert served.get(prefix, opener=browser)[0] == 200
+        assert f"ws://127.0.0.1:{port}{prefix}ws" in served.fetch(prefix, opener=browser)[2]
         # Without the session: sent to the Hub again; a forged callback or an unknown token is refused.
         no_redirect = urllib.request.build_opener(NoRedirect)
         status, where = served.get(prefix, opener=no_redirect)

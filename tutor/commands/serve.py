@@ -79,10 +79,19 @@ def _server_class() -> Any:
         """textual-serve's server with a gate: each request is a user, each user a data dir."""
 
         def __init__(
-            self, *, auth: str, token: str | None, hub: Hub | None, base: Path, app_args: list[str], **kw: Any
+            self,
+            *,
+            auth: str,
+            token: str | None,
+            hub: Hub | None,
+            base: Path,
+            app_args: list[str],
+            public_url: str | None,
+            **kw: Any,
         ):
-            super().__init__("ptfund-tutor", title="ptfund-tutor", **kw)
+            super().__init__("ptfund-tutor", title="ptfund-tutor", public_url=public_url, **kw)
             self.auth, self.token, self.hub, self.base, self.app_args = auth, token, hub, base, app_args
+            self.given_url = public_url  # textual-serve's public_url is never None: it guesses one
             self.prefix = hub.prefix if hub is not None else "/"
             self.sessions = Sessions()
 
@@ -111,12 +120,15 @@ def _server_class() -> Any:
             user = await asyncio.to_thread(self.user_of, request)
             if user is None:
                 return self._sign_in(request)
+            if request.query.get("token") and not request.path.startswith(self.prefix + "ws"):
+                # Signed in by the URL's token: the cookie stands in for it from now on, and the
+                # token leaves the address bar (and the browser's history).
+                kept = [(k, v) for k, v in request.rel_url.query.items() if k != "token"]
+                redirect = web.HTTPFound(request.rel_url.with_query(kept))
+                self._set_cookie(redirect, SESSION_COOKIE, self.sessions.start(user))
+                raise redirect
             request["tutor_user"] = user
-            response = await handler(request)
-            if request.query.get("token") and isinstance(response, web.Response):
-                # Signed in by the URL's token: later requests (the websocket) carry the cookie.
-                self._set_cookie(response, SESSION_COOKIE, self.sessions.start(user))
-            return response
+            return await handler(request)
 
         def user_of(self, request: web.Request) -> str | None:
             """The signed-in user ("" for the one user of token or no auth), or None."""
@@ -155,13 +167,14 @@ def _server_class() -> Any:
                     text="ptfund-tutor: JupyterHub did not confirm who you are: open the tutor from the Hub again.\n"
                 )
             redirect = web.HTTPFound(self.prefix)
-            redirect.del_cookie(STATE_COOKIE, path="/")
+            redirect.del_cookie(STATE_COOKIE, path=self.prefix)
             self._set_cookie(redirect, SESSION_COOKIE, self.sessions.start(user))
             raise redirect
 
         def _set_cookie(self, response: web.StreamResponse, name: str, value: str) -> None:
             # Lax: the browser comes back from the Hub's sign-in page with a top-level redirect.
-            response.set_cookie(name, value, path="/", httponly=True, samesite="Lax")
+            # The prefix: other services on the same host never receive it.
+            response.set_cookie(name, value, path=self.prefix, httponly=True, samesite="Lax")
 
         def _same_origin(self, request: web.Request) -> bool:
             """A websocket opened by this server's own page (a cookie alone does not say so)."""
@@ -172,8 +185,8 @@ def _server_class() -> Any:
 
         def _public_base(self, request: web.Request) -> str:
             """The scheme and host the browser used (behind a proxy, as the proxy says)."""
-            if self.public_url:
-                return self.public_url
+            if self.given_url:
+                return self.given_url
             scheme = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
             host = request.headers.get("X-Forwarded-Host", request.host).split(",")[0].strip()
             return f"{scheme}://{host}"
