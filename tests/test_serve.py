@@ -141,7 +141,8 @@ class FakeHub(http.server.ThreadingHTTPServer):
     def __init__(self, callback: str):
         self.callback = callback
         self.codes: dict[str, str] = {}
-        self.tokens = {"alices-api-token": "alice"}
+        self.tokens = {"alices-api-token": "alice", "bobs-api-token": "bob"}
+        self.scopes = {"alice": ["access:services!service=tutor"], "bob": ["read:users"]}  # bob may not
         super().__init__(("127.0.0.1", 0), _HubHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
@@ -178,7 +179,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
             return self._answer(302, location=f"{hub.callback}?code={code}&state={query['state']}")
         if url.path == "/hub/api/user":
             user = hub.tokens.get(self.headers.get("Authorization", "").removeprefix("token "))
-            return self._answer(200, {"name": user}) if user else self._answer(403)
+            return self._answer(200, {"name": user, "scopes": hub.scopes[user]}) if user else self._answer(403)
         self._answer(404)
 
     def do_POST(self) -> None:
@@ -205,6 +206,7 @@ def test_behind_jupyterhub_each_signed_in_user_gets_their_own_data_dir(tmp_path:
         "JUPYTERHUB_SERVICE_PREFIX": prefix,
         "JUPYTERHUB_OAUTH_CALLBACK_URL": hub.callback,
         "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}",
+        "JUPYTERHUB_OAUTH_ACCESS_SCOPES": '["access:services!service=tutor", "access:services"]',
     }
     served = Served(tmp_path, "--auth", "jupyterhub", env=env, port=port)
     try:
@@ -221,6 +223,7 @@ def test_behind_jupyterhub_each_signed_in_user_gets_their_own_data_dir(tmp_path:
         assert served.get(f"{prefix}?token=not-a-hub-token", opener=no_redirect)[0] == 302
         assert served.get(f"{prefix}ws", {"Authorization": "token not-a-hub-token"})[0] == 401
         assert served.get(prefix, {"Authorization": "token alices-api-token"})[0] == 200
+        assert served.get(f"{prefix}ws", {"Authorization": "token bobs-api-token"})[0] == 401  # no access scope
         # The app this user's websocket starts keeps its progress under users/alice.
         asyncio.run(open_app(f"ws://127.0.0.1:{port}{prefix}ws", {"Authorization": "token alices-api-token"}, served))
     finally:

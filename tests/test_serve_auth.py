@@ -118,6 +118,14 @@ def test_a_hub_tokens_user_is_asked_again_after_a_while():
     assert hub.user_for_token("t") == "alice" and asked == ["t", "t"]
 
 
+def test_access_scopes_come_from_the_hub():
+    hub = serve_auth.Hub.from_env(dict(HUB_ENV, JUPYTERHUB_OAUTH_ACCESS_SCOPES='["access:services!service=tutor"]'))
+    assert hub.access_scopes == {"access:services!service=tutor"}
+    assert serve_auth.Hub.from_env(dict(HUB_ENV)).access_scopes == frozenset()
+    with pytest.raises(TutorError, match="JSON list"):
+        serve_auth.Hub.from_env(dict(HUB_ENV, JUPYTERHUB_OAUTH_ACCESS_SCOPES='{"a": 1}'))
+
+
 def _error(capsys, argv: list[str]) -> str:
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -136,6 +136,9 @@ class Hub:
     base_url: str = "/"
     callback: str = ""
     service_url: str = ""
+    # The scopes that grant access to this service ($JUPYTERHUB_OAUTH_ACCESS_SCOPES); a
+    # token with none of them is nobody here. Empty: the Hub gives no list (before 3.0).
+    access_scopes: frozenset[str] = frozenset()
     clock: Callable[[], float] = time.monotonic
     _tokens: dict[str, tuple[float, str | None]] = field(default_factory=dict, repr=False)
     _states: dict[str, float] = field(default_factory=dict, repr=False)
@@ -163,6 +166,7 @@ class Hub:
             base_url=slashed(env.get("JUPYTERHUB_BASE_URL", "/")),
             callback=callback,
             service_url=env.get("JUPYTERHUB_SERVICE_URL", ""),
+            access_scopes=_scopes(env.get("JUPYTERHUB_OAUTH_ACCESS_SCOPES", "")),
         )
 
     @property
@@ -221,5 +225,20 @@ class Hub:
                 f"{self.api_url}/user", headers={"Authorization": f"token {token}", "Accept": "application/json"}
             )
         )
-        name = answer.get("name") if isinstance(answer, Mapping) else None
+        if not isinstance(answer, Mapping):
+            return None
+        name, scopes = answer.get("name"), answer.get("scopes")
+        if self.access_scopes and not (isinstance(scopes, list) and self.access_scopes.intersection(map(str, scopes))):
+            return None  # signed in to the Hub, but not allowed to use this service
         return name if isinstance(name, str) and name else None
+
+
+def _scopes(text: str) -> frozenset[str]:
+    """$JUPYTERHUB_OAUTH_ACCESS_SCOPES: a JSON list (the Hub's), or names separated by spaces."""
+    try:
+        value = json.loads(text) if text.strip() else []
+    except ValueError:
+        value = text.split()
+    if not isinstance(value, list):
+        raise TutorError("$JUPYTERHUB_OAUTH_ACCESS_SCOPES must be a JSON list of scopes")
+    return frozenset(str(scope) for scope in value)
