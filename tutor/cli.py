@@ -30,6 +30,8 @@ HANDLERS = {
     ("progress",): "progress:run_show",
     ("progress", "export"): "progress:run_export",
     ("progress", "import"): "progress:run_import",
+    ("progress", "set"): "progress:run_set",
+    ("progress", "optimize"): "optimize:run",
     ("pack", "new"): "pack:run_new",
     ("pack", "validate"): "pack:run_validate",
     ("pack", "test"): "pack:run_test",
@@ -38,6 +40,7 @@ HANDLERS = {
     ("show",): "show:run",
     ("docs",): "docs:run",
     ("completion",): "completion:run",
+    ("serve",): "serve:run",
 }
 
 COMPLETION_SHELLS = ("bash", "zsh", "fish")
@@ -215,15 +218,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("progress", "show progress; export or import it")
     p.add_argument("--json", action="store_true", help="print JSON")
     psub = p.add_subparsers(dest="progress_command", metavar="ACTION", parser_class=_Parser)
-    pe = add("export", "write all progress to FILE as versioned JSON", psub)
+    pe = add("export", "write all progress to FILE as versioned JSON (or, with --anki, an Anki deck)", psub)
     pe.add_argument("file", metavar="FILE")
+    pe.add_argument(
+        "--anki", action="store_true", help="write an Anki deck (.apkg) of every card of the loaded packs instead"
+    )
+    pe.add_argument("--reviews", action="store_true", help="with --anki: include your review history")
+    pe.add_argument("--trust", action="store_true", help="with --anki: trust the packs whose predict cards run code")
     pi = add("import", "merge progress from FILE (idempotent; validated before writing)", psub)
     pi.add_argument("file", metavar="FILE")
+    ps = add("set", "change a setting: desired_retention, new_cards_per_day or language", psub)
+    ps.add_argument("name", metavar="NAME")
+    ps.add_argument("value", metavar="VALUE", help="a number, or a language tag such as de ('' for each pack's own)")
+    po = add("optimize", "fit the scheduler's FSRS parameters to your review log (runs in a kernel)", psub)
+    po.add_argument("--dry-run", action="store_true", help="show the predicted change without keeping it")
+    po.add_argument("--restore", action="store_true", help="go back to the parameters used before the last optimize")
 
     p = add("pack", "create, validate and test lesson packs")
     psub = p.add_subparsers(dest="pack_command", metavar="ACTION", parser_class=_Parser)
     pn = add("new", "scaffold a small working pack in DIR", psub)
     pn.add_argument("dir", metavar="DIR")
+    pn.add_argument(
+        "--package", action="store_true", help="make a Python project (pyproject.toml) that pip installs as a pack"
+    )
     pv = add("validate", "report every problem in the pack in DIR as FILE:LINE:COL: field: message", psub)
     pv.add_argument("dir", metavar="DIR")
     pt = add("test", "prove every exercise and card of the pack in DIR with real torch", psub)
@@ -262,6 +279,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("completion", "print a shell completion script (see README: Shell completion)")
     p.add_argument("shell", choices=COMPLETION_SHELLS, metavar="SHELL", help="bash, zsh or fish")
+    p = add("serve", "serve the app to web browsers (textual-serve; see docs/serve.md)")
+    p.add_argument(
+        "--host", default=None, help="address to listen on (default 127.0.0.1, or the JupyterHub service's address)"
+    )
+    p.add_argument(
+        "--port", type=int, default=None, help="port to listen on (default 8000, or the JupyterHub service's port)"
+    )
+    p.add_argument(
+        "--auth",
+        choices=("token", "jupyterhub", "none"),
+        default=None,
+        help="who may connect: whoever has the token it prints (default), JupyterHub's signed-in users "
+        "(run as a Hub service), or anyone (none: loopback addresses only)",
+    )
+    p.add_argument("--public-url", metavar="URL", default=None, help="the URL browsers reach it at (behind a proxy)")
     return parser
 
 

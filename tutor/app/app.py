@@ -76,6 +76,7 @@ class TutorOptions:
     device: str | None = None
     kernel: str | None = None  # a connection file to attach to
     builtin: bool = True  # load the built-in pack (tests use their own packs only)
+    installed: bool | None = None  # load the packs installed with pip (default: as builtin)
     start_kernels: bool = True  # False: never start kernels (snapshot tests freeze "kernel off")
 
 
@@ -142,8 +143,13 @@ class TutorApp(App):
         from tutor.packs.trust import TrustStore
         from tutor.progress import ProgressStore
 
-        catalog = Catalog.load(self.options.packs, builtin=self.options.builtin)
         store = ProgressStore.open(self.data_dir)
+        catalog = Catalog.load(
+            self.options.packs,
+            builtin=self.options.builtin,
+            installed=self.options.installed,
+            language=store.settings().language or None,
+        )
         return catalog, store, TrustStore(self.data_dir)
 
     def _set_kernel_status(self, status: KernelStatus) -> None:

@@ -28,8 +28,9 @@ def run(args: argparse.Namespace) -> int:
         return warm
     from tutor.grading.verify import verify_in_fresh_kernel
     from tutor.packs.catalog import Catalog
+    from tutor.progress.status import language_setting
 
-    catalog = Catalog.load(args.pack)
+    catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     ref = catalog.find_exercise(args.target)
     require_trust(ref.pack, args)
     verdict = asyncio.run(
@@ -91,7 +92,7 @@ def require_trust(pack: Pack, args: argparse.Namespace) -> None:
         store.trust(pack)
         return
     raise TutorError(
-        f"pack {pack.id} ({pack.root}) contains Python that would run on this machine; "
+        f"pack {pack.id} ({pack.source}) contains Python that would run on this machine; "
         "if you trust its author, run again with --trust"
     )
 
@@ -101,7 +102,7 @@ def _ask_trust(pack: Pack) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
     print(
-        f"Pack {pack.id} ({pack.root}) contains Python that will run on this machine.\n"
+        f"Pack {pack.id} ({pack.source}) contains Python that will run on this machine.\n"
         "Trust it only if you trust where it came from. Trust it? [y/N] ",
         end="",
         file=sys.stderr,

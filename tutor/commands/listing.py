@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace) -> int:
     from tutor.escape import name_for_terminal as t
     from tutor.packs.catalog import Catalog
+    from tutor.progress.status import language_setting
 
-    catalog = Catalog.load(args.pack)
+    catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     status = _statuses(args)
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
@@ -23,9 +24,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_as_json(catalog, status), indent=2))
     else:
         for pack in catalog.packs:
-            origin = "built-in" if pack.builtin else str(pack.root)
+            languages = catalog.languages(pack.id)
+            also = f", languages: {', '.join(languages)}" if len(languages) > 1 else ""
             # Titles and ids are pack text: escapes shown inert (name_for_terminal).
-            print(t(f"{pack.title} [{pack.id} {pack.manifest.version}, {origin}]"))
+            print(t(f"{pack.title} [{pack.id} {pack.manifest.version}, {pack.source}{also}]"))
             for lesson in pack.lessons:
                 done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
                 print(
@@ -51,6 +53,11 @@ def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
                 "version": pack.manifest.version,
                 "builtin": pack.builtin,
                 "root": str(pack.root),
+                "distribution": None
+                if pack.distribution is None
+                else {"name": pack.distribution.name, "version": pack.distribution.version},
+                "language": pack.manifest.language,
+                "languages": catalog.languages(pack.id),
                 "lessons": [
                     {
                         "id": lesson.id,

@@ -15,9 +15,12 @@ if TYPE_CHECKING:
 def run_new(args: argparse.Namespace) -> int:
     from tutor.packs.scaffold import new_pack
 
-    root = new_pack(args.dir)
+    package = getattr(args, "package", False)
+    root = new_pack(args.dir, package=package)
     print(f"Made a pack in {root}: one lesson, one exercise, two cards.")
     print(f"Next: ptfund-tutor pack validate {root} && ptfund-tutor pack test {root}")
+    if package:
+        print(f"Then: pip install {args.dir} (or build a wheel there), and `ptfund-tutor list` shows the pack.")
     return 0
 
 

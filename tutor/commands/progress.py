@@ -33,8 +33,9 @@ def _open_store(args):
 
 def run_show(args: argparse.Namespace) -> int:
     from tutor.packs.catalog import Catalog
+    from tutor.progress.status import language_setting
 
-    catalog = Catalog.load(args.pack)
+    catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
     with _open_store(args) as store:
@@ -169,11 +170,32 @@ def format_report(r: dict) -> str:
 # ---------------------------------------------------------------- export and import
 
 
+def run_set(args: argparse.Namespace) -> int:
+    """``progress set NAME VALUE``: numbers are read as JSON, anything else as text."""
+    try:
+        value: object = json.loads(args.value)
+    except ValueError:
+        value = args.value
+    if args.name == "language" and not isinstance(value, str):
+        value = args.value
+    with _open_store(args) as store:
+        try:
+            settings = store.update_settings(**{args.name: value})
+        except ValueError as exc:
+            raise TutorError(str(exc)) from None
+    print(f"{args.name} is now {getattr(settings, args.name)!r}.")
+    return 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     target = None if args.file == "-" else Path(args.file).expanduser()
     if target is not None and not target.parent.is_dir():
         # A typo in the folder should not quietly create a tree of folders somewhere.
         raise TutorError(f"cannot write {target}: the folder {target.parent} does not exist")
+    if getattr(args, "anki", False):
+        from tutor.commands.anki import run_export_anki
+
+        return run_export_anki(args)
     with _open_store(args) as store:
         data = store.export()
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"

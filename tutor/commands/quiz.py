@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if store.notice:
             print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
-        catalog = Catalog.load(args.pack)
+        catalog = Catalog.load(args.pack, language=store.settings().language or None)
         for problem in catalog.problems:
             print(f"ptfund-tutor: {problem}", file=sys.stderr)
         if args.lesson:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -67,19 +67,40 @@ class Catalog:
     problems: list[Problem] = field(default_factory=list)
     broken: list[Path] = field(default_factory=list)  # packs that could not load at all
 
+    # packs that translate a loaded pack (pack.yaml `translates`), offered or not
+    translations: list[Pack] = field(default_factory=list)
+    _languages: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
     @classmethod
-    def load(cls, extra_dirs: list[str] | None = None, *, builtin: bool = True) -> Catalog:
+    def load(
+        cls,
+        extra_dirs: list[str] | None = None,
+        *,
+        builtin: bool = True,
+        installed: bool | None = None,
+        language: str | None = None,
+    ) -> Catalog:
+        """The built-in pack, the packs installed with pip (``installed``: default as
+        ``builtin``) and the folders given; a translation replaces the pack it translates
+        when its language is ``language`` (the learner's setting)."""
+        from tutor.packs.installed import PackDistribution, installed_packs
+
         cat = cls()
-        roots: list[tuple[Path, bool]] = [(builtin_pack_dir(), True)] if builtin else []
-        roots += [(Path(d).expanduser(), False) for d in extra_dirs or []]
+        roots: list[tuple[Path, bool, PackDistribution | None]] = [(builtin_pack_dir(), True, None)] if builtin else []
+        if builtin if installed is None else installed:
+            found, problems = installed_packs()
+            cat.problems += problems
+            roots += [(root, False, dist) for root, dist in found]
+        roots += [(Path(d).expanduser(), False, None) for d in extra_dirs or []]
         seen_ids: set[str] = set()
-        for root, is_builtin in roots:
+        for root, is_builtin, dist in roots:
             pack, problems = check_pack(root, builtin=is_builtin)
             cat.problems += problems
             if pack is None or problems:
                 # A pack with problems is not offered: half a pack would mislead a learner.
                 cat.broken.append(root)
                 continue
+            pack.distribution = dist
             if pack.id in seen_ids:
                 cat.problems.append(
                     Problem(
@@ -94,7 +115,35 @@ class Catalog:
                 continue
             seen_ids.add(pack.id)
             cat.packs.append(pack)
+        cat._apply_translations(language)
         return cat
+
+    def _apply_translations(self, language: str | None) -> None:
+        for tr in [p for p in self.packs if p.manifest.translates]:
+            self.packs.remove(tr)
+            original = self.pack(tr.manifest.translates or "")
+            where = str(tr.root / "pack.yaml")
+            if original is None:
+                self.problems.append(
+                    Problem(where, 1, 1, "translates", f"translates {tr.manifest.translates!r}, which is not loaded")
+                )
+                continue
+            mismatch = translation_mismatch(original, tr)
+            if mismatch:
+                self.problems.append(Problem(where, 1, 1, "translates", mismatch))
+                self.broken.append(tr.root)
+                continue
+            self.translations.append(tr)
+            self._languages.setdefault(original.id, [original.manifest.language]).append(tr.manifest.language)
+            if language and tr.manifest.language == language and original.manifest.language != language:
+                # Offered under the original's id, so progress and schedules carry across languages.
+                manifest = tr.manifest.model_copy(update={"id": original.id})
+                self.packs[self.packs.index(original)] = replace(tr, manifest=manifest, builtin=False)
+
+    def languages(self, pack_id: str) -> list[str]:
+        """The languages a pack is available in: its own, then its loaded translations'."""
+        pack = self.pack(pack_id)
+        return self._languages.get(pack_id, [pack.manifest.language] if pack is not None else [])
 
     def pack(self, pack_id: str) -> Pack | None:
         return next((p for p in self.packs if p.id == pack_id), None)
@@ -137,3 +186,17 @@ class Catalog:
             names = ", ".join(r.qualified for r in found)
             raise TutorError(f"{target!r} is in several packs; write one of: {names}")
         return found[0]
+
+
+def translation_mismatch(original: Pack, translation: Pack) -> str | None:
+    """One sentence saying how a translation's ids differ from its original's, or None."""
+    if [les.id for les in translation.lessons] != [les.id for les in original.lessons]:
+        return f"a translation of {original.id!r} has the same lessons in the same order; this one has other lessons"
+    for les, tr in zip(original.lessons, translation.lessons, strict=True):
+        for what, a, b in (
+            ("exercises", [e.id for e in les.exercises], [e.id for e in tr.exercises]),
+            ("cards", [(c.id, c.type) for c in les.cards], [(c.id, c.type) for c in tr.cards]),
+        ):
+            if a != b:
+                return f"lesson {les.id!r}: a translation has the same {what} (ids and types) as {original.id!r}"
+    return None

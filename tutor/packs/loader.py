@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,6 +22,9 @@ from tutor.packs.files import inside, walk
 from tutor.packs.limits import MAX_FILE_BYTES
 from tutor.packs.problems import UNREADABLE, PackError, Pos, Problem, field_path
 from tutor.packs.yamlsrc import Located, YamlSyntaxError, load_located
+
+if TYPE_CHECKING:
+    from tutor.packs.installed import PackDistribution
 
 MANIFEST = "pack.yaml"
 LESSON_FILE = "lesson.yaml"
@@ -53,6 +56,8 @@ class Pack:
     origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
     # Not problems (the pack works) but likely mistakes; `pack validate` prints them.
     warnings: list[Problem] = field(default_factory=list, repr=False)
+    # Set for a pack installed with pip (tutor/packs/installed.py); None for a folder.
+    distribution: PackDistribution | None = None
 
     @property
     def id(self) -> str:
@@ -61,6 +66,15 @@ class Pack:
     @property
     def title(self) -> str:
         return self.manifest.title
+
+    @property
+    def source(self) -> str:
+        """Where the pack comes from, in words: built-in, the distribution pip installed, or its folder."""
+        if self.builtin:
+            return "built-in"
+        if self.distribution is not None:
+            return f"installed: {self.distribution}"
+        return str(self.root)
 
     def lesson(self, lesson_id: str) -> m.Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)

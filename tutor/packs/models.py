@@ -456,6 +456,16 @@ class PackManifest(Strict):
     description: str = ""
     torch: str = Field(">=2.2", description="torch version range, e.g. '>=2.2'")
     lessons: list[Id] = Field(min_length=1, description="lesson folder names, in teaching order")
+    language: str = Field(
+        "en",
+        pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
+        description="the language of the pack's texts, a tag such as 'en', 'de' or 'pt-BR'",
+    )
+    translates: Id | None = Field(
+        None,
+        description="the id of the pack this one translates: the same lesson, exercise and card ids, other "
+        "texts; offered instead of that pack when the learner's language setting is this pack's language",
+    )
 
     @field_validator("torch")
     @classmethod

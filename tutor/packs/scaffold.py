@@ -88,16 +88,61 @@ t = torch.zeros(2, 3, dtype=torch.float64, device=DEVICE)
 }
 
 
-def new_pack(directory: str | Path) -> Path:
-    root = Path(directory)
-    if root.exists() and any(root.iterdir()):
-        raise TutorError(f"{root} already exists and is not empty: choose a new folder")
-    pack_id = "".join(c if c.isalnum() else "-" for c in root.resolve().name.lower()).strip("-") or "my-pack"
+# `pack new --package`: a Python project whose wheel carries the pack and declares it with
+# an entry point (tutor/packs/installed.py). Its version is the one in pack.yaml.
+_PACKAGE_FILES = {
+    "pyproject.toml": """\
+[build-system]
+requires = ["hatchling>=1.18"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{dist_name}"
+dynamic = ["version"]
+description = "A ptfund-tutor lesson pack: {pack_id}"
+requires-python = ">=3.10"
+
+# ptfund-tutor finds the pack through this entry point: NAME = "PACKAGE:FOLDER".
+[project.entry-points."ptfund_tutor.packs"]
+{pack_id} = "{package}:lessons"
+
+# One version: the pack's own, from pack.yaml.
+[tool.hatch.version]
+path = "{package}/lessons/pack.yaml"
+pattern = '^version: "(?P<version>[^"]+)"'
+
+[tool.hatch.build.targets.wheel]
+packages = ["{package}"]
+""",
+    "{package}/__init__.py": '"""The lesson pack {pack_id} for ptfund-tutor, in the folder lessons/."""\n',
+}
+
+
+def new_pack(directory: str | Path, *, package: bool = False) -> Path:
+    """Write a small working pack in ``directory`` and return the pack folder; with
+    ``package``, a Python project around it (the pack in PACKAGE/lessons)."""
+    top = Path(directory)
+    if top.exists() and any(top.iterdir()):
+        raise TutorError(f"{top} already exists and is not empty: choose a new folder")
+    pack_id = "".join(c if c.isalnum() else "-" for c in top.resolve().name.lower()).strip("-") or "my-pack"
     if not pack_id[0].isalnum():
         pack_id = "pack-" + pack_id
+    files = dict(_FILES)
+    root = top
+    if package:
+        name = pack_id.replace("-", "_")
+        name = name if name.endswith("_pack") else name + "_pack"
+        name = name if name[0].isalpha() else "pack_" + name
+        fill = {"{package}": name, "{dist_name}": name.replace("_", "-"), "{pack_id}": pack_id}
+        root = top / name / "lessons"
+        files = {f"{name}/lessons/{rel}": text for rel, text in _FILES.items()}
+        for rel, text in _PACKAGE_FILES.items():
+            for key, value in fill.items():
+                rel, text = rel.replace(key, value), text.replace(key, value)
+            files[rel] = text
     try:
-        for rel, text in _FILES.items():
-            path = root / rel
+        for rel, text in files.items():
+            path = top / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.replace("{pack_id}", pack_id), encoding="utf-8")
         import json

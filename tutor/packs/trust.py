@@ -2,7 +2,8 @@
 
 A pack from outside the built-in set that contains Python (setup, checks, solutions,
 predict cards) runs only after the learner trusts it. The decision is kept in the data
-dir keyed by pack id and a hash of the pack's files, so an edited pack asks again.
+dir keyed by pack id and a hash of the pack's files, so an edited pack asks again; for a
+pack installed with pip, by its distribution and version, so an upgrade asks again.
 No textual here: the screens call this from workers.
 """
 
@@ -67,9 +68,17 @@ class TrustStore:
     def is_trusted(self, pack: Pack) -> bool:
         if not needs_trust(pack):
             return True
-        return self._read().get(pack.id) == pack_digest(pack.root)
+        return self._read().get(pack.id) == trust_token(pack)
 
     def trust(self, pack: Pack) -> None:
         data = self._read()
-        data[pack.id] = pack_digest(pack.root)
+        data[pack.id] = trust_token(pack)
         write_json(self.path, data)
+
+
+def trust_token(pack: Pack) -> str:
+    """What the learner agreed to run: a pip-installed pack's distribution and version (an
+    upgrade asks again), else the hash of the folder's files (an edit asks again)."""
+    if pack.distribution is not None:
+        return f"distribution {pack.distribution.name}=={pack.distribution.version}"
+    return pack_digest(pack.root)

@@ -22,8 +22,83 @@ def rating_for(correct: bool) -> Rating:
     return Rating.Good if correct else Rating.Again
 
 
-def scheduler(desired_retention: float = DEFAULT_RETENTION, *, fuzz: bool = True) -> Scheduler:
-    return Scheduler(desired_retention=desired_retention, enable_fuzzing=fuzz)
+def scheduler(
+    desired_retention: float = DEFAULT_RETENTION, *, fuzz: bool = True, parameters: tuple[float, ...] | None = None
+) -> Scheduler:
+    """``parameters``: the learner's fitted FSRS parameters (``progress optimize``), else fsrs's defaults."""
+    if parameters is None:
+        return Scheduler(desired_retention=desired_retention, enable_fuzzing=fuzz)
+    return Scheduler(parameters=parameters, desired_retention=desired_retention, enable_fuzzing=fuzz)
+
+
+# ---------------------------------------------------------------- fitting the parameters
+
+# The cell `progress optimize` runs in a kernel: fsrs's optimizer needs torch, which only
+# kernels import. It reads the review log (JSON), fits, and prints one line of JSON after
+# OPTIMIZER_MARK: the parameters, and the log loss of the old and the new ones on this log.
+OPTIMIZER_MARK = "ptfund-optimizer-result:"
+_OPTIMIZER_CELL = """\
+import json as _json
+from datetime import datetime as _dt
+from fsrs import Optimizer as _Optimizer, Rating as _Rating, ReviewLog as _ReviewLog
+
+def _ptfund_optimize(request):
+    logs = [
+        _ReviewLog(card_id=card, rating=_Rating(rating), review_datetime=_dt.fromisoformat(at), review_duration=None)
+        for card, rating, at in request["reviews"]
+    ]
+    optimizer = _Optimizer(logs)
+    new = [float(x) for x in optimizer.compute_optimal_parameters()]
+
+    def loss(parameters):
+        try:  # fsrs's own measure of fit (private: no review on a later day leaves it undefined)
+            return float(optimizer._compute_batch_loss(parameters=parameters))
+        except Exception:
+            return None
+
+    return {"parameters": new, "loss_before": loss(request["current"]), "loss_after": loss(new)}
+
+print(MARK + _json.dumps(_ptfund_optimize(_json.loads(REQUEST))))
+"""
+
+
+def optimizer_cell(reviews: list[tuple[str, str, int, datetime]], current: tuple[float, ...]) -> str:
+    """The kernel cell that fits parameters to ``reviews`` ((pack, item, rating, at), oldest first)."""
+    import json
+
+    ids: dict[tuple[str, str], int] = {}
+    rows = [
+        (ids.setdefault((pack, item), len(ids) + 1), rating, utc(at).isoformat()) for pack, item, rating, at in reviews
+    ]
+    request = json.dumps({"reviews": rows, "current": list(current)})
+    return f"MARK = {OPTIMIZER_MARK!r}\nREQUEST = {request!r}\n" + _OPTIMIZER_CELL
+
+
+def optimizer_result(output: str) -> dict | None:
+    """The optimizer cell's result from its printed output, or None if it printed none."""
+    import json
+
+    for line in reversed(output.splitlines()):
+        if line.startswith(OPTIMIZER_MARK):
+            try:
+                data = json.loads(line[len(OPTIMIZER_MARK) :])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def next_interval_days(parameters: tuple[float, ...] | None, retention: float, answers: int = 3) -> float:
+    """Days until a new card answered right ``answers`` times, a day apart after the first, is due again."""
+    from datetime import timedelta
+
+    sched = scheduler(retention, fuzz=False, parameters=parameters)
+    now = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    card = Card(card_id=0, due=now)
+    for _ in range(answers):
+        card, _ = sched.review_card(card, Rating.Good, review_datetime=now)
+        now = max(now + timedelta(days=1), card.due)
+    return (card.due - (card.last_review or now)).total_seconds() / 86400
 
 
 def utc(dt: datetime | None = None) -> datetime:

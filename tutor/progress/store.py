@@ -216,7 +216,8 @@ class ProgressStore(Database):
             row = c.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", (pack, item)).fetchone()
             old = None if row is None else card_from_row(row)
             card = Card(card_id=0, due=now) if old is None else old.fsrs_card()
-            sched = scheduler(read_settings(c).desired_retention, fuzz=self._fuzz)
+            settings = read_settings(c)
+            sched = scheduler(settings.desired_retention, fuzz=self._fuzz, parameters=settings.fsrs_parameters)
             card, _ = sched.review_card(card, rating_for(correct), review_datetime=now, review_duration=duration_ms)
             state = CardState(
                 pack=pack,
@@ -254,6 +255,12 @@ class ProgressStore(Database):
             rows = self._conn.execute(
                 REVIEW_SELECT + " WHERE pack = ? AND item = ? ORDER BY at, id", (pack, item)
             ).fetchall()
+        return [review_from_row(r) for r in rows]
+
+    def reviews(self) -> list[Review]:
+        """Every review logged, oldest first (the Anki export's history, the optimizer's log)."""
+        with self._lock:
+            rows = self._conn.execute(REVIEW_SELECT + " ORDER BY at, id").fetchall()
         return [review_from_row(r) for r in rows]
 
     def review_count(self) -> int:
