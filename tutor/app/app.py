@@ -59,7 +59,24 @@ WORKER_WHAT = {
     "quiz": "Loading the quiz",
     "answer": "Saving your answer",
     "progress": "Loading your progress",
+    "quiz-lessons": "Adding the lesson's cards to the quiz",
+    "home-add-cards": "Adding the lesson's cards to the quiz",
 }
+
+
+class _LogFile(logging.FileHandler):
+    """DATA_DIR/tutor.log, best effort: on a full disk a line that cannot be written is
+    dropped (the learner was already told in the app), never printed over the screen, and
+    closing it at quit never fails the exit."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            pass
 
 
 @dataclass
@@ -207,7 +224,7 @@ class TutorApp(App):
     def _start_log(self) -> None:
         """Warnings and errors of the whole process go to DATA_DIR/tutor.log (opened on the
         first line): the terminal belongs to the app, so nothing may print there."""
-        self._log_handler = logging.FileHandler(self.data_dir / LOG_FILENAME, delay=True, encoding="utf-8")
+        self._log_handler = _LogFile(self.data_dir / LOG_FILENAME, delay=True, encoding="utf-8")
         self._log_handler.setLevel(logging.WARNING)
         self._log_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logging.getLogger("tutor").addHandler(self._log_handler)

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from tutor.progress.store import ProgressStore
 
 
-def _open_store(args):
+def _open_store(args: argparse.Namespace, readonly: bool = False) -> ProgressStore:
     from tutor.progress import ProgressStore
 
-    store = ProgressStore.open(args.data_dir)
+    store = ProgressStore.open(args.data_dir, readonly=readonly)
     if store.notice:
         print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
     return store
@@ -39,7 +39,7 @@ def run_show(args: argparse.Namespace) -> int:
     catalog = Catalog.load(args.pack)
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
-    with _open_store(args) as store:
+    with _open_store(args, readonly=True) as store:
         report = build_report(store, catalog, datetime.now(timezone.utc))
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
@@ -172,7 +172,7 @@ def format_report(r: dict) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, readonly=True) as store:
         data = store.export()
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     if args.file == "-":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from tutor.progress.database import FILENAME
+from tutor.progress.database import FILENAME, connect_readonly
 
 
 def exercise_statuses(data_dir: str | os.PathLike | None = None) -> dict[str, str]:
@@ -20,7 +20,7 @@ def exercise_statuses(data_dir: str | os.PathLike | None = None) -> dict[str, st
     if not path.is_file():
         return {}
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        conn = connect_readonly(path)
     except sqlite3.Error:
         return {}
     try:

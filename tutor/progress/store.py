@@ -49,9 +49,11 @@ class ProgressStore(Database):
     """``ProgressStore(path)`` opens (creating or upgrading) the database at ``path``; see
     :class:`~tutor.progress.database.Database` for what happens to a damaged file."""
 
-    def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, fuzz: bool = True):
+    def __init__(
+        self, path: str | os.PathLike, *, busy_timeout: float = 30.0, fuzz: bool = True, readonly: bool = False
+    ):
         self._fuzz = fuzz  # fsrs interval fuzz; tests turn it off for exact schedules
-        super().__init__(path, busy_timeout=busy_timeout)
+        super().__init__(path, busy_timeout=busy_timeout, readonly=readonly)
 
     @classmethod
     def open(cls, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> ProgressStore:
