@@ -8,13 +8,14 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.catalog import Outline
 
 
 def run(args: argparse.Namespace) -> int:
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.catalog import Outline
 
-    catalog = Catalog.load(args.pack)
+    # The outline, not the lessons: listing 5,000 lessons must not load them (docs/limits.md).
+    catalog = Outline.load(args.pack)
     status = _statuses(args)
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
             for lesson in pack.lessons:
                 done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
                 print(
-                    f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)"
+                    f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {lesson.card_count} cards)"
                 )
                 for ex in lesson.exercises:
                     state = status.get(f"{pack.id}:{lesson.id}/{ex.id}", "new")
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
+def _as_json(catalog: Outline, status: dict[str, str]) -> dict:
     return {
         "packs": [
             {
@@ -51,7 +52,7 @@ def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
                     {
                         "id": lesson.id,
                         "title": lesson.title,
-                        "cards": len(lesson.cards),
+                        "cards": lesson.card_count,
                         "exercises": [
                             {
                                 "id": f"{lesson.id}/{ex.id}",

@@ -7,13 +7,15 @@ other packs load. Items are addressed ``LESSON/ITEM``, or ``PACK:LESSON/ITEM`` w
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from tutor.errors import TutorError
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
+from tutor.packs.outline import PackOutline, outline_pack
 from tutor.packs.problems import Problem
 from tutor.paths import builtin_pack_dir
 
@@ -61,6 +63,52 @@ class CardRef:
         return content_hash(self.card)
 
 
+_P = TypeVar("_P", Pack, PackOutline)
+
+
+def _gather(
+    extra_dirs: list[str] | None, builtin: bool, read: Callable[..., tuple[_P | None, list[Problem]]]
+) -> tuple[list[_P], list[Problem], list[Path]]:
+    """The packs ``read`` makes of the built-in pack and ``extra_dirs``, the problems, the broken roots."""
+    packs: list[_P] = []
+    problems: list[Problem] = []
+    broken: list[Path] = []
+    roots: list[tuple[Path, bool]] = [(builtin_pack_dir(), True)] if builtin else []
+    roots += [(Path(d).expanduser(), False) for d in extra_dirs or []]
+    seen_ids: set[str] = set()
+    for root, is_builtin in roots:
+        pack, found = read(root, builtin=is_builtin)
+        problems += found
+        if pack is None or found:
+            # A pack with problems is not offered: half a pack would mislead a learner.
+            broken.append(root)
+            continue
+        if pack.id in seen_ids:
+            problems.append(
+                Problem(
+                    str(root / "pack.yaml"), 1, 1, "id", f"pack id {pack.id!r} is already used by another loaded pack"
+                )
+            )
+            broken.append(root)
+            continue
+        seen_ids.add(pack.id)
+        packs.append(pack)
+    return packs, problems, broken
+
+
+@dataclass
+class Outline:
+    """The packs as `list` shows them, read without loading their lessons (outline.py)."""
+
+    packs: list[PackOutline] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    broken: list[Path] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, extra_dirs: list[str] | None = None, *, builtin: bool = True) -> Outline:
+        return cls(*_gather(extra_dirs, builtin, outline_pack))
+
+
 @dataclass
 class Catalog:
     packs: list[Pack] = field(default_factory=list)
@@ -69,32 +117,7 @@ class Catalog:
 
     @classmethod
     def load(cls, extra_dirs: list[str] | None = None, *, builtin: bool = True) -> Catalog:
-        cat = cls()
-        roots: list[tuple[Path, bool]] = [(builtin_pack_dir(), True)] if builtin else []
-        roots += [(Path(d).expanduser(), False) for d in extra_dirs or []]
-        seen_ids: set[str] = set()
-        for root, is_builtin in roots:
-            pack, problems = check_pack(root, builtin=is_builtin)
-            cat.problems += problems
-            if pack is None or problems:
-                # A pack with problems is not offered: half a pack would mislead a learner.
-                cat.broken.append(root)
-                continue
-            if pack.id in seen_ids:
-                cat.problems.append(
-                    Problem(
-                        str(root / "pack.yaml"),
-                        1,
-                        1,
-                        "id",
-                        f"pack id {pack.id!r} is already used by another loaded pack",
-                    )
-                )
-                cat.broken.append(root)
-                continue
-            seen_ids.add(pack.id)
-            cat.packs.append(pack)
-        return cat
+        return cls(*_gather(extra_dirs, builtin, check_pack))
 
     def pack(self, pack_id: str) -> Pack | None:
         return next((p for p in self.packs if p.id == pack_id), None)

@@ -295,8 +295,9 @@ def check_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -
             gc.enable()
 
 
-def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
-    from tutor.packs.validate import partial_lesson, validate_lesson, validate_manifest
+def load_manifest(root: Path) -> tuple[m.PackManifest | None, list[Problem]]:
+    """The pack's manifest, validated (its lesson folders exist), and the problems found."""
+    from tutor.packs.validate import validate_manifest
 
     problems: list[Problem] = []
     if not root.is_dir():
@@ -319,7 +320,15 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         return None, problems
     rep = _Reporter(root, located, manifest_file)
     validate_manifest(manifest, root, rep)
-    problems += rep.problems
+    return manifest, problems + rep.problems
+
+
+def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
+    from tutor.packs.validate import partial_lesson, validate_lesson
+
+    manifest, problems = load_manifest(root)
+    if manifest is None:
+        return None, problems
     lessons: list[m.Lesson] = []
     origins: dict[tuple, Pos] = {}
     cache = open_cache(root) if use_cache else None
