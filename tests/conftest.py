@@ -1,7 +1,9 @@
 """Fixtures for every test: a lesson cache of its own (never the user's, see tutor/packs/cache.py), and
-no kernel outside tests marked slow."""
+no kernel outside tests marked slow. ``parses`` for the tests of what the loader parses."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +11,22 @@ import pytest
 @pytest.fixture(autouse=True)
 def _own_lesson_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[Path]:
+    """The files the pack loader composes from YAML (a cache hit, or an outline, composes none)."""
+    from tutor.packs import loader
+
+    seen: list[Path] = []
+    real = loader.load_located
+
+    def counting(text, file):
+        seen.append(Path(file))
+        return real(text, file)
+
+    monkeypatch.setattr(loader, "load_located", counting)
+    return seen
 
 
 # The fast loop (-m 'not slow') starts no kernel: a test that does must be marked slow.

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tutor.commands import listing
-from tutor.packs import loader
 from tutor.packs.catalog import Catalog, Outline
 
 N_LESSONS = 5000
@@ -42,20 +41,6 @@ cards:
 """
 
 
-@pytest.fixture
-def parses(monkeypatch) -> list[Path]:
-    """The files the loader composes into located YAML (loading a lesson does; an outline does not)."""
-    seen: list[Path] = []
-    real = loader.load_located
-
-    def counting(text, file):
-        seen.append(Path(file))
-        return real(text, file)
-
-    monkeypatch.setattr(loader, "load_located", counting)
-    return seen
-
-
 def write_pack(root: Path, n: int) -> Path:
     ids = [f"l{i:04d}" for i in range(n)]
     for i, lesson_id in enumerate(ids):
@@ -67,8 +52,7 @@ def write_pack(root: Path, n: int) -> Path:
     return root
 
 
-def test_list_of_5000_lessons_loads_none_of_them(tmp_path, parses, capsys, monkeypatch):
-    monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(tmp_path / "cache"))
+def test_list_of_5000_lessons_loads_none_of_them(tmp_path, parses, capsys):
     pack = write_pack(tmp_path / "many", N_LESSONS)
     args = argparse.Namespace(pack=[str(pack)], json=True, data_dir=str(tmp_path / "home"))
     assert listing.run(args) == 0
@@ -84,8 +68,7 @@ def test_list_of_5000_lessons_loads_none_of_them(tmp_path, parses, capsys, monke
     }
 
 
-def test_the_outline_says_what_loading_the_lessons_says(tmp_path, monkeypatch):
-    monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(tmp_path / "cache"))
+def test_the_outline_says_what_loading_the_lessons_says():
     outline, catalog = Outline.load(), Catalog.load()
     assert not outline.problems and not catalog.problems
     assert [(p.id, p.title, p.manifest.version) for p in outline.packs] == [

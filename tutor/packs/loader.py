@@ -43,14 +43,10 @@ _ALL_FIELDS = sorted(
 )
 
 
-@dataclass
-class Pack:
+class PackNames:
+    """A loaded pack's id and title, as its manifest says (a Pack, or its outline)."""
+
     manifest: m.PackManifest
-    lessons: list[m.Lesson]
-    root: Path
-    builtin: bool = False
-    # (lesson id, *path in lesson.yaml) -> where that value's text starts
-    origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
 
     @property
     def id(self) -> str:
@@ -59,6 +55,16 @@ class Pack:
     @property
     def title(self) -> str:
         return self.manifest.title
+
+
+@dataclass
+class Pack(PackNames):
+    manifest: m.PackManifest
+    lessons: list[m.Lesson]
+    root: Path
+    builtin: bool = False
+    # (lesson id, *path in lesson.yaml) -> where that value's text starts
+    origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
 
     def lesson(self, lesson_id: str) -> m.Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)

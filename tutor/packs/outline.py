@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from tutor.packs import models as m
-from tutor.packs.loader import LESSON_FILE, _read_text, _Reporter, load_manifest
+from tutor.packs.loader import LESSON_FILE, PackNames, _read_text, _Reporter, load_manifest
 from tutor.packs.problems import Problem
 from tutor.packs.yamlsrc import YamlSyntaxError, compose
 
@@ -36,19 +36,11 @@ class LessonOutline:
 
 
 @dataclass
-class PackOutline:
+class PackOutline(PackNames):
     manifest: m.PackManifest
     lessons: list[LessonOutline]
     root: Path
     builtin: bool = False
-
-    @property
-    def id(self) -> str:
-        return self.manifest.id
-
-    @property
-    def title(self) -> str:
-        return self.manifest.title
 
 
 @dataclass
