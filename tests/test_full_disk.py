@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_app_support import make_app, make_pack, open_first_lesson, wait_ready
+from test_app_support import make_app, make_pack, open_first_lesson, wait_for, wait_ready
 
 from tutor.packs.catalog import Catalog
 from tutor.progress import ProgressStore
@@ -178,3 +178,22 @@ async def test_the_app_quits_cleanly_after_saves_failed_on_a_full_disk(disk, tmp
         assert "disk is full" in message and "Traceback" not in message, told
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Logging error" not in err, err
+
+
+async def test_the_app_opens_on_a_full_disk_and_shows_what_is_saved(disk, tmp_path):
+    if not disk.mounted:
+        pytest.skip("needs a real full filesystem: mounting a tmpfs takes root")
+    app = make_app(make_pack(tmp_path / "pack"), disk.data, kernels=False)
+    with ProgressStore(disk.data / FILENAME) as s:
+        s.record_attempt("apptest", "basics/zeros", passed=True, code="t = 1\n", content_hash="h", at=T0)
+    disk.fill()
+    async with app.run_test() as pilot:
+        await wait_ready(pilot)
+        assert app.load_error is None and app.store is not None
+        assert app.store.exercise_stats()[("apptest", "basics/zeros")].passed
+        notice = app.store.notice or ""
+        assert "disk is full" in notice and "nothing new can be saved" in notice, notice
+        await wait_for(pilot, lambda: any(notice in str(n.message) for n in app._notifications), 10, "the notice")
+        await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count >= 2, 10, "the lessons")
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0

@@ -28,6 +28,7 @@ from tutor.app.palette import LessonCommands
 from tutor.app.prefs import Prefs
 from tutor.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH
 from tutor.app.status import KernelStatus
+from tutor.errors import TutorError
 from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
@@ -153,7 +154,14 @@ class TutorApp(App):
         from tutor.progress import ProgressStore
 
         catalog = Catalog.load(self.options.packs, builtin=self.options.builtin)
-        store = ProgressStore.open(self.data_dir)
+        try:
+            store = ProgressStore.open(self.data_dir)
+        except TutorError as exc:
+            # e.g. a full disk: show what is saved; each save that fails says so
+            store = ProgressStore.open(self.data_dir, readonly=True)
+            store.notice = (
+                f"{str(exc).rstrip('.')}. Your progress is shown, but nothing new can be saved until that is fixed."
+            )
         return catalog, store, TrustStore(self.data_dir)
 
     def _set_kernel_status(self, status: KernelStatus) -> None:
