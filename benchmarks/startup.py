@@ -64,15 +64,18 @@ def _torch_mapped(pid: int) -> bool:
     return "libtorch" in maps or "/torch/" in maps
 
 
-def run_app(data_dir: str, *, wait_kernel: bool, timeout: float = 180.0) -> dict:
-    """Start the app in a pty; return when each marker first appeared (seconds from spawn)."""
+def run_app(data_dir: str, *, wait_kernel: bool, timeout: float = 180.0, extra: tuple[str, ...] = ()) -> dict:
+    """Start the app in a pty; return when each marker first appeared (seconds from spawn).
+
+    ``extra``: more arguments for ptfund-tutor (e.g. ``--pack DIR``); ``rss_mb`` is the UI
+    process's memory when the last marker appeared."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40")
     env.pop("NO_COLOR", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [*tutor_command(), "--data-dir", data_dir],
+        [*tutor_command(), "--data-dir", data_dir, *extra],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -102,8 +105,8 @@ def run_app(data_dir: str, *, wait_kernel: bool, timeout: float = 180.0) -> dict
                     if name not in seen and marker in buf:
                         seen[name] = now
         result = dict(seen)
+        result["rss_mb"] = _rss_mb(proc.pid)
         if wait_kernel:
-            result["rss_mb"] = _rss_mb(proc.pid)
             result["torch_in_ui"] = _torch_mapped(proc.pid)
         return result
     finally:

@@ -1,7 +1,10 @@
 """Fixtures for every test: a lesson cache of its own (never the user's, see tutor/packs/cache.py), no
-warm server unless the test asks for one, and no kernel outside tests marked slow."""
+warm server unless the test asks for one, and no kernel outside tests marked slow. ``parses`` for the
+tests of what the loader parses."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,22 @@ def _own_lesson_cache(tmp_path_factory, monkeypatch):
     # `check` and `watch` verify in their own process unless a test asks for the warm
     # server (tests/test_warm_server.py): no test leaves a server behind for minutes.
     monkeypatch.setenv("PTFUND_TUTOR_NO_WARM", "1")
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[Path]:
+    """The files the pack loader composes from YAML (a cache hit, or an outline, composes none)."""
+    from tutor.packs import loader
+
+    seen: list[Path] = []
+    real = loader.load_located
+
+    def counting(text, file):
+        seen.append(Path(file))
+        return real(text, file)
+
+    monkeypatch.setattr(loader, "load_located", counting)
+    return seen
 
 
 # The fast loop (-m 'not slow') starts no kernel: a test that does must be marked slow.

@@ -227,9 +227,13 @@ def pack_case(base: PackBase, which: str, seed: int, work: Path) -> Path:
 
 
 def check_pack_cleanly(root: Path) -> list[Problem]:
-    """Load the pack; it must not raise, and every problem must be a usable FILE:LINE:COL sentence."""
+    """Load the pack, and read its outline as `list` does: neither may raise, and every
+    problem must be a usable FILE:LINE:COL sentence."""
+    from tutor.packs.outline import outline_pack
+
     _, problems = check_pack(root, cache=False)
-    for p in problems:
+    _, outline_problems = outline_pack(root)
+    for p in [*problems, *outline_problems]:
         assert isinstance(p, Problem), p
         assert p.line >= 1 and p.col >= 1 and p.message, p
         str(p)

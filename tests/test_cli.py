@@ -103,11 +103,12 @@ def test_data_dir_moves_the_caches_with_progress(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv(ENV_HOME, raising=False)
     monkeypatch.delenv(ENV_CACHE, raising=False)
     data = tmp_path / "data"
-    rc, _, err = run_main(["--data-dir", str(data), "list"], capsys)
+    # `show` loads the lessons (`list` reads only their outline, and writes no cache).
+    rc, _, err = run_main(["--data-dir", str(data), "show", "tensors"], capsys)
     assert rc == 0, err
     assert gradecache.default_path().is_relative_to(data)
     assert packtimes.default_path().is_relative_to(data)
-    assert any((data / "cache").rglob("*.pickle"))  # the lesson cache `list` just wrote
+    assert any((data / "cache").rglob("*.pickle"))  # the lesson cache `show` just wrote
 
 
 def test_export_into_a_missing_folder_is_refused(home, tmp_path, capsys):

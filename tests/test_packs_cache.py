@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tutor.packs import cache as lesson_cache
-from tutor.packs import loader
 from tutor.packs.loader import check_pack
 from tutor.packs.scaffold import new_pack
 
@@ -21,20 +20,6 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def pack(tmp_path: Path) -> Path:
     return new_pack(tmp_path / "demo")
-
-
-@pytest.fixture
-def parses(monkeypatch) -> list[Path]:
-    """The lesson files the loader composes from YAML (a cache hit composes none)."""
-    seen: list[Path] = []
-    real = loader.load_located
-
-    def counting(text, file):
-        seen.append(Path(file))
-        return real(text, file)
-
-    monkeypatch.setattr(loader, "load_located", counting)
-    return seen
 
 
 def lesson_files(parses: list[Path]) -> list[str]:

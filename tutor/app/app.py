@@ -28,6 +28,7 @@ from tutor.app.palette import LessonCommands
 from tutor.app.prefs import Prefs
 from tutor.app.screens.too_small import MIN_HEIGHT, MIN_WIDTH
 from tutor.app.status import KernelStatus
+from tutor.errors import TutorError
 from tutor.paths import data_dir as resolve_data_dir
 
 if TYPE_CHECKING:
@@ -67,6 +68,21 @@ WORKER_WHAT = {
     "home-add-cards": "Adding the lesson's cards to the quiz",
     "quiz-lessons": "Adding the lesson's cards to the quiz",
 }
+
+
+class _LogFile(logging.FileHandler):
+    """DATA_DIR/tutor.log, best effort: on a full disk a line that cannot be written is
+    dropped (the learner was already told in the app), never printed over the screen, and
+    closing it at quit never fails the exit."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            pass
 
 
 @dataclass
@@ -143,7 +159,14 @@ class TutorApp(App):
         from tutor.packs.trust import TrustStore
         from tutor.progress import ProgressStore
 
-        store = ProgressStore.open(self.data_dir)
+        try:
+            store = ProgressStore.open(self.data_dir)
+        except TutorError as exc:
+            # e.g. a full disk: show what is saved; each save that fails says so
+            store = ProgressStore.open(self.data_dir, readonly=True)
+            store.notice = (
+                f"{str(exc).rstrip('.')}. Your progress is shown, but nothing new can be saved until that is fixed."
+            )
         catalog = Catalog.load(
             self.options.packs,
             builtin=self.options.builtin,
@@ -220,7 +243,7 @@ class TutorApp(App):
     def _start_log(self) -> None:
         """Warnings and errors of the whole process go to DATA_DIR/tutor.log (opened on the
         first line): the terminal belongs to the app, so nothing may print there."""
-        self._log_handler = logging.FileHandler(self.data_dir / LOG_FILENAME, delay=True, encoding="utf-8")
+        self._log_handler = _LogFile(self.data_dir / LOG_FILENAME, delay=True, encoding="utf-8")
         self._log_handler.setLevel(logging.WARNING)
         self._log_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logging.getLogger("tutor").addHandler(self._log_handler)

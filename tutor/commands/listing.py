@@ -8,15 +8,16 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.catalog import Outline
 
 
 def run(args: argparse.Namespace) -> int:
     from tutor.escape import name_for_terminal as t
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.catalog import Outline
     from tutor.progress.status import language_setting
 
-    catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
+    # The outline, not the lessons: listing 5,000 lessons must not load them (docs/limits.md).
+    catalog = Outline.load(args.pack, language=language_setting(args.data_dir))
     status = _statuses(args)
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
                 done = sum(status.get(f"{pack.id}:{lesson.id}/{ex.id}") == "passed" for ex in lesson.exercises)
                 print(
                     t(
-                        f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {len(lesson.cards)} cards)"
+                        f"  {lesson.id:<28} {lesson.title}  ({done}/{len(lesson.exercises)} done, {lesson.card_count} cards)"
                     )
                 )
                 for ex in lesson.exercises:
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
+def _as_json(catalog: Outline, status: dict[str, str]) -> dict:
     return {
         "packs": [
             {
@@ -62,7 +63,7 @@ def _as_json(catalog: Catalog, status: dict[str, str]) -> dict:
                     {
                         "id": lesson.id,
                         "title": lesson.title,
-                        "cards": len(lesson.cards),
+                        "cards": lesson.card_count,
                         "exercises": [
                             {
                                 "id": f"{lesson.id}/{ex.id}",

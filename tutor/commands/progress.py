@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from tutor.progress.store import ProgressStore
 
 
-def _open_store(args):
+def _open_store(args: argparse.Namespace, readonly: bool = False) -> ProgressStore:
     from tutor.progress import ProgressStore
 
-    store = ProgressStore.open(args.data_dir)
+    store = ProgressStore.open(args.data_dir, readonly=readonly)
     if store.notice:
         print(f"ptfund-tutor: {store.notice}", file=sys.stderr)
     return store
@@ -38,7 +38,7 @@ def run_show(args: argparse.Namespace) -> int:
     catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     for problem in catalog.problems:
         print(f"ptfund-tutor: {problem}", file=sys.stderr)
-    with _open_store(args) as store:
+    with _open_store(args, readonly=True) as store:
         report = build_report(store, catalog, datetime.now(timezone.utc))
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
@@ -196,7 +196,7 @@ def run_export(args: argparse.Namespace) -> int:
         from tutor.commands.anki import run_export_anki
 
         return run_export_anki(args)
-    with _open_store(args) as store:
+    with _open_store(args, readonly=True) as store:
         data = store.export()
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     if target is None:

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import sys
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -92,6 +93,7 @@ class Tally:
     right: int = 0
     wrong: int = 0
     leeches: list[str] = field(default_factory=list)
+    elsewhere: int = 0  # cards another quiz session on the same data dir had claimed or answered
 
 
 class Quiz:
@@ -126,6 +128,8 @@ class Quiz:
         self._attached: KernelSession | None = None  # --kernel: the kernel attached to
         self._kernel_problem: str | None = None
         self.tally = Tally()
+        # Cards are claimed under this id before they are shown (ProgressStore.claim_card).
+        self.session_id = uuid.uuid4().hex
 
     def now(self) -> datetime:
         return self._now() if self._now else datetime.now(timezone.utc)
@@ -150,6 +154,15 @@ class Quiz:
     # ------------------------------------------------------------ session
 
     def run(self, limit: int | None = None) -> Tally:
+        try:
+            return self._run(limit)
+        finally:
+            try:
+                self.store.release_claims(self.session_id)  # the card shown when input ended
+            except TutorError:
+                pass  # the claims expire by themselves (a full disk, a locked database)
+
+    def _run(self, limit: int | None) -> Tally:
         if not self.refs:
             self.say("No recall cards in the loaded packs.")
             return self.tally
@@ -177,6 +190,9 @@ class Quiz:
         )
         stopped = False
         for n, key in enumerate(queue, 1):
+            if not self.store.claim_card(*key, self.session_id, self.now()):
+                self.tally.elsewhere += 1
+                continue
             self.say()
             if not self.ask_card(self.refs[key], n, len(queue)):
                 stopped = True
@@ -207,6 +223,8 @@ class Quiz:
         if stopped:
             self.say(f"Stopped early; {answered} answer{'s' * (answered != 1)} saved.")
         self.say(f"Session: {answered} card{'s' * (answered != 1)}, {t.right} right, {t.wrong} wrong.")
+        if t.elsewhere:
+            self.say(f"{t.elsewhere} card{'s were' if t.elsewhere != 1 else ' was'} left to another quiz session.")
         for advice in t.leeches:
             self.say(f"Keeps slipping: {advice}")
         self._say_next_due(self.now())

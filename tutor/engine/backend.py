@@ -68,7 +68,16 @@ class KernelBackend(ABC):
 
     def start_failure(self) -> str:
         """One sentence for a kernel that ended while starting."""
+        fault = self.wire_fault()
+        if fault:
+            return f"{fault} while the kernel was starting."
         return f"The Python kernel exited while starting ({faults.death_cause(self.returncode())})."
+
+    def wire_fault(self) -> str | None:
+        """When the way to the kernel failed rather than the kernel (a gateway that stalled,
+        closed the connection or sent what is not a kernel message): that, as the start of a
+        sentence ("The gateway at URL stalled")."""
+        return None
 
 
 class Probed(KernelBackend):

@@ -45,8 +45,15 @@ def death_cause(returncode: int | str | None) -> str:
     return f"it exited with status {returncode}"
 
 
-def crashed(returncode: int | str | None) -> str:
-    """The kernel died while the learner's code ran."""
+def crashed(returncode: int | str | None, *, wire: str | None = None, restarted: bool = True) -> str:
+    """The kernel died while the learner's code ran (``wire``: the way to it failed instead,
+    see KernelBackend.wire_fault). ``restarted`` False: the session does not bring a new
+    kernel (a verification's is thrown away), so the sentence does not say it did."""
+    if not restarted:
+        sentence, gone = crashed(returncode, wire=wire), f"; {GONE}."
+        return sentence[: -len(gone)] + "." if sentence.endswith(gone) else sentence
+    if wire:
+        return f"{wire} while your code ran; {GONE}."
     if returncode == "replaced":
         return "The Python kernel stopped while your code ran and was started again; earlier variables are gone."
     if not isinstance(returncode, int):

@@ -38,6 +38,13 @@ ENV_KERNEL = "PTFUND_TUTOR_GATEWAY_KERNEL"  # kernelspec name on the gateway (de
 REQUEST_TIMEOUT = 30.0
 # A remote kernel may have to be scheduled on a cluster node and pull an image first.
 KERNEL_START_TIMEOUT = 300.0
+# What a gateway answers at once (its version, an interrupt, the websocket's upgrade): a
+# gateway silent for this long is reported, not waited for as long as a kernel start.
+QUICK_TIMEOUT = 10.0
+# The kernel answers control requests even while its shell runs code: a websocket that
+# brings nothing for this long while a request waits has stalled on the way.
+STALL_TIMEOUT = 5.0
+CHANNELS = ("shell", "iopub", "stdin", "control")
 
 
 def gateway_url(explicit: str | None = None) -> str | None:
@@ -80,8 +87,10 @@ class GatewayClient:
     ) -> tuple[int, Any]:
         """(status code, decoded JSON or None). Network failures become one EngineError sentence."""
         from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+        from tornado.simple_httpclient import HTTPTimeoutError
 
         client = AsyncHTTPClient()
+        silent = f"The gateway at {self.url} accepted the connection but did not answer {method} {path} within {timeout:g} s."
         try:
             response = await client.fetch(
                 self.url + path,
@@ -92,9 +101,13 @@ class GatewayClient:
                 request_timeout=timeout,
                 raise_error=False,
             )
+        except HTTPTimeoutError:
+            raise EngineError(silent) from None
         except (OSError, HTTPClientError) as exc:
             raise EngineError(f"The gateway at {self.url} cannot be reached ({exc}).") from None
         if response.code == 599:
+            if isinstance(response.error, HTTPTimeoutError):
+                raise EngineError(silent)
             raise EngineError(f"The gateway at {self.url} cannot be reached ({response.error}).")
         if response.code in (401, 403):
             raise EngineError(
@@ -102,23 +115,39 @@ class GatewayClient:
             )
         try:
             data = json.loads(response.body) if response.body else None
-        except ValueError:
+        except (ValueError, UnicodeDecodeError):
+            if response.code < 400:
+                raise EngineError(
+                    f"The gateway at {self.url} answered {method} {path} with {sample(response.body)}, "
+                    "which is not JSON: is this URL a Jupyter gateway?"
+                ) from None
             data = None
         return response.code, data
 
     async def _ok(self, method: str, path: str, body: dict | None = None, what: str = "", **kw: Any) -> Any:
         code, data = await self.request(method, path, body, **kw)
         if code >= 400:
-            detail = (data or {}).get("message") or (data or {}).get("reason") or f"HTTP {code}"
-            raise EngineError(f"The gateway at {self.url} could not {what}: {detail}.")
+            said = data if isinstance(data, dict) else {}
+            detail = said.get("message") or said.get("reason") or f"HTTP {code}"
+            raise EngineError(f"The gateway at {self.url} refused to {what}: {str(detail)[:200]}.")
+        return data
+
+    async def _object(self, method: str, path: str, body: dict | None = None, what: str = "", **kw: Any) -> dict:
+        """An answer that must be a JSON object (a kernel's model, the API's version)."""
+        data = await self._ok(method, path, body, what, **kw)
+        if not isinstance(data, dict):
+            raise EngineError(
+                f"The gateway at {self.url} was asked to {what} and answered {sample(json.dumps(data))}, "
+                "which is not what a Jupyter gateway sends."
+            )
         return data
 
     async def version(self) -> str:
-        data = await self._ok("GET", "/api", what="say its version")
-        return str((data or {}).get("version", "unknown"))
+        data = await self._object("GET", "/api", what="say its version", timeout=QUICK_TIMEOUT)
+        return str(data.get("version", "unknown"))
 
     async def kernelspecs(self) -> dict:
-        return await self._ok("GET", "/api/kernelspecs", what="list its kernels") or {}
+        return await self._object("GET", "/api/kernelspecs", what="list its kernels")
 
     async def start_kernel(self, name: str | None = None) -> str:
         body: dict[str, Any] = {}
@@ -127,16 +156,27 @@ class GatewayClient:
         env = kernel_env()
         if env:
             body["env"] = env
-        data = await self._ok("POST", "/api/kernels", body, what="start a kernel", timeout=KERNEL_START_TIMEOUT)
-        return str(data["id"])
+        # A gateway that does not answer at all is told within seconds; only a gateway that
+        # answers may take as long as a cluster needs to start the kernel.
+        await self.version()
+        data = await self._object("POST", "/api/kernels", body, what="start a kernel", timeout=KERNEL_START_TIMEOUT)
+        kernel_id = data.get("id")
+        if not isinstance(kernel_id, str) or not kernel_id or len(kernel_id) > 200:
+            raise EngineError(
+                f"The gateway at {self.url} was asked to start a kernel and answered {sample(json.dumps(data))}, "
+                "which names no kernel id."
+            )
+        return kernel_id
 
-    async def kernel(self, kernel_id: str) -> dict | None:
+    async def kernel(self, kernel_id: str, timeout: float = QUICK_TIMEOUT) -> dict | None:
         """The gateway's model of the kernel (execution_state, ...), None once it is gone."""
-        code, data = await self.request("GET", f"/api/kernels/{quote(kernel_id)}")
+        code, data = await self.request("GET", f"/api/kernels/{quote(kernel_id)}", timeout=timeout)
         return data if code == 200 and isinstance(data, dict) else None
 
     async def interrupt(self, kernel_id: str) -> None:
-        await self._ok("POST", f"/api/kernels/{quote(kernel_id)}/interrupt", what="interrupt the kernel")
+        await self._ok(
+            "POST", f"/api/kernels/{quote(kernel_id)}/interrupt", what="interrupt the kernel", timeout=QUICK_TIMEOUT
+        )
 
     async def restart(self, kernel_id: str) -> None:
         await self._ok(
@@ -144,7 +184,7 @@ class GatewayClient:
         )
 
     async def delete(self, kernel_id: str) -> None:
-        code, _ = await self.request("DELETE", f"/api/kernels/{quote(kernel_id)}")
+        code, _ = await self.request("DELETE", f"/api/kernels/{quote(kernel_id)}", timeout=QUICK_TIMEOUT)
         if code >= 400 and code != 404:
             log.debug("gateway kernel %s delete: HTTP %s", kernel_id, code)
 
@@ -166,14 +206,42 @@ def _quickack(ws: WebSocketClientConnection) -> None:
             pass
 
 
+def sample(data: str | bytes | None, limit: int = 60) -> str:
+    """A short, printable quote of what a gateway sent, for a sentence."""
+    if not data:
+        return "nothing"
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+class NotAMessage(ValueError):
+    """A websocket frame that is not a kernel message of the Jupyter protocol."""
+
+
 def _decode(message: str | bytes) -> dict:
-    """A websocket message as a dict; binary ones (messages with buffers) carry their JSON
-    part first, after a table of offsets."""
-    if isinstance(message, bytes):
-        count = struct.unpack("!i", message[:4])[0]
-        offsets = [*struct.unpack("!" + "I" * count, message[4 : 4 * (count + 1)]), len(message)]
-        return json.loads(message[offsets[0] : offsets[1]].decode("utf-8"))
-    return json.loads(message)
+    """A websocket message as a kernel message (NotAMessage otherwise); binary ones
+    (messages with buffers) carry their JSON part first, after a table of offsets."""
+    try:
+        if isinstance(message, bytes):
+            count = struct.unpack("!I", message[:4])[0]
+            if not 1 <= count <= 4096 or len(message) < 4 * (count + 1):
+                raise NotAMessage("a bad table of offsets")
+            offsets = [*struct.unpack("!" + "I" * count, message[4 : 4 * (count + 1)]), len(message)]
+            msg = json.loads(message[offsets[0] : offsets[1]].decode("utf-8"))
+        else:
+            msg = json.loads(message)
+    except (ValueError, struct.error, UnicodeDecodeError, RecursionError) as exc:
+        raise NotAMessage(str(exc)) from None
+    if not isinstance(msg, dict):
+        raise NotAMessage("not an object")
+    header, parent = msg.get("header"), msg.get("parent_header")
+    if not isinstance(header, dict) or not isinstance(header.get("msg_type"), str):
+        raise NotAMessage("no header with a msg_type")
+    if not isinstance(parent, dict) or not isinstance(msg.get("content"), dict):
+        raise NotAMessage("no parent_header or content object")
+    if msg.get("channel", "iopub") not in CHANNELS or not isinstance(msg.get("metadata", {}), dict):
+        raise NotAMessage("no known channel")
+    return msg
 
 
 class GatewayConnection:
@@ -191,8 +259,12 @@ class GatewayConnection:
         self.closed = False
         # What the gateway said about the kernel behind our back: "restarting" (it died and
         # the gateway started a new process) or "dead" (and could not); "closed" when the
-        # websocket itself ended.
+        # websocket itself ended, "broken" when the gateway stalled or sent what is not a
+        # kernel message (``fault`` then says which, in a sentence).
         self.lost: str | None = None
+        self.fault: str | None = None
+        self._last_frame = 0.0  # loop time of the last frame received
+        self._waiting_since: float | None = None  # first request sent since that frame
 
     async def open(self) -> None:
         from tornado.httpclient import HTTPRequest
@@ -201,8 +273,8 @@ class GatewayConnection:
         request = HTTPRequest(
             self.client.channels_url(self.kernel_id),
             headers=self.client.headers(),
-            connect_timeout=REQUEST_TIMEOUT,
-            request_timeout=REQUEST_TIMEOUT,
+            connect_timeout=QUICK_TIMEOUT,
+            request_timeout=QUICK_TIMEOUT,
         )
         try:
             self._ws = await websocket_connect(request, max_message_size=256 * 1024 * 1024)
@@ -212,34 +284,49 @@ class GatewayConnection:
         # them back for the previous segment's ACK (tens of ms a request).
         assert self._ws.protocol is not None  # a connected websocket has its protocol
         self._ws.protocol.set_nodelay(True)
+        self._last_frame = asyncio.get_running_loop().time()
         self._reader = asyncio.get_running_loop().create_task(self._read(), name="ptfund-gateway-read")
+
+    def _break(self, fault: str) -> None:
+        """The wire, not the kernel, failed: say so once and stop reading."""
+        if self.lost is None or self.lost == "closed":
+            self.lost, self.fault = "broken", fault
+        if self._ws is not None:
+            self._ws.close()
 
     async def _read(self) -> None:
         ws = self._ws
         assert ws is not None  # open() connects before it starts reading
+        loop = asyncio.get_running_loop()
         while True:
             message = await ws.read_message()
             _quickack(ws)
             if message is None:
                 if not self.closed and self.lost is None:
                     self.lost = "closed"
+                    self.fault = f"The gateway at {self.client.url} closed the kernel's connection"
                 return
+            self._last_frame, self._waiting_since = loop.time(), None
             try:
                 msg = _decode(message)
-            except (ValueError, struct.error, UnicodeDecodeError):
-                log.debug("bad message from the gateway", exc_info=True)
-                continue
+            except NotAMessage as exc:
+                log.debug("not a kernel message from the gateway: %s", exc)
+                self._break(
+                    f"The gateway at {self.client.url} sent {sample(message)}, which is not a kernel message "
+                    f"({exc}), so the connection to the kernel was dropped"
+                )
+                return
             channel = msg.pop("channel", None) or "iopub"
-            parent = (msg.get("parent_header") or {}).get("msg_id")
+            parent = msg["parent_header"].get("msg_id")
             if not parent:
-                content = msg.get("content") or {}
-                if msg.get("msg_type") == "status" and content.get("execution_state") in ("restarting", "dead"):
+                content = msg["content"]
+                if msg["header"]["msg_type"] == "status" and content.get("execution_state") in ("restarting", "dead"):
                     self.lost = content["execution_state"]
                 continue
-            handler = self._handlers.get(parent)
+            handler = self._handlers.get(parent) if isinstance(parent, str) else None
             if handler is None:
                 continue
-            msg.setdefault("msg_type", (msg.get("header") or {}).get("msg_type"))
+            msg.setdefault("msg_type", msg["header"]["msg_type"])
             try:
                 handler(channel, msg)
             except Exception:
@@ -251,10 +338,9 @@ class GatewayConnection:
         self.closed = True
         if self._reader is not None:
             self._reader.cancel()
-            try:
-                await self._reader
-            except (asyncio.CancelledError, Exception):
-                pass
+            # Wait for the reader to end without taking its cancellation for ours: a caller
+            # cancelled meanwhile is still cancelled.
+            await asyncio.wait([self._reader])
         if self._ws is not None:
             self._ws.close()
             self._ws = None
@@ -268,6 +354,7 @@ class GatewayConnection:
 
     def _write(self, channel: str, msg: dict) -> None:
         from jupyter_client.jsonutil import json_default
+        from tornado.websocket import WebSocketClosedError
 
         if self._ws is None:
             raise EngineError("The gateway connection is closed.")
@@ -279,7 +366,13 @@ class GatewayConnection:
             "buffers": [],
             "channel": channel,
         }
-        self._ws.write_message(json.dumps(wire, default=json_default))
+        if self._waiting_since is None:
+            self._waiting_since = asyncio.get_running_loop().time()
+        try:
+            self._ws.write_message(json.dumps(wire, default=json_default))
+        except WebSocketClosedError:
+            # As a message to a dead kernel's socket: lost, and the reader has said why.
+            log.debug("gateway websocket closed; %s message dropped", channel)
 
     def send(self, channel: str, msg_type: str, content: dict[str, Any], handler: Handler | None = None) -> str:
         msg = self.session.msg(msg_type, content)
@@ -292,16 +385,31 @@ class GatewayConnection:
     def reply_input(self, value: str, parent: dict) -> None:
         self._write("stdin", self.session.msg("input_reply", {"value": value}, parent=parent))
 
+    def stalled(self) -> bool:
+        """Has a request waited STALL_TIMEOUT with nothing at all coming back? (The kernel's
+        control channel answers at once even while it runs code.)"""
+        waiting = self._waiting_since
+        if waiting is None or self.lost:
+            return bool(self.lost == "broken")
+        silent = asyncio.get_running_loop().time() - max(waiting, self._last_frame)
+        if silent < STALL_TIMEOUT:
+            return False
+        self._break(
+            f"The gateway at {self.client.url} stopped passing the kernel's messages "
+            f"(nothing came back for {silent:.0f} s)"
+        )
+        return True
+
     async def ping(self, timeout: float = 1.0) -> bool:
-        """Does the gateway still have the kernel, alive?"""
-        if self.closed or self.lost:
+        """Does the gateway still have the kernel, alive, and pass its messages?"""
+        if self.closed or self.lost or self.stalled():
             return False
         try:
-            model = await asyncio.wait_for(self.client.kernel(self.kernel_id), max(timeout, 5.0))
-        except (asyncio.TimeoutError, EngineError):
+            model = await self.client.kernel(self.kernel_id, timeout=max(timeout, STALL_TIMEOUT))
+        except EngineError:
             return False
         state = model.get("execution_state") if model else "dead"
         if state in ("dead", "restarting"):
             self.lost = self.lost or state
             return False
-        return True
+        return not self.stalled()

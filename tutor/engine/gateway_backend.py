@@ -13,7 +13,7 @@ from tutor.engine.errors import EngineError
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutor.engine.connection import Connection
-    from tutor.engine.gateway import GatewayClient
+    from tutor.engine.gateway import GatewayClient, GatewayConnection
 
 log = logging.getLogger("tutor.engine")
 
@@ -24,6 +24,7 @@ class GatewayBackend(Probed):
         self.url = url
         self.client: GatewayClient | None = None
         self.kernel_id: str | None = None  # the kernel's id on the gateway
+        self.conn: GatewayConnection | None = None  # the websocket of the current kernel
 
     async def open(self, kernel_id: str | None = None) -> Connection:
         """A kernel on the gateway (a new one unless ``kernel_id``) and its websocket."""
@@ -34,9 +35,12 @@ class GatewayBackend(Probed):
         if kernel_id is None:
             kernel_id = await self.client.start_kernel(os.environ.get(ENV_KERNEL) or None)
         self.kernel_id = kernel_id
-        conn = GatewayConnection(self.client, kernel_id)
+        self.conn = conn = GatewayConnection(self.client, kernel_id)
         await conn.open()
         return cast("Connection", conn)  # the same shape (send, register, ping, close)
+
+    def wire_fault(self) -> str | None:
+        return self.conn.fault if self.conn is not None else None
 
     def lost(self, conn: Connection) -> str | None:
         lost = getattr(conn, "lost", None)  # what the gateway said about its kernel

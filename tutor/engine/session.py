@@ -534,7 +534,8 @@ class KernelSession:
                     if status is not None:
                         raise KernelGone(status)
         except KernelGone as gone:
-            message = faults.crashed(gone.returncode)
+            wire = self._backend.wire_fault() if self._backend is not None else None
+            message = faults.crashed(gone.returncode, wire=wire, restarted=self.recover)
             run.abort("crashed", message)
             self._set_state("dead", message)
             await self._recover(run, already_dead=True)

@@ -1,4 +1,5 @@
-"""All packs a session sees: the built-in pack plus ``--pack`` folders.
+"""All packs a session sees: the built-in pack, the packs installed with pip, and
+``--pack`` folders; a translation offered in place of the pack it translates.
 
 A broken pack never takes the rest down: its problems are kept in ``problems`` and the
 other packs load. Items are addressed ``LESSON/ITEM``, or ``PACK:LESSON/ITEM`` when ids clash.
@@ -7,15 +8,20 @@ other packs load. Items are addressed ``LESSON/ITEM``, or ``PACK:LESSON/ITEM`` w
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from tutor.errors import TutorError
 from tutor.packs import models as m
 from tutor.packs.loader import Pack, check_pack
+from tutor.packs.outline import PackOutline, outline_pack
 from tutor.packs.problems import Problem
 from tutor.paths import builtin_pack_dir
+
+if TYPE_CHECKING:
+    from tutor.packs.installed import PackDistribution
 
 
 def content_hash(item: m.Strict) -> str:
@@ -61,6 +67,116 @@ class CardRef:
         return content_hash(self.card)
 
 
+_P = TypeVar("_P", Pack, PackOutline)
+
+
+@dataclass
+class _Gathered:
+    packs: list = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    broken: list[Path] = field(default_factory=list)
+    translations: list = field(default_factory=list)
+    languages: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _gather(
+    extra_dirs: list[str] | None,
+    builtin: bool,
+    installed: bool | None,
+    language: str | None,
+    read: Callable[..., tuple[_P | None, list[Problem]]],
+    mismatch: Callable[[_P, _P], str | None] | None = None,
+) -> _Gathered:
+    """The packs ``read`` makes of the built-in pack, the pip-installed packs (``installed``:
+    default as ``builtin``) and ``extra_dirs``, with the problems and the broken roots; a
+    translation replaces the pack it translates when its language is ``language``."""
+    from tutor.packs.installed import installed_packs
+
+    out = _Gathered()
+    roots: list[tuple[Path, bool, PackDistribution | None]] = [(builtin_pack_dir(), True, None)] if builtin else []
+    if builtin if installed is None else installed:
+        found, problems = installed_packs()
+        out.problems += problems
+        roots += [(root, False, dist) for root, dist in found]
+    roots += [(Path(d).expanduser(), False, None) for d in extra_dirs or []]
+    seen_ids: set[str] = set()
+    for root, is_builtin, dist in roots:
+        pack, found_problems = read(root, builtin=is_builtin)
+        out.problems += found_problems
+        if pack is None or found_problems:
+            # A pack with problems is not offered: half a pack would mislead a learner.
+            out.broken.append(root)
+            continue
+        pack.distribution = dist
+        if pack.id in seen_ids:
+            out.problems.append(
+                Problem(
+                    str(root / "pack.yaml"), 1, 1, "id", f"pack id {pack.id!r} is already used by another loaded pack"
+                )
+            )
+            out.broken.append(root)
+            continue
+        seen_ids.add(pack.id)
+        out.packs.append(pack)
+    _apply_translations(out, language, mismatch)
+    return out
+
+
+def _apply_translations(out: _Gathered, language: str | None, mismatch: Callable[..., str | None] | None) -> None:
+    for tr in [p for p in out.packs if p.manifest.translates]:
+        out.packs.remove(tr)
+        original = next((p for p in out.packs if p.id == tr.manifest.translates), None)
+        where = str(tr.root / "pack.yaml")
+        if original is None:
+            out.problems.append(
+                Problem(where, 1, 1, "translates", f"translates {tr.manifest.translates!r}, which is not loaded")
+            )
+            continue
+        problem = mismatch(original, tr) if mismatch is not None else None
+        if problem:
+            out.problems.append(Problem(where, 1, 1, "translates", problem))
+            out.broken.append(tr.root)
+            continue
+        out.translations.append(tr)
+        out.languages.setdefault(original.id, [original.manifest.language]).append(tr.manifest.language)
+        if language and tr.manifest.language == language and original.manifest.language != language:
+            # Offered under the original's id, so progress and schedules carry across languages.
+            manifest = tr.manifest.model_copy(update={"id": original.id})
+            out.packs[out.packs.index(original)] = replace(tr, manifest=manifest, builtin=False)
+
+
+def languages_of(packs: list, translated: dict[str, list[str]], pack_id: str) -> list[str]:
+    """The languages a pack is available in: its own, then its loaded translations'."""
+    pack = next((p for p in packs if p.id == pack_id), None)
+    return translated.get(pack_id, [pack.manifest.language] if pack is not None else [])
+
+
+@dataclass
+class Outline:
+    """The packs as `list` shows them, read without loading their lessons (outline.py).
+    A translation's lessons are not compared with its original's here: loading does that."""
+
+    packs: list[PackOutline] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    broken: list[Path] = field(default_factory=list)
+    _languages: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(
+        cls,
+        extra_dirs: list[str] | None = None,
+        *,
+        builtin: bool = True,
+        installed: bool | None = None,
+        language: str | None = None,
+    ) -> Outline:
+        got = _gather(extra_dirs, builtin, installed, language, outline_pack)
+        return cls(got.packs, got.problems, got.broken, got.languages)
+
+    def languages(self, pack_id: str) -> list[str]:
+        return languages_of(self.packs, self._languages, pack_id)
+
+
 @dataclass
 class Catalog:
     packs: list[Pack] = field(default_factory=list)
@@ -83,67 +199,11 @@ class Catalog:
         """The built-in pack, the packs installed with pip (``installed``: default as
         ``builtin``) and the folders given; a translation replaces the pack it translates
         when its language is ``language`` (the learner's setting)."""
-        from tutor.packs.installed import PackDistribution, installed_packs
-
-        cat = cls()
-        roots: list[tuple[Path, bool, PackDistribution | None]] = [(builtin_pack_dir(), True, None)] if builtin else []
-        if builtin if installed is None else installed:
-            found, problems = installed_packs()
-            cat.problems += problems
-            roots += [(root, False, dist) for root, dist in found]
-        roots += [(Path(d).expanduser(), False, None) for d in extra_dirs or []]
-        seen_ids: set[str] = set()
-        for root, is_builtin, dist in roots:
-            pack, problems = check_pack(root, builtin=is_builtin)
-            cat.problems += problems
-            if pack is None or problems:
-                # A pack with problems is not offered: half a pack would mislead a learner.
-                cat.broken.append(root)
-                continue
-            pack.distribution = dist
-            if pack.id in seen_ids:
-                cat.problems.append(
-                    Problem(
-                        str(root / "pack.yaml"),
-                        1,
-                        1,
-                        "id",
-                        f"pack id {pack.id!r} is already used by another loaded pack",
-                    )
-                )
-                cat.broken.append(root)
-                continue
-            seen_ids.add(pack.id)
-            cat.packs.append(pack)
-        cat._apply_translations(language)
-        return cat
-
-    def _apply_translations(self, language: str | None) -> None:
-        for tr in [p for p in self.packs if p.manifest.translates]:
-            self.packs.remove(tr)
-            original = self.pack(tr.manifest.translates or "")
-            where = str(tr.root / "pack.yaml")
-            if original is None:
-                self.problems.append(
-                    Problem(where, 1, 1, "translates", f"translates {tr.manifest.translates!r}, which is not loaded")
-                )
-                continue
-            mismatch = translation_mismatch(original, tr)
-            if mismatch:
-                self.problems.append(Problem(where, 1, 1, "translates", mismatch))
-                self.broken.append(tr.root)
-                continue
-            self.translations.append(tr)
-            self._languages.setdefault(original.id, [original.manifest.language]).append(tr.manifest.language)
-            if language and tr.manifest.language == language and original.manifest.language != language:
-                # Offered under the original's id, so progress and schedules carry across languages.
-                manifest = tr.manifest.model_copy(update={"id": original.id})
-                self.packs[self.packs.index(original)] = replace(tr, manifest=manifest, builtin=False)
+        got = _gather(extra_dirs, builtin, installed, language, check_pack, translation_mismatch)
+        return cls(got.packs, got.problems, got.broken, got.translations, got.languages)
 
     def languages(self, pack_id: str) -> list[str]:
-        """The languages a pack is available in: its own, then its loaded translations'."""
-        pack = self.pack(pack_id)
-        return self._languages.get(pack_id, [pack.manifest.language] if pack is not None else [])
+        return languages_of(self.packs, self._languages, pack_id)
 
     def pack(self, pack_id: str) -> Pack | None:
         return next((p for p in self.packs if p.id == pack_id), None)

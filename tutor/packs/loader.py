@@ -46,18 +46,13 @@ _ALL_FIELDS = sorted(
 )
 
 
-@dataclass
-class Pack:
+class PackNames:
+    """A loaded pack's id and title, as its manifest says (a Pack, or its outline)."""
+
     manifest: m.PackManifest
-    lessons: list[m.Lesson]
     root: Path
-    builtin: bool = False
-    # (lesson id, *path in lesson.yaml) -> where that value's text starts
-    origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
-    # Not problems (the pack works) but likely mistakes; `pack validate` prints them.
-    warnings: list[Problem] = field(default_factory=list, repr=False)
-    # Set for a pack installed with pip (tutor/packs/installed.py); None for a folder.
-    distribution: PackDistribution | None = None
+    builtin: bool
+    distribution: PackDistribution | None
 
     @property
     def id(self) -> str:
@@ -75,6 +70,20 @@ class Pack:
         if self.distribution is not None:
             return f"installed: {self.distribution}"
         return str(self.root)
+
+
+@dataclass
+class Pack(PackNames):
+    manifest: m.PackManifest
+    lessons: list[m.Lesson]
+    root: Path
+    builtin: bool = False
+    # (lesson id, *path in lesson.yaml) -> where that value's text starts
+    origins: dict[tuple, Pos] = field(default_factory=dict, repr=False)
+    # Not problems (the pack works) but likely mistakes; `pack validate` prints them.
+    warnings: list[Problem] = field(default_factory=list, repr=False)
+    # Set for a pack installed with pip (tutor/packs/installed.py); None for a folder.
+    distribution: PackDistribution | None = None
 
     def lesson(self, lesson_id: str) -> m.Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
@@ -309,8 +318,10 @@ def check_pack(root: str | Path, *, builtin: bool = False, cache: bool = True) -
             gc.enable()
 
 
-def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
-    from tutor.packs.validate import partial_lesson, unlisted_lessons, validate_lesson, validate_manifest
+def load_manifest(root: Path, warnings: list[Problem] | None = None) -> tuple[m.PackManifest | None, list[Problem]]:
+    """The pack's manifest, validated (its lesson folders exist), and the problems found;
+    likely mistakes that are not problems (a lesson folder not listed) go to ``warnings``."""
+    from tutor.packs.validate import unlisted_lessons, validate_manifest
 
     problems: list[Problem] = []
     if not root.is_dir():
@@ -333,9 +344,20 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
         return None, problems
     rep = _Reporter(root, located, manifest_file)
     validate_manifest(manifest, root, rep)
-    problems += rep.problems
-    warn = _Reporter(root, located, manifest_file)
-    unlisted_lessons(manifest, root, warn)
+    if warnings is not None:
+        warn = _Reporter(root, located, manifest_file)
+        unlisted_lessons(manifest, root, warn)
+        warnings += warn.problems
+    return manifest, problems + rep.problems
+
+
+def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
+    from tutor.packs.validate import partial_lesson, validate_lesson
+
+    warnings: list[Problem] = []
+    manifest, problems = load_manifest(root, warnings)
+    if manifest is None:
+        return None, problems
     lessons: list[m.Lesson] = []
     origins: dict[tuple, Pos] = {}
     cache = open_cache(root) if use_cache else None
@@ -368,7 +390,7 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     if cache is not None:
         cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
-    pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warn.problems)
+    pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warnings)
     return pack, problems
 
 

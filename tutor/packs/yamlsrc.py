@@ -51,9 +51,10 @@ class YamlSyntaxError(Exception):
         self.line, self.col, self.message = line, col, message
 
 
-def load_located(text: str, file: Path) -> Located:
+def compose(text: str) -> yaml.Node | None:
+    """The node tree of one YAML document (None when empty); raises YamlSyntaxError."""
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -64,6 +65,10 @@ def load_located(text: str, file: Path) -> Located:
         raise YamlSyntaxError(1, 1, f"YAML syntax: {exc}") from None
     except (RecursionError, MemoryError):  # what is built so far is freed as this unwinds
         raise YamlSyntaxError(1, 1, "YAML that is too deep or too large for the parser") from None
+
+
+def load_located(text: str, file: Path) -> Located:
+    node = compose(text)
     located = Located(data=None, file=file)
     located.data = _Builder(located, anchors="&" in text).build(node, ()) if node is not None else None
     return located

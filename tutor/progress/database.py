@@ -12,6 +12,7 @@ One connection is shared by all threads, serialised by a lock.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -54,6 +55,42 @@ def _is_damage(exc: sqlite3.DatabaseError) -> bool:
     return ((getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
+def _reason(exc: sqlite3.Error, path: Path) -> str:
+    """SQLite's words, and what they mean on a full disk (where it may say "disk I/O error")."""
+    text = str(exc)
+    if "full" in text:
+        return text
+    try:
+        full = shutil.disk_usage(path.parent).free == 0
+    except OSError:
+        full = False
+    return f"{text} (the disk is full)" if full else text
+
+
+def connect_readonly(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection that never writes, also on a full disk.
+
+    A WAL database read with ``mode=ro`` still needs its shared-memory file (``-shm``) sized
+    on disk, which a full disk refuses ("disk I/O error"). Then, if no write-ahead log holds
+    commits the main file lacks (no ``-wal``, or an empty one), the file is read as
+    ``immutable``: without locks or shared memory, as it is on disk. Raises sqlite3.Error.
+    """
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()  # the first read opens the WAL
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+    except BaseException:
+        conn.close()
+        raise
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -67,16 +104,40 @@ class Database:
 
     If the file is damaged it is moved aside and a fresh one started; ``notice`` then holds
     one sentence to show the learner (None otherwise).
+
+    ``readonly``: for commands that only look (``progress``, ``progress export``), so they
+    work on a full disk. An existing, sound file at the current schema is opened without
+    writing; anything else (no file yet, an upgrade, damage) is opened as usual.
     """
 
-    def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, readonly: bool = False):
         self.path = Path(path)
         self.notice: str | None = None
         self._busy_timeout = busy_timeout
         self._lock = threading.RLock()
-        self._conn = self._open()
+        self._conn = (readonly and self._open_readonly()) or self._open()
 
     # ------------------------------------------------------------ opening
+
+    def _open_readonly(self) -> sqlite3.Connection | None:
+        if not self.path.is_file():
+            return None
+        try:
+            conn = connect_readonly(self.path, self._busy_timeout)
+        except sqlite3.Error as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and _is_damage(exc):
+                return None
+            raise TutorError(f"cannot read the progress database {self.path}: {_reason(exc, self.path)}") from None
+        try:
+            sound = schema.user_version(conn) == schema.SCHEMA_VERSION and conn.execute(
+                "PRAGMA integrity_check"
+            ).fetchall() == [("ok",)]
+        except sqlite3.DatabaseError:
+            sound = False
+        if not sound:
+            conn.close()
+            return None
+        return conn
 
     def _open(self) -> sqlite3.Connection:
         # A few tries: another process may be moving the same damaged file aside.
@@ -112,7 +173,7 @@ class Database:
         try:
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
+            raise TutorError(f"cannot open the progress database {self.path}: {_reason(exc, self.path)}") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000):d}")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -131,7 +192,7 @@ class Database:
                 raise CorruptDatabase(str(exc)) from None
             if _is_busy(exc):
                 raise _Busy() from None
-            raise TutorError(f"cannot open the progress database {self.path}: {exc}") from None
+            raise TutorError(f"cannot open the progress database {self.path}: {_reason(exc, self.path)}") from None
         except BaseException:
             conn.close()
             raise
@@ -215,7 +276,7 @@ class Database:
             except sqlite3.OperationalError as exc:
                 # Disk full, read-only file, another process holding the lock past the
                 # busy timeout: the learner's problem to fix, so one sentence, no traceback.
-                raise TutorError(f"could not save progress to {self.path}: {exc}") from None
+                raise TutorError(f"could not save progress to {self.path}: {_reason(exc, self.path)}") from None
             except sqlite3.DatabaseError as exc:
                 if _is_damage(exc):
                     raise TutorError(

@@ -125,7 +125,22 @@ V3 = [
     """,
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2, V3]
+# v4: cards claimed by a quiz session before they are shown, so two sessions on one data
+# dir never ask the same card. A claim is a lease: it expires, so a crashed session frees
+# its cards. Transient: never exported.
+V4 = [
+    """
+    CREATE TABLE card_claims (
+        pack TEXT NOT NULL,
+        item TEXT NOT NULL,            -- "LESSON/CARD"
+        session TEXT NOT NULL,         -- the quiz session holding it
+        expires TEXT NOT NULL,
+        PRIMARY KEY (pack, item)
+    )
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from tutor.progress.database import FILENAME
+from tutor.progress.database import FILENAME, connect_readonly
 
 
 def _read_only(data_dir: str | os.PathLike | None) -> sqlite3.Connection | None:
@@ -15,7 +15,7 @@ def _read_only(data_dir: str | os.PathLike | None) -> sqlite3.Connection | None:
     if not path.is_file():
         return None
     try:
-        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        return connect_readonly(path)
     except sqlite3.Error:
         return None
 

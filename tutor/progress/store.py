@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fsrs import Card
@@ -44,14 +44,20 @@ from tutor.progress.records import (
 from tutor.progress.scheduling import CardState, rating_for, scheduler, utc
 from tutor.progress.settings import Settings, read_settings, validate_setting
 
+# How long a quiz session's claim on a card lasts: longer than answering one card takes,
+# short enough that a crashed session's cards come back soon.
+CLAIM_LEASE = timedelta(minutes=5)
+
 
 class ProgressStore(Database):
     """``ProgressStore(path)`` opens (creating or upgrading) the database at ``path``; see
     :class:`~tutor.progress.database.Database` for what happens to a damaged file."""
 
-    def __init__(self, path: str | os.PathLike, *, busy_timeout: float = 30.0, fuzz: bool = True):
+    def __init__(
+        self, path: str | os.PathLike, *, busy_timeout: float = 30.0, fuzz: bool = True, readonly: bool = False
+    ):
         self._fuzz = fuzz  # fsrs interval fuzz; tests turn it off for exact schedules
-        super().__init__(path, busy_timeout=busy_timeout)
+        super().__init__(path, busy_timeout=busy_timeout, readonly=readonly)
 
     @classmethod
     def open(cls, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> ProgressStore:
@@ -234,6 +240,7 @@ class ProgressStore(Database):
                 content_hash=content_hash if content_hash is not None else (old.content_hash if old else None),
             )
             upsert_card(c, state)
+            c.execute("DELETE FROM card_claims WHERE pack = ? AND item = ?", (pack, item))  # answered: free
             c.execute(
                 "INSERT INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -291,6 +298,35 @@ class ProgressStore(Database):
         return DueCards(
             due=due, new=new[:allowed], new_today=new_today, new_allowed=allowed, unopened=len(unseen) - len(new)
         )
+
+    # ------------------------------------------------------------ claims: one queue for every session
+
+    def claim_card(
+        self, pack: str, item: str, session: str, now: datetime | None = None, *, lease: timedelta = CLAIM_LEASE
+    ) -> bool:
+        """Reserve a card for quiz session ``session`` before it is shown; False when another
+        session's claim on it is still live, or it is no longer due at ``now`` (answered in
+        another session since the queue was drawn). One transaction, so two sessions never
+        both win. :meth:`review` frees the card; :meth:`release_claims` the rest."""
+        now_text = ts(utc(now))
+        with self._write() as c:
+            c.execute("DELETE FROM card_claims WHERE expires <= ?", (now_text,))
+            holder = c.execute("SELECT session FROM card_claims WHERE pack = ? AND item = ?", (pack, item)).fetchone()
+            if holder is not None and holder[0] != session:
+                return False
+            due = c.execute("SELECT due FROM cards WHERE pack = ? AND item = ?", (pack, item)).fetchone()
+            if due is not None and due[0] > now_text:
+                return False
+            c.execute(
+                "INSERT OR REPLACE INTO card_claims (pack, item, session, expires) VALUES (?, ?, ?, ?)",
+                (pack, item, session, ts(utc(now) + lease)),
+            )
+            return True
+
+    def release_claims(self, session: str) -> None:
+        """Free every card ``session`` still holds (it ended, or stopped before answering)."""
+        with self._write() as c:
+            c.execute("DELETE FROM card_claims WHERE session = ?", (session,))
 
     # ------------------------------------------------------------ lessons in the quiz
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,10 @@ class QuizScreen(TutorScreen):
         self.right = 0
         self.wrong = 0
         self.leeches: list[str] = []
+        self.elsewhere = 0  # cards another quiz session on the same data dir had claimed or answered
         self._started = 0.0
+        # Cards are claimed under this id before they are shown (ProgressStore.claim_card).
+        self.session_id = uuid.uuid4().hex
 
     def compose(self) -> ComposeResult:
         yield TopBar("Recall quiz")
@@ -124,10 +128,10 @@ class QuizScreen(TutorScreen):
             return
         refs = {(r.pack.id, r.key): r for r in app.catalog.cards(lesson=self.only_lesson)}
         picked = await asyncio.to_thread(app.store.due_cards, list(refs))
-        self.queue = [refs[k] for k in picked.due + picked.new]
+        queue = [refs[k] for k in picked.due + picked.new]
         states = await asyncio.to_thread(app.store.card_states)
-        self.orders = option_orders(self.queue, states)
-        if not self.queue:
+        self.orders = option_orders(queue, states)
+        if not queue:
             nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
             msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
             if nxt is not None:
@@ -141,8 +145,46 @@ class QuizScreen(TutorScreen):
                 )
             self._finish(msg)
             return
-        self.n = 0
-        self.show_card()
+        n = await self._claim_from(queue, 0)
+        self.queue, self.n = queue, n  # published once the first card is claimed
+        self._show_or_finish()
+
+    async def _claim_from(self, queue: list, n: int) -> int:
+        """The first card from ``n`` on that this session can claim (another session may
+        hold some, or have answered them since the queue was drawn); len(queue) if none."""
+        store = self.app.store
+        assert store is not None  # the queue comes from it
+        while n < len(queue) and not await asyncio.to_thread(
+            store.claim_card, queue[n].pack.id, queue[n].key, self.session_id
+        ):
+            self.elsewhere += 1
+            n += 1
+        return n
+
+    def _show_or_finish(self) -> None:
+        if self.n < len(self.queue):
+            self.show_card()
+        elif not self.right + self.wrong:
+            self._finish("Another quiz session has every card that is due.")
+        else:
+            self._finish("That was the last card due. Well done.")
+
+    @work(group="quiz", exclusive=True, exit_on_error=False)
+    async def next_card(self) -> None:
+        try:
+            self.n = await self._claim_from(self.queue, self.n + 1)
+            self._show_or_finish()
+        finally:
+            self.grading = False
+
+    async def on_unmount(self) -> None:
+        from tutor.errors import TutorError
+
+        if self.app.store is not None:
+            try:
+                await asyncio.to_thread(self.app.store.release_claims, self.session_id)
+            except TutorError:
+                pass  # the claims expire by themselves (a full disk, a locked database)
 
     def show_card(self) -> None:
         from tutor.grading.review import card_view
@@ -166,10 +208,15 @@ class QuizScreen(TutorScreen):
         self.query_one("#card-title", Static).update("")
         self.query_one("#card", Markdown).update(message)
         answered = self.right + self.wrong
+        lines = []
         if answered:
-            summary = f"Session: {answered} card{'s' * (answered != 1)}, {self.right} right, {self.wrong} wrong."
-            summary += "".join(f"\nKeeps slipping: {advice}" for advice in self.leeches)
-            self.query_one("#feedback", Static).update(summary)
+            lines.append(f"Session: {answered} card{'s' * (answered != 1)}, {self.right} right, {self.wrong} wrong.")
+            lines += [f"Keeps slipping: {advice}" for advice in self.leeches]
+        if self.elsewhere:
+            n = self.elsewhere
+            lines.append(f"{n} card{'s were' if n != 1 else ' was'} left to another quiz session.")
+        if lines:
+            self.query_one("#feedback", Static).update("\n".join(lines))
         answer = self.query_one("#answer", Input)
         answer.placeholder = "esc goes back home"
         answer.disabled = True
@@ -179,11 +226,8 @@ class QuizScreen(TutorScreen):
         if not self.queue or self.n >= len(self.queue) or self.grading:
             return
         if self.answered:
-            self.n += 1
-            if self.n < len(self.queue):
-                self.show_card()
-            else:
-                self._finish("That was the last card due. Well done.")
+            self.grading = True  # until the next card is claimed and shown: enter waits for it
+            self.next_card()
             return
         if not event.value.strip():
             # An Enter pressed too soon is not an answer: nothing is graded or scheduled.
