@@ -14,7 +14,7 @@ from tutor.escape import for_html, for_markdown
 from tutor.grading.mistake_ids import diagnosis_id, ids_by_message
 from tutor.packs.catalog import Catalog
 
-HOSTILE = "<script>alert(1)</script> **x** [y](z) | `q`"
+HOSTILE = "<script>alert(1) **x** [y](z) | `q`"  # a folder's name: no "/"
 # A bug no authored mistake names: the product's own diagnosis (values in the wrong order).
 TRANSPOSED = (
     "import torch\n\nfeatures = torch.tensor(rows, dtype=torch.float32, device=DEVICE)\n"
@@ -75,6 +75,7 @@ def report(tmp_path_factory):
             continue
         if i < len(plan_a):
             write(subs, name, feats.id, plan_a[i] + f"# {i}\n")
+        (subs / name).mkdir(exist_ok=True)  # those who hand in nothing have an empty folder
         if 0 <= i - 10 < len(plan_b):
             write(subs, name, leaf.id, plan_b[i - 10] + f"# {i}\n")
     out = root / "report"

@@ -57,9 +57,9 @@ def for_html(text: object) -> str:
 
 
 # Any ASCII punctuation may be backslash-escaped in CommonMark; these are the ones that
-# mean something inside a line: emphasis, code, links and images, table cells,
-# strikethrough, and the ':' of an autolinked URL (the text never starts a line).
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]!|~:])")
+# mean something inside a line (the text never starts one): emphasis, code, links and
+# images, table cells, strikethrough, and the ':' of a URL that would become a link.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]!|~]|:(?=//))")
 
 
 def for_markdown(text: object) -> str:
