@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from tests.test_grade import LESSON, cli, write
 from tutor.escape import for_html, for_markdown
 from tutor.grading.mistake_ids import diagnosis_id, ids_by_message
 from tutor.packs.catalog import Catalog
+from tutor.packs.loader import check_pack
+from tutor.packs.scaffold import new_pack
 
 HOSTILE = "<script>alert(1) **x** [y](z) | `q`"  # a folder's name: no "/"
 # A bug no authored mistake names: the product's own diagnosis (values in the wrong order).
@@ -79,11 +82,15 @@ def report(tmp_path_factory):
         if 0 <= i - 10 < len(plan_b):
             write(subs, name, leaf.id, plan_b[i - 10] + f"# {i}\n")
     out = root / "report"
-    args = ("grade", str(subs), "--lesson", LESSON, "--jobs", "2", "--timeout", "20", "--report", str(out))
+    args = ("grade", str(subs), "--lesson", LESSON, "--jobs", "2", "--timeout", "20", "--json", "--report", str(out))
     run = cli(*args, home=root / "home", timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     data = json.loads((out / "report.json").read_text())
+    rerun = cli(*args, home=root / "home", timeout=1200)  # every verdict from the cache
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
     return {
+        "rerun": json.loads((out / "report.json").read_text()),
+        "verdicts": {row["learner"]: row["verdicts"] for row in json.loads(rerun.stdout)["learners"]},
         "names": names,
         "data": data,
         "md": (out / "report.md").read_text(),
@@ -144,6 +151,14 @@ def test_mistakes_ranked_by_learners_with_who_and_stable_ids(report):
     assert top[3]["learners"] == sorted(names[23:26]) and top[3]["id"].startswith("auto:")
     assert top[4]["id"] == "auto:zero_grad" and top[4]["learners"] == sorted(names[21:24])
     assert top[0]["rate"] == pytest.approx(7 / 26)
+    # the verdict JSON names each mistake by the same id, beside its message (cached verdicts too)
+    verdict = report["verdicts"][HOSTILE][f"{LESSON}/features-and-labels"]
+    assert (verdict["mistakes"], verdict["mistake_ids"], verdict["cached"]) == (
+        [int64.message],
+        [int64.stable_id],
+        True,
+    )
+    assert report["rerun"] == data
 
 
 @pytest.mark.slow
@@ -187,3 +202,28 @@ def test_an_authored_mistake_is_known_by_its_id_else_by_its_message():
     assert first.stable_id.startswith("m-") and first.stable_id == type(first)(**first.model_dump()).stable_id
     named = type(first)(**(first.model_dump() | {"id": "int-features"}))
     assert named.stable_id == "int-features"
+
+
+def test_a_mistake_id_given_twice_is_a_pack_error_at_its_line(tmp_path: Path):
+    pack = new_pack(tmp_path / "demo")
+    f = pack / "first-steps" / "lesson.yaml"
+    text = f.read_text()
+    first = '        message: "t is float32, the default: pass dtype=torch.float64."\n'
+    assert first in text
+    again = '      - failed_check: t-matches\n        message: "t is wrong."\n        id: float32\n'
+    f.write_text(text.replace(first, first + "        id: float32\n" + again, 1))
+    _, problems = check_pack(pack)
+    assert len(problems) == 1, problems
+    (p,) = problems
+    assert p.field == "exercises[0].mistakes[1].id" and "mistake id 'float32' is used twice" in p.message
+    assert p.line == [n for n, t in enumerate(f.read_text().splitlines(), 1) if "id: float32" in t][1]
+
+
+@pytest.mark.slow
+def test_a_report_folder_that_cannot_be_made_is_one_sentence(tmp_path: Path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    run = cli("grade", str(tmp_path / "subs"), "--lesson", LESSON, "--report", str(tmp_path / "taken"), home=tmp_path)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert f"cannot write the class report in {tmp_path / 'taken'}: " in run.stderr
+    assert (tmp_path / "taken").read_text() == "a file, not a folder\n"
