@@ -4,14 +4,18 @@ report.md and report.html."""
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.test_grade import LESSON, cli, write
-from tutor.escape import for_html, for_markdown
+from tutor.escape import for_html, for_markdown, for_terminal
 from tutor.grading.mistake_ids import diagnosis_id, ids_by_message
 from tutor.packs.catalog import Catalog
 from tutor.packs.loader import check_pack
@@ -60,6 +64,7 @@ def report(tmp_path_factory):
     subs.mkdir()
     names = [f"learner{i:02d}" for i in range(30)]
     names[13] = HOSTILE  # makes the first authored mistake: listed in the ranking's "who"
+    names[29] = os.fsdecode(b"learner\xff")  # a folder named in no encoding (hands in nothing)
     plan_a = (
         [feats.solution] * 12
         + [feats.wrong_solutions[0].code] * 7  # features left int64
@@ -181,6 +186,7 @@ def test_markdown_and_html_hold_the_counts_and_escape_names(report):
     # the hostile name is listed, as text: no raw HTML, no emphasis, no link, no cell break
     assert "<script>" not in md and "<script>" not in page
     assert for_markdown(HOSTILE) in md and for_html(HOSTILE) in page
+    assert "learner\\udcff" in page  # the lone surrogate shown as an escape
     assert for_html(feats.mistakes[0].message) in page
     assert re.search(r"<td[^>]*>7</td>", page) and "<svg" in page and "40%" in page
     # self-contained: nothing fetched, nothing run
@@ -227,3 +233,14 @@ def test_a_report_folder_that_cannot_be_made_is_one_sentence(tmp_path: Path):
     assert run.returncode != 0 and "Traceback" not in run.stderr
     assert f"cannot write the class report in {tmp_path / 'taken'}: " in run.stderr
     assert (tmp_path / "taken").read_text() == "a file, not a folder\n"
+
+
+@given(st.text())
+def test_any_text_stays_text_in_html_and_markdown(text: str):
+    page = for_html(text)
+    assert not set("<>\"'") & set(page) and "\n" not in page
+    assert html.unescape(page) == for_terminal(text, lines=False)
+    md = for_markdown(text)
+    assert "<" not in md and ">" not in md and "\n" not in md
+    # every character that acts inside a Markdown line is escaped (a backslash before it)
+    assert not re.search(r"(?<!\\)[`*_\[\]!|~]", md.replace("\\\\", "")), md

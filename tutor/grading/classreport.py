@@ -9,14 +9,17 @@ Everything here is plain data; report_pages.py draws it.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from pathlib import Path
 
 from tutor import __version__
 from tutor.errors import TutorError
+from tutor.files import describe, write_atomic
 from tutor.grading.gradebook import GRADES, MISSING, Cell, Gradebook, Row
 from tutor.grading.mistake_ids import is_automatic
+from tutor.grading.report_pages import html_page, markdown_page
 from tutor.grading.submissions import Column
 
 FILES = ("report.json", "report.md", "report.html")
@@ -124,13 +127,9 @@ def _effort(col: Column, rows: list[Row]) -> dict | None:
 
 def write(folder: Path, book: Gradebook) -> list[Path]:
     """Write the three files into ``folder`` (made if needed); each replaces its old copy whole."""
-    import json
-
-    from tutor.files import describe, write_atomic
-    from tutor.grading.report_pages import html_page, markdown_page
-
     report = build(book)
-    texts = [json.dumps(report, indent=2, ensure_ascii=False) + "\n", markdown_page(report), html_page(report)]
+    # ASCII JSON: a folder's name can hold a lone surrogate (bytes that are not UTF-8).
+    texts = [json.dumps(report, indent=2) + "\n", markdown_page(report), html_page(report)]
     paths = [folder / name for name in FILES]
     try:
         folder.mkdir(parents=True, exist_ok=True)

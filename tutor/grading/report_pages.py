@@ -90,6 +90,8 @@ def markdown_page(report: dict) -> str:
                 f"(at most {effort['attempts_max']}), median {_minutes(effort['minutes_median'])} "
                 f"from first to last attempt (at most {_minutes(effort['minutes_max'])}).",
             ]
+    out += ["", "## Learners", "", _row("learner", "passed", "of"), _row("---", "---", "---")]
+    out += [_row(md(r["learner"]), r["passed"], r["total"]) for r in report["class"]]
     return "\n".join(out) + "\n"
 
 
@@ -198,5 +200,13 @@ def html_page(report: dict) -> str:
                     numeric={1, 2},
                 )
             )
+    parts.append("<h2>Learners</h2>")
+    parts.append(
+        _table(
+            ["learner", "passed", "of"],
+            [[h(r["learner"]), r["passed"], r["total"]] for r in report["class"]],
+            numeric={1, 2},
+        )
+    )
     parts.append("</body></html>")
     return "\n".join(str(p) for p in parts) + "\n"
