@@ -183,6 +183,7 @@ def test_markdown_and_html_hold_the_counts_and_escape_names(report):
     assert "| tensors/features-and-labels | 12 | 26 | 40% |" in md
     assert "| features | 16 | 26 | 62% |" in md
     assert "median 2 attempts (at most 3), median 15 min" in md
+    assert "median 2 attempts (at most 3), median 15 min" in page
     # the hostile name is listed, as text: no raw HTML, no emphasis, no link, no cell break
     assert "<script>" not in md and "<script>" not in page
     assert for_markdown(HOSTILE) in md and for_html(HOSTILE) in page

@@ -27,6 +27,14 @@ def _minutes(value: float) -> str:
     return f"{value:.0f} min" if value >= 1 else f"{value * 60:.0f} s"
 
 
+def _effort_sentence(effort: dict) -> str:
+    return (
+        f"{effort['learners']} learners: median {effort['attempts_median']:g} attempts "
+        f"(at most {effort['attempts_max']}), median {_minutes(effort['minutes_median'])} "
+        f"from first to last attempt (at most {_minutes(effort['minutes_max'])})."
+    )
+
+
 # ---------------------------------------------------------------- Markdown
 
 
@@ -86,9 +94,7 @@ def markdown_page(report: dict) -> str:
                 "",
                 "### Time and attempts (progress exports)",
                 "",
-                f"{effort['learners']} learners: median {effort['attempts_median']:g} attempts "
-                f"(at most {effort['attempts_max']}), median {_minutes(effort['minutes_median'])} "
-                f"from first to last attempt (at most {_minutes(effort['minutes_max'])}).",
+                _effort_sentence(effort),
             ]
     out += ["", "## Learners", "", _row("learner", "passed", "of"), _row("---", "---", "---")]
     out += [_row(md(r["learner"]), r["passed"], r["total"]) for r in report["class"]]
@@ -192,7 +198,7 @@ def html_page(report: dict) -> str:
             parts.append("<p>No check ran.</p>")
         effort = ex["effort"]
         if effort:
-            parts.append("<h3>Time and attempts (progress exports)</h3>")
+            parts.append(f"<h3>Time and attempts (progress exports)</h3><p>{_effort_sentence(effort)}</p>")
             parts.append(
                 _table(
                     ["learner", "attempts", "first to last attempt"],
