@@ -160,7 +160,8 @@ def html_page(report: dict) -> str:
     parts.append("<h2>Mistakes, most common first</h2>")
     if mistakes:
         most = max(m["count"] for m in mistakes)
-        parts.append(bar_chart([(f"{m['exercise']} {m['id']}", m["count"] / most, str(m["count"])) for m in mistakes]))
+        bars = [(f"{rank}. {m['message']}", m["count"] / most, str(m["count"])) for rank, m in enumerate(mistakes, 1)]
+        parts.append(bar_chart(bars))
         parts.append(
             _table(
                 ["rank", "learners", "exercise", "kind", "id", "mistake", "who"],
