@@ -192,6 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="CSV", help="write the gradebook as CSV to this file")
     p.add_argument("--json", action="store_true", help="print every verdict with its checks and messages as JSON")
     p.add_argument(
+        "--report",
+        metavar="DIR",
+        help="also write the class report (pass rates, mistakes ranked, time and attempts) "
+        "as DIR/report.md, report.html and report.json",
+    )
+    p.add_argument(
         "--lesson", action="append", metavar="LESSON", help="grade only this lesson's exercises (repeatable)"
     )
     p.add_argument(
@@ -310,6 +316,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             parser.error("grade needs SUBMISSIONS (a folder of learner folders) or --gradescope DIR")
         if args.submissions and args.gradescope:
             parser.error("grade takes SUBMISSIONS or --gradescope DIR, not both")
+        if args.report and args.gradescope:
+            parser.error("--report is for a class (SUBMISSIONS); --gradescope grades one submission")
     if args.kernel and (args.gateway or os.environ.get("PTFUND_TUTOR_GATEWAY")):
         parser.error("--kernel and --gateway both say where kernels run: give one of them")
     for pack in args.pack:

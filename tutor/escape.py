@@ -1,4 +1,4 @@
-"""Text from outside made harmless where it lands: a terminal or a spreadsheet.
+"""Text from outside made harmless where it lands: a terminal, a spreadsheet, a web page, Markdown.
 
 Pack text, learners' names and learners' output can hold control characters: ESC starts a
 sequence that retitles a terminal, moves the cursor or rewrites what is on screen, so
@@ -9,6 +9,7 @@ so such a cell gets a leading apostrophe (OWASP's advice for CSV injection).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -47,3 +48,23 @@ def for_csv(value: object) -> object:
     if text.startswith(_FORMULA_START) or unicodedata.normalize("NFKC", text[:1]) in _FORMULA_START:
         return "'" + text
     return text
+
+
+def for_html(text: object) -> str:
+    """Text for an HTML page, as text: markup (``<script>``) and quotes become entities, and
+    control characters escapes, so a learner's name can neither run nor break the page."""
+    return html.escape(for_terminal(str(text), lines=False), quote=True)
+
+
+# Any ASCII punctuation may be backslash-escaped in CommonMark; these are the ones that
+# mean something inside a line (the text never starts one): emphasis, code, links and
+# images, table cells, strikethrough, and the ':' of a URL that would become a link.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]!|~]|:(?=//))")
+
+
+def for_markdown(text: object) -> str:
+    """Text for inside a line of Markdown (a table cell, after a heading's marks), shown as
+    it is: no emphasis, link, code span, table cell break or raw HTML can come of it."""
+    text = for_terminal(str(text), lines=False)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

@@ -18,7 +18,8 @@ def _error_texts(ctx, results) -> list:
 
 
 def diagnose(ctx, results, code: str, solution: str) -> list:
-    """Sentences for the result's ``mistakes``, most explanatory first."""
+    """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
+    ``auto:TOPIC`` where the sentence has a topic, else None (the host names it)."""
     found: list = []  # (sentence, topic)
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
@@ -44,8 +45,8 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
         explanation = signatures.for_error(text)
         if explanation:
             found.append((explanation, None))
-    out = []
-    for sentence, _ in found:
-        if sentence not in out:
-            out.append(sentence)
+    out: list = []
+    for sentence, topic in found:
+        if all(sentence != said for said, _ in out):
+            out.append((sentence, f"auto:{topic}" if topic else None))
     return out

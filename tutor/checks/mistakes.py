@@ -21,7 +21,8 @@ def _truthy(ctx: Context, expr: str) -> bool:
 
 
 def matched_messages(mistakes, ctx: Context, code: str, failed_ids) -> list:
-    out = []
+    """[(message, mistake id)] of the mistakes that match, each message once."""
+    out: list = []
     for m in mistakes or []:
         if m.get("when"):
             hit = _truthy(ctx, m["when"])
@@ -31,6 +32,6 @@ def matched_messages(mistakes, ctx: Context, code: str, failed_ids) -> list:
             hit = m["failed_check"] in failed_ids
         else:
             hit = False
-        if hit and m.get("message") and m["message"] not in out:
-            out.append(m["message"])
+        if hit and m.get("message") and all(m["message"] != said for said, _ in out):
+            out.append((m["message"], m.get("id")))
     return out

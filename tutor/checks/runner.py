@@ -12,7 +12,8 @@ Then every check, then the mistakes. Result (plain JSON types)::
     {"passed": bool,   # no error at any stage and every check passed
      "error": None | {"stage": "setup"|"solution"|"code", "ename", "evalue", "line", "traceback": [line, ...]},
      "checks": [{"id", "kind", "passed", "expected", "actual", "message", "details"}, ...],
-     "mistakes": [message, ...]}   # authored matches; else built-in signatures not said by a check
+     "mistakes": [message, ...],   # authored matches; else built-in signatures not said by a check
+     "mistake_ids": [id, ...]}     # one per message: the authored mistake's id, "auto:TOPIC" or None
 
 ``KeyboardInterrupt`` (the kernel interrupted for the time limit) is the only exception
 that leaves; everything else becomes an error or a failed check. With ``library`` (the
@@ -196,7 +197,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
         with captured(quiet):  # a function check calls the learner's function dozens of times
             results.append(run_check(check, ctx))
 
-    messages = []
+    messages = []  # [(message, id)]
     if setup_error is None:
         failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
         with captured(quiet):
@@ -208,7 +209,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     if not messages and failing and setup_error is None and solution_error is None:
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
-            messages = [m for m in diagnose(ctx, results, code, solution) if m not in said]
+            messages = [(m, i) for m, i in diagnose(ctx, results, code, solution) if m not in said]
     passed = error is None and all(r["passed"] for r in results)
     # The device run repeats setup and code: only when the first run left room in the limit.
     room = _monotonic() - payload.get("_started", _monotonic()) < DEVICE_RUN_SHARE * float(
@@ -224,7 +225,8 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
             "passed": error is None and all(r["passed"] for r in results),
             "error": error.as_dict() if error else None,
             "checks": results,
-            "mistakes": messages,
+            "mistakes": [m for m, _ in messages],
+            "mistake_ids": [i for _, i in messages],
         }
     )
 

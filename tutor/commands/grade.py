@@ -1,4 +1,4 @@
-"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json]`` and ``grade --gradescope DIR``.
+"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json] [--report DIR]`` and ``grade --gradescope DIR``.
 
 The gradebook goes to --out (CSV) and/or stdout (CSV, or JSON with --json); progress goes
 to stderr: a bar on a terminal, one line per learner otherwise. See docs/grading.md.
@@ -72,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
         path = write_results(Path(args.gradescope), book)
         print(f"ptfund-tutor: wrote {path}", file=sys.stderr)
         return 0
+    if args.report:
+        from tutor.grading.classreport import write as write_report
+
+        paths = write_report(Path(args.report), book)
+        print(f"ptfund-tutor: wrote {', '.join(str(p) for p in paths)}", file=sys.stderr)
     if args.out:
         _write(Path(args.out), book.csv_text())
     if args.json:

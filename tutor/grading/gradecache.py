@@ -50,14 +50,19 @@ def verdict_key(ref: ExerciseRef, code: str, *, timeout: float | None, device: s
 
 
 def verdict_from_json(data: dict) -> Verdict:
+    mistakes = list(data.get("mistakes") or [])
+    mistake_ids = list(data.get("mistake_ids") or [])
+    if len(mistake_ids) != len(mistakes):
+        raise ValueError("a verdict cached before mistakes had ids: verify it again")
     return Verdict(
         status=data["status"],
         headline=data["headline"],
         checks=[CheckLine(**c) for c in data.get("checks") or []],
-        mistakes=list(data.get("mistakes") or []),
+        mistakes=mistakes,
         error=data.get("error"),
         output=data.get("output") or "",
         elapsed=float(data.get("elapsed") or 0.0),
+        mistake_ids=mistake_ids,
     )
 
 

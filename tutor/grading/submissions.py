@@ -25,6 +25,15 @@ class Column:
     ref: ExerciseRef
 
 
+@dataclass(frozen=True)
+class Effort:
+    """What a progress export says about one exercise: how many attempts, and the time from
+    the first to the last (the class report's time and attempts)."""
+
+    attempts: int
+    seconds: float
+
+
 @dataclass
 class Learner:
     name: str
@@ -33,6 +42,7 @@ class Learner:
     too_large: dict[str, int] = field(default_factory=dict)  # column name -> bytes
     unusable: dict[str, str] = field(default_factory=dict)  # column name -> why its code cannot run
     notes: list[str] = field(default_factory=list)  # files that match no exercise, unreadable ones
+    effort: dict[str, Effort] = field(default_factory=dict)  # column name -> effort (progress exports only)
 
 
 def columns_for(refs: list[ExerciseRef]) -> list[Column]:
@@ -109,10 +119,20 @@ def read_export(path: Path, columns: list[Column], *, name: str) -> Learner:
         return learner
     by_item = {(c.ref.pack.id, c.ref.key): c for c in columns}
     last: dict[str, Any] = {}
+    first: dict[str, Any] = {}
+    counts: dict[str, int] = {}
     for attempt in doc.attempts:
         col = by_item.get((attempt.pack, attempt.item))
-        if col is not None and (col.name not in last or attempt.at >= last[col.name].at):
+        if col is None:
+            continue
+        counts[col.name] = counts.get(col.name, 0) + 1
+        if col.name not in last or attempt.at >= last[col.name].at:
             last[col.name] = attempt
+        if col.name not in first or attempt.at < first[col.name].at:
+            first[col.name] = attempt
+    for col_name, attempt in last.items():
+        seconds = (attempt.at - first[col_name].at).total_seconds()
+        learner.effort[col_name] = Effort(counts[col_name], seconds)
     for col_name, attempt in last.items():
         if has_lone_surrogate(attempt.code):
             learner.unusable[col_name] = (

@@ -30,6 +30,8 @@ class Verdict:
     error: str | None = None  # the learner's own traceback lines, or what happened to the kernel
     output: str = ""  # what the learner's code printed during verification (capped)
     elapsed: float = 0.0
+    # One per message of ``mistakes``: the authored mistake's id, or "auto:..." for a diagnosis.
+    mistake_ids: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

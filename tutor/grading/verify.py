@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
 from tutor.engine.faults import GONE
+from tutor.grading.mistake_ids import ids_by_message
 from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
@@ -39,7 +40,7 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "solution": exercise.solution,
         "seed": exercise.seed,
         "checks": [c.model_dump() for c in exercise.checks],
-        "mistakes": [mk.model_dump() for mk in exercise.mistakes],
+        "mistakes": [mk.model_dump() | {"id": mk.stable_id} for mk in exercise.mistakes],
         "device": device,
         "device_run": exercise.follows_device,
         "time_limit": exercise.time_limit,
@@ -178,6 +179,8 @@ def verdict_from_result(result: dict) -> Verdict:
     ]
     # A mistake is advice for a failing attempt; on a pass a broad condition must not nag.
     mistakes = list(dict.fromkeys(result.get("mistakes") or [])) if not result.get("passed") else []
+    ids = ids_by_message(result)
+    mistake_ids = [ids[message] for message in mistakes]
     if result.get("tampered"):
         return Verdict("fail", str(result["tampered"]), mistakes=[])
     broken = [c for c in result.get("checks", []) if (c.get("details") or {}).get("authoring_error")]
@@ -206,6 +209,7 @@ def verdict_from_result(result: dict) -> Verdict:
             f"All {total} check{'s' if total != 1 else ''} pass." if total > 1 else "The check passes.",
             checks=checks,
             mistakes=mistakes,
+            mistake_ids=mistake_ids,
         )
     if error:
         line = error.get("line")
@@ -217,9 +221,9 @@ def verdict_from_result(result: dict) -> Verdict:
         else:
             evalue = error.get("evalue")
             headline = f"Your code raised {error.get('ename')}{at}" + (f": {evalue}" if evalue else ".")
-        return Verdict("error", headline, checks=checks, mistakes=mistakes, error=error_text)
+        return Verdict("error", headline, checks=checks, mistakes=mistakes, mistake_ids=mistake_ids, error=error_text)
     headline = f"{failed} of {total} checks fail." if total > 1 else "The check fails."
-    return Verdict("fail", headline, checks=checks, mistakes=mistakes)
+    return Verdict("fail", headline, checks=checks, mistakes=mistakes, mistake_ids=mistake_ids)
 
 
 class Verifier:

@@ -13,6 +13,7 @@ be a literal such as ``(1, 3)``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Annotated, Literal
 
@@ -246,6 +247,15 @@ class Mistake(Strict):
     code: Code | None = None
     failed_check: Id | None = None
     message: str = Field(min_length=1)
+    id: Id | None = Field(
+        None, description="names this mistake in verdicts and class reports (default: a hash of its message)"
+    )
+
+    @property
+    def stable_id(self) -> str:
+        """The id a verdict and a class report know this mistake by: rewording the message of
+        a mistake without an ``id`` gives it a new one."""
+        return self.id or "m-" + hashlib.sha256(self.message.encode("utf-8")).hexdigest()[:10]
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Mistake:

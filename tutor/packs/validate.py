@@ -169,8 +169,13 @@ def validate_lesson(
                     if value is not None:
                         mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
                         _report_unknown(value, mode, known, expr_origin(*cpath, name), (*cpath, name), rep)
+        mistake_ids: set[str] = set()
         for k, mistake in enumerate(ex.mistakes):
             mpath = (*base, "mistakes", k)
+            if mistake.stable_id in mistake_ids:
+                where = (*mpath, "id") if mistake.id else (*mpath, "message")
+                rep.at(where, f"mistake id {mistake.stable_id!r} is used twice in this exercise")
+            mistake_ids.add(mistake.stable_id)
             if mistake.when is not None:
                 _check_code(mistake.when, expr_origin(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
                 if known is not None:
