@@ -115,3 +115,58 @@ def _walk(node: object):
     elif isinstance(node, list):
         for value in node:
             yield from _walk(value)
+
+
+# ---------------------------------------------------------------- docs/architecture.md's "where to add"
+
+
+def _files_naming(patterns: list[str]) -> set[str]:
+    """Repository paths of the code, the docs and the schema where one of ``patterns`` occurs;
+    the modules of tutor/checks/kinds/ count as that folder (one place: "its function")."""
+    found = re.compile("|".join(patterns), re.MULTILINE)
+    paths = [*(REPO / "tutor").rglob("*.py"), *(REPO / "docs").glob("*.md"), REPO / "lessons" / "pack.schema.json"]
+    out = set()
+    for path in paths:
+        rel = path.relative_to(REPO).as_posix()
+        if rel != "docs/architecture.md" and found.search(path.read_text()):
+            out.add("tutor/checks/kinds/" if rel.startswith("tutor/checks/kinds/") else rel)
+    return out
+
+
+def _where_to_add(heading: str, following: str) -> str:
+    text = (REPO / "docs" / "architecture.md").read_text()
+    start = text.index(f"**{heading}.**")
+    return text[start : text.index(f"**{following}.**", start)]
+
+
+def _missing_from(section: str, places: set[str]) -> list[str]:
+    """The places the section does not name (a doc of docs/ by its file name, as it links it)."""
+    return sorted(p for p in places if (p.rsplit("/", 1)[1] if p.startswith("docs/") else p) not in section)
+
+
+def test_where_to_add_a_check_kind_names_every_place_a_kind_is_named():
+    kinds = "|".join(map(re.escape, m.CHECK_KINDS))
+    places = _files_naming(
+        [
+            r"\b(" + "|".join(c.__name__ for c in m.CHECK_MODELS.values()) + r")\b",  # its model
+            r"\b(" + "|".join(_dispatch_table().values()) + r")\b",  # its function
+            rf"\.kind == \"({kinds})\"",  # code that special-cases it
+            rf"^\s*-?\s*kind: ({kinds})\b",  # a YAML example (docs, the pack new template)
+        ]
+    )
+    # The derivation finds what the doc must name; the floor keeps the search itself honest.
+    assert {"tutor/packs/models.py", "tutor/checks/kinds/", "lessons/pack.schema.json"} <= places, places
+    assert _missing_from(_where_to_add("A check kind", "A card type"), places) == []
+
+
+def test_where_to_add_a_card_type_names_every_place_a_type_is_named():
+    types = "|".join(map(re.escape, m.CARD_TYPES))
+    places = _files_naming(
+        [
+            r"\b(" + "|".join(c.__name__ for c in m.CARD_MODELS.values()) + r")\b",
+            rf"\.type [!=]= \"({types})\"",
+            rf"^\s*-?\s*type: ({types})\b",
+        ]
+    )
+    assert {"tutor/packs/models.py", "tutor/grading/cards.py", "lessons/pack.schema.json"} <= places, places
+    assert _missing_from(_where_to_add("A card type", "A mutation operator"), places) == []
