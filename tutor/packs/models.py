@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -233,7 +233,17 @@ Check = Annotated[
     | PythonCheck,
     Field(discriminator="kind"),
 ]
-CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python", "source")
+
+
+def _by_tag(union: Any, tag: str) -> dict[str, type[Strict]]:
+    """The models of a discriminated union by their tag, in the union's order: the one list
+    of check kinds (card types) that the loader, the schema and the docs derive from."""
+    members = get_args(get_args(union)[0])
+    return {get_args(model.model_fields[tag].annotation)[0]: model for model in members}
+
+
+CHECK_MODELS = _by_tag(Check, "kind")
+CHECK_KINDS = tuple(CHECK_MODELS)
 
 
 class Mistake(Strict):
@@ -423,7 +433,8 @@ class ClozeCard(_Card):
 
 
 Card = Annotated[ChoiceCard | ShortCard | NumericCard | PredictCard | ClozeCard, Field(discriminator="type")]
-CARD_TYPES = ("choice", "short", "numeric", "predict", "cloze")
+CARD_MODELS = _by_tag(Card, "type")
+CARD_TYPES = tuple(CARD_MODELS)
 
 
 # ---------------------------------------------------------------- lessons and packs
