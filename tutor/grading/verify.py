@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
-from tutor.engine.faults import GONE
+from tutor.engine.faults import without_restart
 from tutor.grading.mistake_ids import ids_by_message
 from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
 from tutor.grading.verdict import CheckLine, Verdict
@@ -142,11 +142,9 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
         # Only the time limit interrupts a verification; this interrupt came from the code.
         return Verdict("error", INTERRUPTED, output=run.output, elapsed=run.elapsed)
     if run.status in ("crashed", "interrupted"):
-        # The engine's sentence ends with what a crash means for a live session (variables
+        # The engine's sentence may end with what a crash means for a live session (variables
         # gone); a verification kernel is thrown away anyway, so that part would only confuse.
-        message = (run.message or "The kernel stopped while checking your code.").replace(
-            f"; {GONE}.", " while it was being checked."
-        )
+        message = without_restart(run.message or "The kernel stopped while checking your code.")
         return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
     bundle = answer.result
     if bundle is None:
