@@ -7,7 +7,7 @@ import json
 
 from pydantic import TypeAdapter
 
-from tutor.checks import run_verification
+from tutor.checks.judge import run_local
 from tutor.packs.models import Check, Mistake
 
 _CHECK = TypeAdapter(Check)
@@ -24,7 +24,8 @@ def mistake(**fields) -> dict:
 def verify(
     code: str, solution: str, checks, setup: str = "import torch\n", mistakes=(), seed: int = 0, device: str = "cpu"
 ) -> dict:
-    result = run_verification(
+    # The judge's path: the learner's values cross as data (both roles in this process).
+    result = run_local(
         {
             "setup": setup,
             "code": code,

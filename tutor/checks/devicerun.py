@@ -118,8 +118,11 @@ def _device_error(error) -> bool:
     return any(phrase in text for phrase in _MISMATCH)
 
 
-def device_problems(payload: dict, results: list, checks: list) -> list:
-    """(index of a check, sentence) for each check the device run fails."""
+def device_problems(payload: dict, results: list, checks: list, learner_run=None) -> list:
+    """(index of a check, sentence) for each check the device run fails.
+
+    ``learner_run()``, when given, runs setup and the learner's code on meta elsewhere (the
+    learner's kernel, seen from the judge) and returns (error, namespace, origin of a tensor)."""
     setup, code, solution = payload.get("setup") or "", payload.get("code") or "", payload.get("solution") or ""
     seed = int(payload.get("seed") or 0)
     ref, learner = new_namespace(META), new_namespace(META)
@@ -129,10 +132,22 @@ def device_problems(payload: dict, results: list, checks: list) -> list:
         seed_all(seed)
         if run_code(setup, ref, SETUP, "setup") or run_code(solution, ref, SOLUTION, "solution"):
             return []  # the reference itself needs real data: nothing to compare
-        seed_all(seed)
-        if run_code(setup, learner, SETUP, "setup"):
+    origin = tracker.of
+    if learner_run is None:
+        with captured(quiet), tracker:
+            seed_all(seed)
+            if run_code(setup, learner, SETUP, "setup"):
+                return []
+            error = run_code(code, learner, YOUR_CODE, "code")
+    else:
+        ran = learner_run()
+        if ran is None:
             return []
-        error = run_code(code, learner, YOUR_CODE, "code")
+        error, learner, learner_origin = ran
+
+        def origin(t, _ref=tracker.of, _learner=learner_origin):
+            return _ref(t) or _learner(t)
+
     if error is not None:
         if not _device_error(error):
             return []
@@ -156,7 +171,7 @@ def device_problems(payload: dict, results: list, checks: list) -> list:
         props = [p for p in META_PROPERTIES if p in compare or p == "device"]
         sentences = [_as_gpu(p.sentence) for p in tensor_problems(actual, expected, name, props)]
         if "values" in compare:
-            mine, theirs = tracker.of(actual), tracker.of(expected)
+            mine, theirs = origin(actual), origin(expected)
             if "device" in theirs and "device" not in mine and "cpu" in mine:
                 sentences.append(
                     f"{name} holds numbers drawn by the CPU's generator and then moved to DEVICE, while the "

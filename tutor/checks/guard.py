@@ -48,7 +48,9 @@ WATCHED_CLASSES = (
     ),
 )
 # Keys that torch itself adds to class dicts lazily; not tampering.
-_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl"})
+# Caches Python and torch fill in themselves: copyreg's __slotnames__ (set the first time an
+# object of the class is pickled, e.g. torch.save(model.state_dict(keep_vars=True))).
+_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl", "__slotnames__"})
 
 
 def _watched_modules(library: dict) -> list:
@@ -283,9 +285,20 @@ def _plain_name(cls) -> str:
     return "a built-in type"
 
 
+def _opaque(value, name: str) -> str | None:
+    """What the learner's kernel sent in place of a value that is not data (wire.py)."""
+    if type(value).__name__ != "Opaque" or not hasattr(value, "why"):
+        return None
+    kind = str(value.type_name).rsplit(".", 1)[-1]
+    return (
+        f"{name} is a {kind}, {value.why}; the checks compare plain values only and cannot trust how it "
+        "compares, so this attempt fails. Use the plain type."
+    )
+
+
 def scan(value, name: str, depth: int = 0) -> None:
     """Raise Tampered for a tampered tensor in ``value`` (or in a list, tuple or dict in it)."""
-    message = tensor_tampering(value, name) or disguised(value, name)
+    message = tensor_tampering(value, name) or disguised(value, name) or _opaque(value, name)
     if message:
         raise Tampered(message)
     if depth >= 2:

@@ -183,6 +183,18 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
+    return evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
+
+
+def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, stage=None, device_run=None) -> dict:
+    """Every check and mistake of ``payload`` on ``ctx``, then the diagnosis and the device
+    run: the part of a verification after the code ran, wherever the learner's values live
+    (this process, or the learner's kernel as seen by the judge)."""
+    stage = stage or (lambda name: None)
+    checks = list(payload.get("checks") or [])
+    mistakes = list(payload.get("mistakes") or [])
+    code, solution = ctx.code, ctx.solution
+    code_error, solution_error = ctx.code_error, ctx.solution_error
     results = []
     for index, check in enumerate(checks):
         ctx.segment = index
@@ -214,9 +226,9 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     room = _monotonic() - payload.get("_started", _monotonic()) < DEVICE_RUN_SHARE * float(
         payload.get("time_limit") or 1e9
     )
-    if passed and payload.get("device_run") and device.type == "cpu" and room:
+    if passed and payload.get("device_run") and ctx.device.type == "cpu" and room:
         stage("device")
-        results = _with_device_run(payload, results, checks)
+        results = _with_device_run(payload, results, checks, device_run)
     if guard is not None:
         guard.verify("while the checks ran it")
     return jsonable(
@@ -229,10 +241,10 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     )
 
 
-def _with_device_run(payload: dict, results: list, checks: list) -> list:
+def _with_device_run(payload: dict, results: list, checks: list, learner_run=None) -> list:
     """The normal run passed on the CPU: fail the checks that a GPU would fail (devicerun.py)."""
     results = [dict(r) for r in results]
-    for index, sentence in device_problems(payload, results, checks):
+    for index, sentence in device_problems(payload, results, checks, learner_run):
         if index is None:
             results.append(
                 {

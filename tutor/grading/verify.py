@@ -109,6 +109,14 @@ class Answer:
                 self.forged += 1
 
 
+def crash_sentence(run: RunResult) -> str:
+    # The engine's sentence ends with what a crash means for a live session (variables
+    # gone); a verification kernel is thrown away anyway, so that part would only confuse.
+    return (run.message or "The kernel stopped while checking your code.").replace(
+        f"; {GONE}.", " while it was being checked."
+    )
+
+
 def _body(bundle: dict) -> dict | None:
     try:
         body = json.loads(bundle["body"])
@@ -141,12 +149,7 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
         # Only the time limit interrupts a verification; this interrupt came from the code.
         return Verdict("error", INTERRUPTED, output=run.output, elapsed=run.elapsed)
     if run.status in ("crashed", "interrupted"):
-        # The engine's sentence ends with what a crash means for a live session (variables
-        # gone); a verification kernel is thrown away anyway, so that part would only confuse.
-        message = (run.message or "The kernel stopped while checking your code.").replace(
-            f"; {GONE}.", " while it was being checked."
-        )
-        return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
+        return Verdict("crashed", crash_sentence(run), output=run.output, elapsed=run.elapsed)
     bundle = answer.result
     if bundle is None:
         if run.error is not None and run.error.ename == "KeyboardInterrupt":
@@ -247,34 +250,41 @@ class Verifier:
         the caller is cancelled the code stops: a spare kernel is shut down, an attached one
         interrupted."""
         limit = timeout or exercise.time_limit
+        if self.attached is None:
+            return await self._judged(exercise, code, limit, on_output)
         started = time.perf_counter()
-        if self.attached is not None:
-            kernel = self.attached
-            await kernel.start()
-        else:
-            assert self.pool is not None  # __init__ requires one of the two
-            kernel = await self.pool.take()
+        kernel = self.attached
+        await kernel.start()
+        device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
+        request = new_request()
+        program = verification_program(build_payload(exercise, code, device), request)
+        execution = asyncio.ensure_future(kernel.execute(program, on_output=on_output, timeout=limit + CHECK_SLACK))
         try:
-            device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
-            request = new_request()
-            program = verification_program(build_payload(exercise, code, device), request)
-            execution = asyncio.ensure_future(kernel.execute(program, on_output=on_output, timeout=limit + CHECK_SLACK))
-            try:
-                run = await asyncio.shield(execution)
-            except asyncio.CancelledError:
-                if self.attached is not None:
-                    await kernel.interrupt()  # an attached kernel stays: stop the code in it
-                else:
-                    execution.cancel()  # the spare is shut down below
-                raise
-        finally:
-            if self.pool is not None and self.attached is None:
-                # Disposed in the background (the pool waits for it at its shutdown): the
-                # verdict should not wait for a kernel to exit.
-                self.pool.give_back(kernel)
+            run = await asyncio.shield(execution)
+        except asyncio.CancelledError:
+            await kernel.interrupt()  # an attached kernel stays: stop the code in it
+            raise
         verdict = verdict_from_run(run, limit, request)
         verdict.elapsed = time.perf_counter() - started
         return verdict
+
+    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output) -> Verdict:
+        """Two fresh kernels from the pool: the learner's runs the code, the judge decides
+        (tutor/grading/judging.py). Both are thrown away afterwards."""
+        from tutor.grading.judging import verify_judged
+
+        assert self.pool is not None  # __init__ requires one of the two
+        learner = await self.pool.take()
+        judge = None
+        try:
+            judge = await self.pool.take()
+            return await verify_judged(exercise, code, learner, judge, limit=limit, on_output=on_output)
+        finally:
+            # Disposed in the background (the pool waits for it at its shutdown): the
+            # verdict should not wait for a kernel to exit.
+            self.pool.give_back(learner)
+            if judge is not None:
+                self.pool.give_back(judge)
 
 
 async def verify_in_fresh_kernel(
@@ -289,14 +299,20 @@ async def verify_in_fresh_kernel(
     from tutor.engine import KernelSession
     from tutor.engine.pool import warm_up
 
-    session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
-    try:
+    if connection_file is not None:
+        # An attached kernel (--kernel) is the one place both roles share a process.
+        session = KernelSession(device=device, connection_file=connection_file, recover=True)
         await session.start()
+        await warm_up(session, timeout=120)
+        return await Verifier(attached=session).verify(exercise, code, timeout=timeout)
+    from tutor.grading.judging import verify_judged
+
+    learner, judge = KernelSession(device=device), KernelSession(device=device)
+    try:
+        await asyncio.gather(learner.start(), judge.start())
         # torch's first-use costs (torch._dynamo on the first meta op, a GPU's context) are
         # paid here, as a pool's spare pays them while it waits: never inside time_limit.
-        await warm_up(session, timeout=120)
-        verifier = Verifier(attached=session)
-        return await verifier.verify(exercise, code, timeout=timeout)
+        await asyncio.gather(warm_up(learner, timeout=120), warm_up(judge, timeout=120))
+        return await verify_judged(exercise, code, learner, judge, limit=timeout or exercise.time_limit)
     finally:
-        if connection_file is None:
-            await session.shutdown()
+        await asyncio.gather(learner.shutdown(), judge.shutdown(), return_exceptions=True)

@@ -5,6 +5,7 @@ import inspect
 
 import torch
 
+from .. import wire
 from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems
 from ..context import AuthoringError, Context, Outcome
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
@@ -59,6 +60,9 @@ def _call(fn, args):
 
 
 def _raised(exc) -> str:
+    if isinstance(exc, wire.Raised):
+        at = f" at line {exc.line} of your code" if exc.line else ""
+        return f"it raised {exception_phrase(exc)}{at}"
     mine = own_frames(exc)
     at = f" at line {mine[-1].lineno} of your code" if mine else ""
     return f"it raised {exception_phrase(exc)}{at}"
@@ -112,11 +116,25 @@ def output_problems(
     return value_problems(out, ref, name, tol)
 
 
-def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
-    """With 'grad' compared: backpropagate the same random gradient, compare input grads."""
-    if not (isinstance(ref_out, torch.Tensor) and ref_out.requires_grad):
+def _grad_output(ref_out, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(
+        tuple(ref_out.shape), generator=gen, dtype=torch.complex64 if ref_out.is_complex() else torch.float64
+    )
+
+
+def _wants_backward(ref_out) -> bool:
+    return isinstance(ref_out, torch.Tensor) and ref_out.requires_grad
+
+
+def _backward_problems(out, ref_out, case, ref_case, names, tol, seed, remote=None) -> list:
+    """With 'grad' compared: backpropagate the same random gradient, compare input grads.
+
+    ``remote`` is the answer of a call made in the learner's kernel, which backpropagated
+    there already and sent the inputs' gradients back."""
+    if not _wants_backward(ref_out):
         return []
-    if not (isinstance(out, torch.Tensor) and out.requires_grad):
+    if not (isinstance(out, torch.Tensor) and wire.requires_grad(out)):
         return [
             Problem(
                 "grad",
@@ -126,17 +144,22 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
                 "requires_grad=False",
             )
         ]
-    gen = torch.Generator().manual_seed(seed)
-    g = torch.randn(
-        tuple(ref_out.shape), generator=gen, dtype=torch.complex64 if ref_out.is_complex() else torch.float64
-    )
+    g = _grad_output(ref_out, seed)
     ref_out.backward(g.to(ref_out.dtype).to(ref_out.device))
     if tuple(out.shape) != tuple(ref_out.shape):
         return []
-    try:
-        out.backward(g.to(out.dtype).to(out.device))
-    except Exception as exc:
-        return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
+    if remote is None:
+        try:
+            out.backward(g.to(out.dtype).to(out.device))
+        except Exception as exc:
+            return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
+    elif remote.get("backward") == "failed":
+        error = remote.get("backward_error")
+        return [Problem("grad", f"backward() through the result failed: {exception_phrase(error)}")]
+    else:
+        for a, grad in zip(case.args, remote.get("grads") or [], strict=False):
+            if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad and isinstance(grad, torch.Tensor):
+                a.grad = grad
     found = []
     for j, (a, e) in enumerate(zip(case.args, ref_case.args, strict=False)):
         if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and e.requires_grad:
@@ -158,7 +181,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     if not callable(fn):
         return Outcome(False, f"{name} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
 
-    names = _parameter_names(ref_fn, fn)
+    names = _parameter_names(ref_fn) or (fn.parameter_names() if hasattr(fn, "parameter_names") else [])
     tensor_args = [
         names[i] if i < len(names) else f"argument {i + 1}"
         for i, spec in enumerate(check["args"])
@@ -191,9 +214,16 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if ref_exc is not None and meta:
                 skipped += 1  # the reference itself needs real data here: nothing to compare
                 continue
-            seed_all(seed + i)
-            with ctx.side("learner"):
-                out, exc = _call(fn, case.args)
+            remote = None
+            if hasattr(fn, "call_with"):  # the learner's function, in the learner's kernel
+                want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
+                g = _grad_output(ref_out, seed + i) if want else None
+                remote = fn.call_with(case.args, backward=g, return_args=True, seed=seed + i)
+                out, exc = remote.get("value"), remote.get("raised")
+            else:
+                seed_all(seed + i)
+                with ctx.side("learner"):
+                    out, exc = _call(fn, case.args)
             scan(out, "result")
             ran += 1
             details = {}
@@ -207,7 +237,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 )
             elif exc is not None:
                 sentences = [_raised(exc)]
-                details["traceback"] = filtered_traceback(exc)
+                details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
             else:
                 inputs = [
                     (names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)
@@ -225,7 +255,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 )
                 if not problems and "grad" in compare and not meta:
                     try:
-                        problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i)
+                        problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
                     except Exception as err:
                         problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
                 details["absorb"] = problems
