@@ -151,6 +151,8 @@ def _answer(request: dict) -> dict:
             args = list(request.get("args") or [])
             if request.get("return_args"):
                 answer["args"] = args
+                after = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+                answer["versions"] = [list(pair) for pair in zip(request.get("versions") or after, after, strict=False)]
             grad = request.get("backward")
             if grad is not None:
                 answer.update(_backward(value, grad, args))
@@ -166,8 +168,12 @@ def _engine_interrupt() -> bool:
 
 def _operate(op, target, request):
     if op == "call":
+        args = request.get("args") or []
+        # The version counters before the call: an input written in place and written back
+        # still shows (the judge compares them with those after, sent with the arguments).
+        request["versions"] = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
         with torch_state_guard():
-            return target(*(request.get("args") or []), **(request.get("kwargs") or {}))
+            return target(*args, **(request.get("kwargs") or {}))
     if op == "getattr":
         return getattr(target, str(request.get("name")))
     if op == "iter":

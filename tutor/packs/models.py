@@ -187,6 +187,13 @@ class FunctionCheck(_Check, _Tolerance):
     reference: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
         None, description="the oracle: a function defined in setup, instead of the solution's function of this name"
     )
+    mutates: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description=(
+            "arguments the function is meant to change in place: compared with the reference's after the call; "
+            "every other tensor argument must come back unchanged (values and version counter)"
+        ),
+    )
 
 
 class PythonCheck(_Check):

@@ -116,6 +116,79 @@ def output_problems(
     return value_problems(out, ref, name, tol)
 
 
+def _snapshot(args) -> list:
+    """Each tensor argument's value and version counter before a call (None for others)."""
+    return [(a.detach().clone(), int(a._version)) if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_meta or b.is_meta:
+        return True  # no values to compare; the version counter still tells
+    a, b = a.detach().cpu(), b.detach().cpu()
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) and torch.equal(a.isnan(), b.isnan()))
+    return bool(torch.equal(a, b))
+
+
+def changed_inputs(before: list, after: list, versions: list | None = None) -> dict:
+    """Argument index -> how the call changed that tensor argument: 'values' (they differ
+    now) or 'version' (written in place, even if written back). ``versions`` are the
+    learner kernel's (before, after) counters; without them the tensors' own count."""
+    out = {}
+    for j, snap in enumerate(before):
+        if snap is None or j >= len(after) or not isinstance(after[j], torch.Tensor):
+            continue
+        value, version = snap
+        now = after[j]
+        pair = versions[j] if versions and j < len(versions) and versions[j] else None
+        if pair is not None and pair[0] is not None:
+            written = int(pair[1]) != int(pair[0])
+        else:
+            written = wire.version_of(now) != version
+        if not _same_tensor(value, now):
+            out[j] = "values"
+        elif written:
+            out[j] = "version"
+    return out
+
+
+def _input_problems(name: str, changed: dict, labels: list, mutates: list) -> list:
+    """A function must leave the tensors it is given alone, unless the exercise says
+    which it changes (``mutates``: those are compared as outputs instead)."""
+    found = []
+    for j, how in sorted(changed.items()):
+        label = labels[j]
+        if label in mutates:
+            continue
+        fix = f"work on a copy ({label}.clone()) or with out-of-place operations ({label} - m, not {label} -= m)"
+        if how == "values":
+            sentence = (
+                f"{name} changed its argument {label} in place: the caller's tensor no longer holds its values; {fix}"
+            )
+        else:
+            sentence = (
+                f"{name} wrote into its argument {label} in place (its version counter moved), "
+                f"even though the values came back the same; {fix}"
+            )
+        found.append(Problem("input", sentence, "unchanged", "changed"))
+    return found
+
+
+def _mutated_problems(case_args, ref_args, labels: list, mutates: list, tol, meta: bool) -> list:
+    """The arguments the function is meant to change, compared with the reference's after its call."""
+    found = []
+    for j, label in enumerate(labels):
+        if label not in mutates or j >= len(case_args):
+            continue
+        a, e = case_args[j], ref_args[j]
+        if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor):
+            props = ["shape", "dtype", "device"] if meta else ["shape", "dtype", "device", "values"]
+            found.extend(tensor_problems(a, e, f"{label} after the call", props, tol))
+    return found
+
+
 def _grad_output(ref_out, seed):
     gen = torch.Generator().manual_seed(seed)
     return torch.randn(
@@ -197,6 +270,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     seed = int(check.get("seed") or 0)
     cases = int(check.get("cases") or 25)
     devices = available_devices(check.get("devices"), ctx.device)
+    mutates = list(check.get("mutates") or [])
+    labels = [names[i] if i < len(names) else f"argument {i + 1}" for i in range(len(check["args"]))]
+    unknown = [label for label in mutates if label not in labels]
+    if unknown:
+        raise AuthoringError(f"mutates names {join_names(unknown)}, which {name} has no argument called")
 
     failures, ran, skipped = [], 0, 0
     for order, dev in enumerate(devices):
@@ -209,8 +287,15 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             except SpecError as spec_error:
                 raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
+            ref_before = _snapshot(ref_case.args)
             with ctx.side("ref"):
                 ref_out, ref_exc = _call(ref_fn, ref_case.args)
+            ref_changed = [labels[j] for j in changed_inputs(ref_before, ref_case.args) if labels[j] not in mutates]
+            if ref_exc is None and ref_changed:
+                raise AuthoringError(
+                    f"the reference {oracle} changes its argument {join_names(ref_changed)} in place: "
+                    "declare it under mutates, or make the reference leave its inputs alone"
+                )
             if ref_exc is not None and meta:
                 skipped += 1  # the reference itself needs real data here: nothing to compare
                 continue
@@ -218,12 +303,18 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if hasattr(fn, "call_with"):  # the learner's function, in the learner's kernel
                 want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
                 g = _grad_output(ref_out, seed + i) if want else None
+                before = _snapshot(case.args)
                 remote = fn.call_with(case.args, backward=g, return_args=True, seed=seed + i)
                 out, exc = remote.get("value"), remote.get("raised")
+                after = list(remote.get("args") or [])
+                changed = changed_inputs(before, after, remote.get("versions"))
             else:
                 seed_all(seed + i)
+                before = _snapshot(case.args)
                 with ctx.side("learner"):
                     out, exc = _call(fn, case.args)
+                after = list(case.args)
+                changed = changed_inputs(before, after)
             scan(out, "result")
             ran += 1
             details = {}
@@ -258,6 +349,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                         problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
                     except Exception as err:
                         problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
+                problems = (
+                    _input_problems(name, changed, labels, mutates)
+                    + _mutated_problems(after, ref_case.args, labels, mutates, tol, meta)
+                    + problems
+                )
                 details["absorb"] = problems
                 sentences = [p.sentence for p in problems]
                 if problems:
