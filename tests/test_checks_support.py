@@ -22,7 +22,14 @@ def mistake(**fields) -> dict:
 
 
 def verify(
-    code: str, solution: str, checks, setup: str = "import torch\n", mistakes=(), seed: int = 0, device: str = "cpu"
+    code: str,
+    solution: str,
+    checks,
+    setup: str = "import torch\n",
+    mistakes=(),
+    seed: int = 0,
+    device: str = "cpu",
+    worlds=(),
 ) -> dict:
     # The judge's path: the learner's values cross as data (both roles in this process).
     result = run_local(
@@ -34,6 +41,7 @@ def verify(
             "checks": list(checks),
             "mistakes": list(mistakes),
             "device": device,
+            "worlds": list(worlds),
         }
     )
     json.dumps(result)  # the result crosses the kernel boundary as JSON: it must serialise as is

@@ -100,6 +100,7 @@ class Context:
         self.tracer = None  # a trace.Tracer while the run is traced
         self.segment: str | int = "run"  # which check is running (its index), for the trace
         self.label: str | None = None  # the running check's learner-facing label, if it has one
+        self.input_shift = 0  # added to generated inputs' seeds: another world draws other inputs
         self.code = ""  # the learner's source (source checks read it)
         self.solution = ""  # the reference solution's source
 

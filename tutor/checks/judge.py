@@ -393,15 +393,8 @@ def run(payload: dict, client: Client) -> dict:
     tracer = Tracer().install() if payload.get("trace", True) else None
     client.tracer = tracer
     try:
-        ref = new_namespace(device)
         quiet = BoundedOutput(limit=0)
-        with captured(quiet):  # the reference's prints would give the answer away
-            seed_all(seed)
-            setup_error = run_code(setup, ref, SETUP, "setup")
-            solution_error = None
-            if setup_error is None:
-                with tracer.recording("ref") if tracer is not None else _null():
-                    solution_error = run_code(solution, ref, SOLUTION, "solution")
+        ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer)
         try:
             begun = client.request({"op": "begin", "world": "main"})  # the host ran it already
         except LearnerGone as gone:
@@ -437,7 +430,15 @@ def run(payload: dict, client: Client) -> dict:
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
 
         try:
-            return evaluate(payload, ctx, setup_error, quiet, device_run=device_run)
+            result = evaluate(payload, ctx, setup_error, quiet, device_run=device_run)
+            # A pass must hold on other data too: each further world runs setup (and the
+            # exercise's variant) again with another seed, the reference and the learner's
+            # code on it, and every check once more.
+            for number, spec in enumerate(payload.get("worlds") or [], 2):
+                if not result.get("passed"):
+                    break
+                result = _in_world(payload, client, spec, number, device, quiet) or result
+            return result
         except LearnerGone as gone:
             return _gone(gone)
         except Tampered as exc:
@@ -445,6 +446,54 @@ def run(payload: dict, client: Client) -> dict:
     finally:
         if tracer is not None:
             tracer.uninstall()
+
+
+def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None):
+    """The reference namespace of one world: setup then the solution, with ``seed``."""
+    ref = new_namespace(device)
+    with captured(quiet):  # the reference's prints would give the answer away
+        seed_all(seed)
+        setup_error = run_code(setup, ref, SETUP, "setup")
+        solution_error = None
+        if setup_error is None:
+            with tracer.recording("ref") if tracer is not None else _null():
+                solution_error = run_code(solution, ref, SOLUTION, "solution")
+    return ref, setup_error, solution_error
+
+
+def _in_world(payload: dict, client: Client, spec, number: int, device, quiet) -> dict | None:
+    """The verification again in world ``number``: None when it passes there too, else the
+    failing result, each failure said to be on other data."""
+    from .runner import evaluate
+
+    from .runner import INPUT_SHIFT, on_other_data, world_setup
+
+    if not isinstance(spec, dict):
+        return None
+    setup, seed, variant = world_setup(payload, spec)
+    code, solution = payload.get("code") or "", payload.get("solution") or ""
+    ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet)
+    name = f"world-{number}"
+    begun = client.request(
+        {"op": "begin", "world": name, "setup": setup, "code": code, "seed": seed, "device": str(device)}
+    )
+    if "refused" in begun:
+        return _failed(str(begun["refused"]))
+    if begun.get("tampered"):
+        return _failed(str(begun["tampered"]))
+    if setup_error is None and begun.get("setup_error"):
+        setup_error = code_error_from(begun.get("setup_error"))
+    learner = World(client, name, begun.get("names") or {})
+    ctx = Context(learner, ref, device, seed, code_error_from(begun.get("error")), solution_error)
+    ctx.code, ctx.solution = code, solution
+    ctx.input_shift = INPUT_SHIFT * (number - 1)
+    client.ctx = ctx
+    result = evaluate({**payload, "device_run": False}, ctx, setup_error, quiet)
+    if result.get("passed"):
+        return None
+    if setup_error is not None or solution_error is not None:
+        return result  # the exercise's own code failed on that data: nothing to say about the learner's
+    return on_other_data(result, seed, variant, number)
 
 
 def run_local(payload: dict) -> dict:

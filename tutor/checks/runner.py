@@ -124,6 +124,34 @@ def _not_run(check: dict, why: str) -> dict:
     }
 
 
+# Function checks draw other inputs in another world: their seeds move by this per world.
+INPUT_SHIFT = 1_000_003
+
+
+def world_setup(payload: dict, spec: dict) -> tuple[str, int, str]:
+    """A further world's setup (the exercise's, then its variant), seed and variant."""
+    seed = int(spec.get("seed") or 0)
+    variant = str(spec.get("variant") or "")
+    return (payload.get("setup") or "") + ("\n" + variant if variant else ""), seed, variant
+
+
+def on_other_data(result: dict, seed: int, variant: str, number: int) -> dict:
+    """A verification that failed only in world ``number``, said so: each failure is on
+    other data, and what that means leads the feedback."""
+    data = f"setup run again with seed {seed}" + (" and the exercise's variant" if variant else "")
+    for check in result.get("checks") or []:
+        if not check.get("passed"):
+            check["message"] = f"On other data ({data}): {check['message']}"
+            check.setdefault("details", {})["world"] = number
+    result["mistakes"] = [
+        "Your code is right for the exercise's data but not for other data "
+        f"({data}): a result typed in, or copied from the prompt, fits one input only.",
+        *result.get("mistakes", []),
+    ]
+    result["world"] = number
+    return result
+
+
 def run_verification(payload: dict, library: dict | None = None, stage=None) -> dict:
     stage = stage or (lambda name: None)
     payload = {**payload, "_started": _monotonic()}
@@ -183,7 +211,40 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
-    return evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
+    result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
+    # A pass must hold on other data too (see judge.run, which does the same across kernels).
+    for number, spec in enumerate(payload.get("worlds") or [], 2):
+        if not result.get("passed") or not isinstance(spec, dict):
+            break
+        result = _in_world(payload, spec, number, device, quiet, guard) or result
+    return result
+
+
+def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard) -> dict | None:
+    setup, seed, variant = world_setup(payload, spec)
+    code, solution = payload.get("code") or "", payload.get("solution") or ""
+    ref, learner = new_namespace(device), new_namespace(device)
+    with captured(quiet):  # the learner's code already printed once, in the first world
+        seed_all(seed)
+        setup_error = run_code(setup, ref, SETUP, "setup")
+        solution_error = code_error = None
+        if setup_error is None:
+            solution_error = run_code(solution, ref, SOLUTION, "solution")
+            seed_all(seed)
+            setup_error = run_code(setup, learner, SETUP, "setup")
+            if setup_error is None:
+                code_error = run_code(code, learner, YOUR_CODE, "code")
+    if guard is not None:
+        guard.verify("while it ran again on other data")
+    ctx = Context(learner, ref, device, seed, code_error, solution_error)
+    ctx.code, ctx.solution = code, solution
+    ctx.input_shift = INPUT_SHIFT * (number - 1)
+    result = evaluate({**payload, "device_run": False}, ctx, setup_error, quiet, guard=guard)
+    if result.get("passed"):
+        return None
+    if setup_error is not None or solution_error is not None:
+        return result  # the exercise's own code failed on that data: nothing to say about the learner's
+    return on_other_data(result, seed, variant, number)
 
 
 def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, stage=None, device_run=None) -> dict:

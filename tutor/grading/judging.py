@@ -73,6 +73,7 @@ def judge_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "device": device,
         "device_run": exercise.follows_device,
         "time_limit": exercise.time_limit,
+        "worlds": exercise.worlds(),
     }
 
 

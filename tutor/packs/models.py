@@ -297,6 +297,33 @@ class Exercise(Strict):
         description="after a pass on the CPU, run the code again with DEVICE set to the meta device, so tensors "
         "left on the CPU fail as on a GPU; default: on when setup or prompt uses DEVICE",
     )
+    variants: list[Code] = Field(
+        default_factory=list,
+        description="code run after setup in a further world each (other sizes and values: rebind the setup's "
+        "names); without variants, one further world runs setup again with another seed",
+    )
+    second_world: bool = Field(
+        True,
+        description="after a pass, verify again on other data (see variants); false needs second_world_reason",
+    )
+    second_world_reason: str | None = Field(
+        None, description="why this exercise's checks hold for its own data only (with second_world: false)"
+    )
+
+    @model_validator(mode="after")
+    def _second_world_explained(self) -> Exercise:
+        if not self.second_world and not (self.second_world_reason or "").strip():
+            raise ValueError("second_world: false needs second_world_reason (why other data cannot be checked)")
+        if not self.second_world and self.variants:
+            raise ValueError("variants are the second world's data: drop them or set second_world: true")
+        return self
+
+    def worlds(self) -> list[dict]:
+        """The further worlds a pass must hold in: a seed each, and the variant's code."""
+        if not self.second_world:
+            return []
+        variants = self.variants or [""]
+        return [{"seed": self.seed + n, "variant": code} for n, code in enumerate(variants, 1)]
 
     @property
     def follows_device(self) -> bool:

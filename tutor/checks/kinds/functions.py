@@ -267,7 +267,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     )
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
     tol = tolerance(check.get("rtol"), check.get("atol"))
-    seed = int(check.get("seed") or 0)
+    seed = int(check.get("seed") or 0) + ctx.input_shift
     cases = int(check.get("cases") or 25)
     devices = available_devices(check.get("devices"), ctx.device)
     mutates = list(check.get("mutates") or [])
