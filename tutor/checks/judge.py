@@ -434,10 +434,13 @@ def run(payload: dict, client: Client) -> dict:
             # A pass must hold on other data too: each further world runs setup (and the
             # exercise's variant) again with another seed, the reference and the learner's
             # code on it, and every check once more.
+            alike: list = []
             for number, spec in enumerate(payload.get("worlds") or [], 2):
                 if not result.get("passed"):
                     break
-                result = _in_world(payload, client, spec, number, device, quiet) or result
+                result = _in_world(payload, client, spec, number, device, quiet, ref, alike) or result
+            if result.get("passed") and alike and all(alike):
+                result["worlds_alike"] = True
             return result
         except LearnerGone as gone:
             return _gone(gone)
@@ -461,18 +464,19 @@ def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None)
     return ref, setup_error, solution_error
 
 
-def _in_world(payload: dict, client: Client, spec, number: int, device, quiet) -> dict | None:
+def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, first: dict, alike: list) -> dict | None:
     """The verification again in world ``number``: None when it passes there too, else the
     failing result, each failure said to be on other data."""
     from .runner import evaluate
 
-    from .runner import INPUT_SHIFT, on_other_data, world_setup
+    from .runner import INPUT_SHIFT, on_other_data, world_setup, worlds_alike
 
     if not isinstance(spec, dict):
         return None
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
     ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet)
+    alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
     begun = client.request(
         {"op": "begin", "world": name, "setup": setup, "code": code, "seed": seed, "device": str(device)}

@@ -53,7 +53,16 @@ def _normalise(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
-def judge_solution(v: Verdict) -> tuple[bool, str]:
+SAME_DATA = (
+    "passes, but its second world gives the reference the same data as the first (a setup without "
+    "random draws), so a typed-in answer would pass too: add a variant, or second_world: false with "
+    'a reason (docs/pack-format.md, "A second world")'
+)
+
+
+def judge_solution(v: Verdict, *, reference: bool = False) -> tuple[bool, str]:
+    if v.passed and reference and v.worlds_alike:
+        return False, SAME_DATA
     if v.passed:
         return True, "passes"
     return False, _first_problem(v)
@@ -88,7 +97,9 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
         verdict = await verifier.verify(ex, code)
-        ok, detail = judge_solution(verdict) if must_pass else judge_must_fail(verdict, expect)
+        ok, detail = (
+            judge_solution(verdict, reference=case == "solution") if must_pass else judge_must_fail(verdict, expect)
+        )
         row = Row(item, case, ok, detail, time.perf_counter() - started)
         report.rows.append(row)
         echo(row)

@@ -30,6 +30,9 @@ class Verdict:
     error: str | None = None  # the learner's own traceback lines, or what happened to the kernel
     output: str = ""  # what the learner's code printed during verification (capped)
     elapsed: float = 0.0
+    # A pass whose further worlds gave the reference the same data as the first (a setup
+    # without random draws): it proves nothing more there, and pack test asks for a variant.
+    worlds_alike: bool = False
 
     @property
     def passed(self) -> bool:

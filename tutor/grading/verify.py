@@ -210,6 +210,7 @@ def verdict_from_result(result: dict) -> Verdict:
             f"All {total} check{'s' if total != 1 else ''} pass." if total > 1 else "The check passes.",
             checks=checks,
             mistakes=mistakes,
+            worlds_alike=bool(result.get("worlds_alike")),
         )
     if error:
         line = error.get("line")
