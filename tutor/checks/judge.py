@@ -17,6 +17,7 @@ it is loaded with ``torch.load(weights_only=True)`` and validated.
 """
 
 import builtins
+import contextlib
 import importlib
 import json
 
@@ -467,9 +468,7 @@ def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None)
 def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, first: dict, alike: list) -> dict | None:
     """The verification again in world ``number``: None when it passes there too, else the
     failing result, each failure said to be on other data."""
-    from .runner import evaluate
-
-    from .runner import INPUT_SHIFT, on_other_data, world_setup, worlds_alike
+    from .runner import INPUT_SHIFT, evaluate, on_other_data, world_setup, worlds_alike
 
     if not isinstance(spec, dict):
         return None
@@ -523,7 +522,7 @@ def run_local(payload: dict) -> dict:
 
     def ask(prompt: str) -> str:
         header, _, body = prompt.partition("\n")
-        with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
+        with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]), _without_modes():
             if json.loads(header) == {"op": "begin", "world": "main"}:
                 return "ok:" + learner.respond(lambda: learner._answer(first))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))
@@ -533,6 +532,18 @@ def run_local(payload: dict) -> dict:
     finally:
         wire.FACTS.clear()
         learner.reset()
+
+
+@contextlib.contextmanager
+def _without_modes():
+    """The judge's torch function modes (the device run's) set aside while the learner's side
+    answers in this same process: in a kernel of its own it would not have them."""
+    from torch.overrides import _pop_mode_temporarily
+
+    with contextlib.ExitStack() as stack:
+        while torch._C._len_torch_function_stack() > 0:
+            stack.enter_context(_pop_mode_temporarily())
+        yield
 
 
 class _null:

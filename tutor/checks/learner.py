@@ -142,7 +142,7 @@ def _answer(request: dict) -> dict:
             value = _operate(op, target, request)
         except Tampered:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the learner's exception is data for the judge
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
                 raise
             return {"raised": wire.raised(exc), "trace": _events(segment)}
@@ -172,7 +172,8 @@ def _operate(op, target, request):
         # The version counters before the call: an input written in place and written back
         # still shows (the judge compares them with those after, sent with the arguments).
         request["versions"] = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
-        with torch_state_guard():
+        # On meta inputs (the device run's stand-in for a GPU) operations across devices raise, as there.
+        with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
             return target(*args, **(request.get("kwargs") or {}))
     if op == "getattr":
         return getattr(target, str(request.get("name")))
@@ -194,6 +195,16 @@ def _operate(op, target, request):
     if op == "repr":
         return repr(target)[:2000]
     raise wire.WireError(f"an unknown request {op!r}")
+
+
+def _on_meta(args) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.is_meta for a in args)
+
+
+def _same_device():
+    from .devicerun import SameDevice
+
+    return SameDevice()
 
 
 def _backward(out, grad, args) -> dict:
