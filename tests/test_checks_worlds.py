@@ -65,3 +65,13 @@ def test_the_single_kernel_path_holds_every_world_too():
     r = run_verification({**payload, "worlds": SECOND})
     assert not r["passed"] and r["world"] == 2
     assert r["checks"][0]["message"].startswith("On other data (setup run again with seed 1): ")
+
+
+def test_a_second_world_with_the_same_data_is_reported_for_pack_test():
+    fixed = "import torch\nx = torch.arange(12.0).reshape(3, 4)\n"
+    same = verify(SOLUTION, SOLUTION, [CHECK], setup=fixed, worlds=SECOND)
+    assert same["passed"] and same.get("worlds_alike") is True
+    drawn = verify(SOLUTION, SOLUTION, [CHECK], setup=SETUP, worlds=SECOND)
+    assert drawn["passed"] and not drawn.get("worlds_alike")
+    variant = [{"seed": 1, "variant": "x = torch.arange(20.0).reshape(4, 5)"}]
+    assert not verify(SOLUTION, SOLUTION, [CHECK], setup=fixed, worlds=variant).get("worlds_alike")
