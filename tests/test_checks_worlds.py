@@ -75,3 +75,14 @@ def test_a_second_world_with_the_same_data_is_reported_for_pack_test():
     assert drawn["passed"] and not drawn.get("worlds_alike")
     variant = [{"seed": 1, "variant": "x = torch.arange(20.0).reshape(4, 5)"}]
     assert not verify(SOLUTION, SOLUTION, [CHECK], setup=fixed, worlds=variant).get("worlds_alike")
+
+
+def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
+    # transpose-view: the same final state written through a instead of through t.
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    rule = check(kind="source", forbid=["a[]="])
+    assert only(verify("t = a.t()\nt[0, 1] = 99\n", "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))["passed"]
+    for code in ("t = a.t()\na[1, 0] = 99\n", "t = a.t()\na[1, 0] += 93\n"):
+        res = only(verify(code, "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))
+        assert not res["passed"]
+        assert res["message"].startswith("your code writes into an element of a (line 2)"), res["message"]

@@ -213,8 +213,9 @@ class SourceCheck(_Check):
 
     Each entry of ``forbid``/``require`` is one of: a dotted name used anywhere (``torch.stack``,
     ``np``; a call, an attribute chain or a plain name), an attribute or method written
-    ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a
-    literal in quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
+    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``), a
+    construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a literal in
+    quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
 
     kind: Literal["source"]
     forbid: list[str] = Field(default_factory=list, description="what the code must not use")
