@@ -86,3 +86,31 @@ def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
         res = only(verify(code, "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))
         assert not res["passed"]
         assert res["message"].startswith("your code writes into an element of a (line 2)"), res["message"]
+
+
+def test_a_variant_that_breaks_the_setup_says_which_world():
+    variant = [{"seed": 1, "variant": "x = undefined_name"}]
+    r = verify(SOLUTION, SOLUTION, [CHECK], setup=SETUP, worlds=variant)
+    assert not r["passed"] and r["error"]["stage"] == "setup"
+    assert r["error"]["evalue"].endswith("(in its world 2 (setup again with seed 1, then its variant))")
+
+
+def test_variants_may_live_in_files_beside_the_lesson(tmp_path):
+    from tutor.packs.loader import check_pack
+
+    (tmp_path / "pack.yaml").write_text("id: p\ntitle: P\nversion: '1'\nlessons: [l]\n")
+    (tmp_path / "l").mkdir()
+    (tmp_path / "l" / "bigger.py").write_text("x = torch.randn(5, 2)\n")
+    (tmp_path / "l" / "broken.py").write_text("x = (\n")
+    lesson = (
+        "id: l\ntitle: L\nsummary: s\nintuition: i\nexercises:\n  - id: e\n    title: E\n    prompt: p\n"
+        '    setup: "import torch\\nx = torch.ones(2)"\n    solution: y = x * 2\n'
+        "    checks: [{kind: tensor, expr: y}]\n    variants: [bigger.py]\n"
+    )
+    (tmp_path / "l" / "lesson.yaml").write_text(lesson)
+    pack, problems = check_pack(tmp_path, cache=False)
+    assert not problems, problems
+    assert pack is not None and pack.lessons[0].exercises[0].variants == ["x = torch.randn(5, 2)\n"]
+    (tmp_path / "l" / "lesson.yaml").write_text(lesson.replace("[bigger.py]", "[bigger.py, broken.py]"))
+    _, problems = check_pack(tmp_path, cache=False)
+    assert problems and "variant" in problems[0].message and "broken.py" in problems[0].file, problems

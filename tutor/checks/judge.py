@@ -468,7 +468,7 @@ def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None)
 def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, first: dict, alike: list) -> dict | None:
     """The verification again in world ``number``: None when it passes there too, else the
     failing result, each failure said to be on other data."""
-    from .runner import INPUT_SHIFT, evaluate, on_other_data, world_setup, worlds_alike
+    from .runner import INPUT_SHIFT, broken_in_world, evaluate, on_other_data, world_setup, worlds_alike
 
     if not isinstance(spec, dict):
         return None
@@ -495,7 +495,8 @@ def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, f
     if result.get("passed"):
         return None
     if setup_error is not None or solution_error is not None:
-        return result  # the exercise's own code failed on that data: nothing to say about the learner's
+        # The exercise's own code failed on that data: nothing to say about the learner's.
+        return broken_in_world(result, seed, variant, number)
     return on_other_data(result, seed, variant, number)
 
 

@@ -135,6 +135,14 @@ def world_setup(payload: dict, spec: dict) -> tuple[str, int, str]:
     return (payload.get("setup") or "") + ("\n" + variant if variant else ""), seed, variant
 
 
+def broken_in_world(result: dict, seed: int, variant: str, number: int) -> dict:
+    """The exercise's own setup or reference failed in world ``number``: say where, for the author."""
+    error = dict(result.get("error") or {})
+    where = f"in its world {number} (setup again with seed {seed}" + (", then its variant" if variant else "") + ")"
+    error["evalue"] = f"{error.get('evalue') or ''} ({where})".strip()
+    return {**result, "error": error, "world": number}
+
+
 def on_other_data(result: dict, seed: int, variant: str, number: int) -> dict:
     """A verification that failed only in world ``number``, said so: each failure is on
     other data, and what that means leads the feedback."""
@@ -284,7 +292,8 @@ def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, firs
     if result.get("passed"):
         return None
     if setup_error is not None or solution_error is not None:
-        return result  # the exercise's own code failed on that data: nothing to say about the learner's
+        # The exercise's own code failed on that data: nothing to say about the learner's.
+        return broken_in_world(result, seed, variant, number)
     return on_other_data(result, seed, variant, number)
 
 

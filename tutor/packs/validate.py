@@ -168,6 +168,9 @@ def validate_lesson(
         for k, accepted in enumerate(ex.accepted_solutions):
             apath = (*base, "accepted_solutions", k)
             _check_code(accepted, origin(*apath), apath, rep, what="accepted solution")
+        for k, variant in enumerate(ex.variants):
+            vpath = (*base, "variants", k)
+            _check_code(variant, origin(*vpath), vpath, rep, what="variant")
 
     for i, card in enumerate(lesson.cards):
         if card is None:
