@@ -19,6 +19,8 @@ it is loaded with ``torch.load(weights_only=True)`` and validated.
 import builtins
 import importlib
 import json
+import re
+from typing import Any
 
 import torch
 
@@ -287,9 +289,9 @@ def skeleton(record: dict, remote):
     the same), deriving from the torch class it derives from (so ``isinstance(m, nn.Linear)``
     holds), with its fields filled from the record by the decoder."""
     name = str(record.get("cls") or "Module")
-    base = _torch_class(str(record.get("base") or "")) or torch.nn.Module
+    base: type = _torch_class(str(record.get("base") or "")) or torch.nn.Module
     key = (name, base)
-    cls = _classes.get(key)
+    cls: Any = _classes.get(key)
     if cls is None:
         short = name.rsplit(".", 1)[-1] or "Module"
         cls = type(short, (LearnerModule, base), {"__module__": name.rpartition(".")[0] or "__main__"})
@@ -412,6 +414,13 @@ def run(payload: dict, client: Client) -> dict:
             return _failed(str(begun["refused"]))
         if begun.get("tampered"):
             return _failed(str(begun["tampered"]))
+        shadowed = _shadowed_helpers(begun.get("rebound"), payload)
+        if shadowed:
+            return _failed(
+                f"Your code replaced the exercise's own helper {shadowed[0]}, which the checks call; they use the "
+                "exercise's helpers as the setup defined them, so this attempt fails. Solve the exercise without "
+                "redefining it."
+            )
         client._trace("run", begun.get("trace"))
         code_error = code_error_from(begun.get("error"))
         world = World(client, "main", begun.get("names") or {})
@@ -445,6 +454,30 @@ def run(payload: dict, client: Client) -> dict:
     finally:
         if tracer is not None:
             tracer.uninstall()
+
+
+def _shadowed_helpers(rebound, payload: dict) -> list:
+    """The setup's helpers the learner's code rebound that a check or mistake names."""
+    if not isinstance(rebound, list):
+        return []
+    named: set = set()
+
+    def walk(value):
+        if isinstance(value, str):
+            named.update(_IDENTIFIER.findall(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(payload.get("checks"))
+    walk([mk.get("when") for mk in payload.get("mistakes") or [] if isinstance(mk, dict)])
+    return sorted(name for name in rebound if isinstance(name, str) and name in named)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def run_local(payload: dict) -> dict:

@@ -18,6 +18,7 @@ Anything the learner's code does to this module only changes the learner's own a
 
 import builtins
 import sys
+import types
 
 import torch
 
@@ -142,7 +143,7 @@ def _answer(request: dict) -> dict:
             value = _operate(op, target, request)
         except Tampered:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the learner's exception is data for the judge
+        except BaseException as exc:  # the learner's exception is data for the judge
             if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
                 raise
             return {"raised": wire.raised(exc), "trace": _events(segment)}
@@ -242,6 +243,10 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
         error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
     answer = {"error": _error(error), "trace": _events("run")}
     replaced = sorted(k for k, v in helpers.items() if k in ns and ns[k] is not v and k.startswith("_"))
+    # Which of the setup's helpers the code rebound: the judge knows which of them its checks call.
+    answer["rebound"] = sorted(
+        k for k, v in helpers.items() if isinstance(v, (types.FunctionType, type)) and k in ns and ns[k] is not v
+    )
     if replaced:
         answer["tampered"] = (
             f"Your code replaced the exercise's own helper {replaced[0]}; the checks use the exercise's helpers "

@@ -32,11 +32,13 @@ import base64
 import io
 import math
 from collections import OrderedDict as _OrderedDict
+from typing import Any
 
 import numpy as np
 import torch
 
 WIRE_VERSION = 1
+_GRAD: Any = torch.Tensor.grad  # the descriptor itself: a tensor's own `grad` attribute cannot answer for it
 TAG = "~"
 MAX_DEPTH = 24
 MAX_ITEMS = 200_000
@@ -132,7 +134,7 @@ class Preparer:
         key = ("t", id(t))
         if key in self._memo:
             return self._memo[key]
-        grad = _safe(lambda: torch.Tensor.grad.__get__(t)) if t.is_leaf else None
+        grad = _safe(lambda: _GRAD.__get__(t)) if t.is_leaf else None
         if t.device.type == "cpu":
             storage = _safe(t.untyped_storage)
             if storage is not None and storage.nbytes():
@@ -241,7 +243,7 @@ _ASKED = frozenset(
         "__round__", "__array__", "item", "tolist", "keys", "values", "items",
     }
 )  # fmt: skip
-_BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set)
+_BASES: tuple[Any, ...] = (bool, int, float, complex, str, bytes, list, tuple, dict, set)
 
 
 def _overrides(value) -> list:
@@ -255,7 +257,7 @@ def _overrides(value) -> list:
     return sorted(found)
 
 
-def _as_base(value):
+def _as_base(value: Any) -> Any:
     for base in _BASES:
         if isinstance(value, base):
             if base in (list, tuple, set):
@@ -531,8 +533,12 @@ class Decoder:
         t = data
         if record.get("param"):
             t = torch.nn.Parameter(data, requires_grad=bool(record.get("requires_grad")))
-        elif record.get("requires_grad") and record.get("is_leaf") and (data.is_floating_point() or data.is_complex()):
+        elif record.get("requires_grad") and (data.is_floating_point() or data.is_complex()):
             t = data.requires_grad_(True)
+            if not record.get("is_leaf"):
+                # A check's own expressions (a mistake's `when`) read w.is_leaf, w.grad_fn: a
+                # same-shape alias is a non-leaf with the tensor's layout and storage.
+                t = t.view_as(t)
         self._memo[key] = t
         grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
         if grad_value is not None and t.is_leaf and t.requires_grad:
@@ -625,5 +631,5 @@ def load(text, decoder: Decoder | None = None):
     except Exception as exc:
         raise WireError(f"the answer is not plain data ({type(exc).__name__})") from None
     if type(message) is not dict or message.get("v") != WIRE_VERSION or "body" not in message:
-        raise WireError("the answer does not follow the judge's format (version %s)" % WIRE_VERSION)
+        raise WireError(f"the answer does not follow the judge's format (version {WIRE_VERSION})")
     return (decoder or Decoder())(message["body"])

@@ -44,6 +44,11 @@ FORGED = (
     "Your code displayed output in the checker's own result format ({mime}); a verdict comes only "
     "from the judge, which never runs your code, so this attempt fails."
 )
+SILENT = (
+    "The kernel running your code stopped answering the checker after your code ran ({why}): your code "
+    "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
+    "nothing could be checked and this attempt fails."
+)
 INTERRUPTED = (
     "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
     "so nothing was checked and this attempt fails."
@@ -93,6 +98,7 @@ class _Relay:
     begin: asyncio.Future
     runs: list[RunResult] = field(default_factory=list)
     fault: RunResult | None = None
+    silent: str | None = None  # why the learner's kernel, still running, gave no answer
 
     def answer(self, run: RunResult, request: str) -> str:
         self.runs.append(run)
@@ -103,9 +109,11 @@ class _Relay:
             bundle = display.data.get(ANSWER_MIME)
             if isinstance(bundle, dict) and bundle.get("request") == request and isinstance(bundle.get("body"), str):
                 return "ok:" + bundle["body"]
+        # The kernel is alive but what should answer did not: the learner's code replaced it
+        # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
         self.fault = run
-        why = f"{run.error.ename}: {run.error.evalue}" if run.error else "no answer"
-        return "fault:" + json.dumps({"status": "crashed", "message": f"the kernel running your code gave {why}"})
+        self.silent = f"{run.error.ename}: {run.error.evalue}" if run.error else "no answer"
+        return "fault:" + json.dumps({"status": "silent", "message": self.silent})
 
     async def __call__(self, prompt: str) -> str:
         if self.fault is not None or not prompt.startswith(PROMPT):
@@ -176,6 +184,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
+        if relay.silent is not None:
+            return Verdict("error", SILENT.format(why=relay.silent[:200]))
         from tutor.grading.verify import crash_sentence
 
         return Verdict("crashed", crash_sentence(fault))

@@ -268,7 +268,7 @@ class Verifier:
         verdict.elapsed = time.perf_counter() - started
         return verdict
 
-    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output) -> Verdict:
+    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output: OutputCallback | None) -> Verdict:
         """Two fresh kernels from the pool: the learner's runs the code, the judge decides
         (tutor/grading/judging.py). Both are thrown away afterwards."""
         from tutor.grading.judging import verify_judged
