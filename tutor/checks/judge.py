@@ -136,6 +136,10 @@ class JudgePreparer(wire.Preparer):
             return object.__getattribute__(value, "_record")
         if isinstance(value, LearnerModule):
             return object.__getattribute__(value, "_remote")._record
+        if type(value) is torch.Tensor or type(value) is torch.nn.Parameter:
+            ref = wire.learner_ref(value)
+            if ref is not None:  # the learner's own tensor goes back as itself, not as a copy
+                return {wire.TAG: "handle", "id": ref, "kind": "object", "type": "Tensor"}
         return super().__call__(value, depth)
 
 

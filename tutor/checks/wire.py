@@ -134,7 +134,7 @@ class Preparer:
         key = ("t", id(t))
         if key in self._memo:
             return self._memo[key]
-        grad = _safe(lambda: _GRAD.__get__(t)) if t.is_leaf else None
+        grad = _safe(lambda: _GRAD.__get__(t)) if t.is_leaf or _safe(lambda: t.retains_grad) else None
         if t.device.type == "cpu":
             storage = _safe(t.untyped_storage)
             if storage is not None and storage.nbytes():
@@ -150,11 +150,18 @@ class Preparer:
             "version": int(t._version),
             "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
             "ptr": _storage_ptr(t),
+            # The judge names this tensor by it when it passes it back (a helper asked whether
+            # best_state shares memory with the model must see the learner's own tensors).
+            "ref": self._ref(t),
         }
         if self.origins is not None:
             record["origin"] = sorted(self.origins(t))
         self._memo[key] = record
         return record
+
+    def _ref(self, t) -> int:
+        self.handles[id(t)] = t
+        return id(t)
 
     def _array(self, arr) -> dict:
         data = self._over_storage(arr)
@@ -456,6 +463,14 @@ def origin_of(t) -> frozenset:
     return f.get("origin", frozenset()) if f is not None else frozenset()
 
 
+def learner_ref(t) -> int | None:
+    """The learner's own tensor that ``t`` was decoded from, while the judge has not changed it."""
+    f = facts(t)
+    if f is None or f.get("ref") is None or int(t._version) != f.get("local_version"):
+        return None
+    return f["ref"]
+
+
 def storage_key(t):
     f = facts(t)
     return f.get("ptr") if f is not None else None
@@ -541,8 +556,10 @@ class Decoder:
                 t = t.view_as(t)
         self._memo[key] = t
         grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
-        if grad_value is not None and t.is_leaf and t.requires_grad:
+        if grad_value is not None and t.requires_grad and (t.is_leaf or record.get("retains_grad")):
             try:
+                if not t.is_leaf:
+                    t.retain_grad()
                 t.grad = grad_value
             except (RuntimeError, TypeError):
                 pass
@@ -556,6 +573,8 @@ class Decoder:
                 "version": int(record.get("version") or 0),
                 "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,
                 "origin": frozenset(str(o) for o in record.get("origin") or []),
+                "ref": record.get("ref") if type(record.get("ref")) is int else None,
+                "local_version": int(t._version),
             },
         )
         return t

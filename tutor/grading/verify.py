@@ -287,6 +287,10 @@ class Verifier:
                 self.pool.give_back(judge)
 
 
+# A verification from a pool takes two fresh kernels: the learner's and the judge's (judging.py).
+KERNELS_PER_VERIFICATION = 2
+
+
 async def verify_in_fresh_kernel(
     exercise: m.Exercise,
     code: str,
