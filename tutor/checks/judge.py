@@ -330,20 +330,23 @@ class World:
         return self._names
 
 
-_PROTECTED = frozenset(dir(builtins)) | {"torch", "np", "nn", "F"}
+_MODULES = frozenset({"torch", "np", "nn", "F"})  # always the judge's own imports
+_PROTECTED = frozenset(dir(builtins)) | _MODULES
 
 
 def _scope_names(names) -> dict:
-    """The learner's names a check may see: data always; a learner's function or object
-    never in place of a builtin or of torch, numpy, nn, F (a check's ``isinstance`` and
-    ``torch`` are Python's and torch's, whatever the learner bound to those names)."""
+    """The learner's names a check may see: torch, np, nn and F are never the learner's
+    (a check's ``torch`` is torch, whatever the learner bound to it); a builtin's name is
+    the learner's only when bound to data, never to a function or object of its own."""
     if not isinstance(names, dict):
         return {}
     out = {}
     for key, value in names.items():
         if not isinstance(key, str):
             continue
-        if key in _PROTECTED and (isinstance(value, (_Remote, wire.Opaque)) or type(value).__name__ == "module"):
+        if key in _MODULES or (
+            key in _PROTECTED and (isinstance(value, (_Remote, wire.Opaque)) or type(value).__name__ == "module")
+        ):
             continue
         out[key] = value
     return out
