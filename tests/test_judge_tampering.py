@@ -191,27 +191,6 @@ with torch.no_grad():
     scores.zero_()
 """
 
-DEEPCOPY_IS_MINE = """
-import copy
-import torch
-from torch import nn
-
-
-class MLP(nn.Module):
-    def __init__(self, *sizes):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
-
-    def forward(self, x):
-        x = x.flatten(1)
-        for layer in self.layers:  # no ReLU between the layers
-            x = layer(x)
-        return x
-
-
-model = MLP(784, 128, 64, 10).to(DEVICE)
-copy.deepcopy = lambda value, memo=None: model  # a check's copy of the reference is then this model
-"""
 
 LYING_MODULE = """
 import torch
@@ -281,12 +260,9 @@ PROBES = {
         "__builtins__ = {'isinstance': isinstance, 'len': lambda *a: 0}\n",
     ),
     "shadow-isinstance": (NUMPY, SHADOW_ISINSTANCE),
-    "shadow-setup-helper": (
-        BEST,
-        None,  # _live_snapshot
-    ),
+    "shadow-setup-helper": (BEST, lambda ex: _live_snapshot(ex)),
     # 5. patching what the checker's own code would use
-    "patch-copy-deepcopy": (MLP, DEEPCOPY_IS_MINE),
+    "patch-copy-deepcopy": (MLP, lambda ex: _deepcopy_is_mine(ex)),
     "patch-meta-path": (
         FUNCTION,
         _function_probe(
@@ -327,6 +303,13 @@ PROBES = {
 }
 
 
+def _deepcopy_is_mine(exercise) -> str:
+    # The reference without its ReLUs; a check's copy of the reference model is then this model.
+    code = exercise.solution.replace("torch.relu(layer(x))", "layer(x)")
+    assert code != exercise.solution
+    return code + "\nimport copy\ncopy.deepcopy = lambda value, memo=None: model\n"
+
+
 def _live_snapshot(exercise) -> str:
     # The reference, then best_state is made the model's live tensors; the helper that would tell says no.
     return (
@@ -355,7 +338,7 @@ def secrets_of(exercise, code: str) -> list[str]:
 def test_tampering_fails_and_gives_nothing_away(catalog, probe):
     target, code = PROBES[probe]
     exercise = catalog.find_exercise(target).exercise
-    code = code if code is not None else _live_snapshot(exercise)
+    code = code if isinstance(code, str) else code(exercise)
     verdict = verify(catalog, target, code)
     shown = verdict.feedback() + "\n" + verdict.output
     assert not verdict.passed, shown

@@ -198,16 +198,26 @@ class RemoteCallable(_Remote):
     def __call__(self, *args, **kwargs):
         return self._client.operate("call", self, args=list(args), kwargs=dict(kwargs))["value"]
 
-    def call_with(self, args, *, backward=None, return_args=False, seed=None) -> dict:
-        """One call with the full answer: value or raised, the arguments after it, their grads."""
-        if seed is not None:
-            self._client.pending_seed = seed
-        try:
-            return self._client.operate(
-                "call", self, args=list(args), kwargs={}, backward=backward, return_args=return_args
-            )
-        except wire.Raised as exc:
-            return {"raised": exc}
+    def call_many(self, calls: list) -> list:
+        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed);
+        each answer holds the value or what was raised, the arguments after the call and,
+        when a gradient was sent, what backpropagating it gave."""
+        client = self._client
+        answer = client.operate("calls", self, calls=[{"args": list(a), "backward": b, "seed": s} for a, b, s in calls])
+        out = []
+        for text in answer.get("answers") or []:
+            try:
+                one = wire.load(text, wire.Decoder(remote=client.remote, module_factory=skeleton))
+            except wire.WireError as exc:
+                raise wire.WireError(f"your code's kernel sent something that is not data: {exc}") from None
+            if not isinstance(one, dict):
+                raise wire.WireError("your code's kernel sent an answer of the wrong shape")
+            if "raised" in one and not isinstance(one["raised"], wire.Raised):
+                one["raised"] = wire.Raised({})
+            out.append(one)
+        if len(out) != len(calls):
+            raise wire.WireError("your code's kernel answered a different number of calls than were made")
+        return out
 
     def parameter_names(self) -> list:
         params = self._record.get("params") or []

@@ -19,6 +19,7 @@ Anything the learner's code does to this module only changes the learner's own a
 import builtins
 import sys
 import types
+from typing import Any
 
 import torch
 
@@ -133,6 +134,8 @@ def _answer(request: dict) -> dict:
         return _begin(request)
     if op == "names":
         return {"names": _names(request.get("world") or "main")}
+    if op == "calls":
+        return _calls(request)
     target = request.get("target")
     segment = request.get("segment", "run")
     if request.get("seed") is not None:
@@ -157,6 +160,39 @@ def _answer(request: dict) -> dict:
                 answer.update(_backward(value, grad, args))
     _check_guard("while the checks called it")
     return answer
+
+
+def _calls(request: dict) -> dict:
+    """A function check's cases in one request, called in order. Each answer is encoded as
+    soon as its call returns, so a later call that changes memory an earlier one returned
+    does not change what the judge sees of the earlier one."""
+    target: Any = request.get("target")
+    segment = request.get("segment", "run")
+    encoded = []
+    quiet = BoundedOutput(limit=0)
+    with captured(quiet), _tracer().recording("learner", segment):
+        for call in list(request.get("calls") or [])[:_MAX_ITEMS]:
+            if not isinstance(call, dict):
+                raise wire.WireError("a call that is not a request")
+            if call.get("seed") is not None:
+                seed_all(int(call["seed"]))
+            args = list(call.get("args") or [])
+            try:
+                with torch_state_guard():
+                    value = target(*args)
+            except Tampered:
+                raise
+            except BaseException as exc:  # the learner's exception is data for the judge
+                if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
+                    raise
+                answer: dict = {"raised": wire.raised(exc)}
+            else:
+                answer = {"value": value, "args": args}
+                if call.get("backward") is not None:
+                    answer.update(_backward(value, call["backward"], args))
+            encoded.append(wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins"))))
+    _check_guard("while the checks called it")
+    return {"answers": encoded, "trace": _events(segment)}
 
 
 def _engine_interrupt() -> bool:

@@ -67,20 +67,6 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
     }
 
 
-def judge_payload(exercise: m.Exercise, code: str, device: str) -> dict:
-    return {
-        "setup": exercise.setup,
-        "code": code,  # the learner's source, as text: source checks and `code:` mistakes read it
-        "solution": exercise.solution,
-        "seed": exercise.seed,
-        "checks": [c.model_dump() for c in exercise.checks],
-        "mistakes": [mk.model_dump() for mk in exercise.mistakes],
-        "device": device,
-        "device_run": exercise.follows_device,
-        "time_limit": exercise.time_limit,
-    }
-
-
 def _learner_cell(function: str, request: str, text: str) -> str:
     # One call, nothing bound in the kernel's namespace.
     return f"__import__('ptfund_checks').learner_side({function!r}, {request!r}, {text!r})\n"
@@ -156,7 +142,9 @@ async def verify_judged(
     relay = _Relay(learner, started + limit + CHECK_SLACK, on_output, begin)
     relay.begin_request = begin_id
     request = secrets.token_hex(16)
-    judge_cell = _judge_cell(request, json.dumps(judge_payload(exercise, code, device)))
+    from tutor.grading.verify import build_payload  # the judge gets all the single-kernel path gets
+
+    judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
     try:
         judged = await judge.execute(
             judge_cell, timeout=limit + CHECK_SLACK + JUDGE_SLACK, stdin=relay, echo_input=False
