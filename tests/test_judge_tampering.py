@@ -319,6 +319,27 @@ def _live_snapshot(exercise) -> str:
     )
 
 
+# What the verdict says: the wrong answer's own failure where the trick reached nothing,
+# else what the code did.
+WRONG_ANSWER = "add_bias_column fails for x of shape"
+SAYS = {
+    **{name: WRONG_ANSWER for name in ("gc-unfreeze", "frames", "ctypes", "patch-torch-library-equal")},
+    **{f"hook-{name}": WRONG_ANSWER for name in ("setprofile", "settrace", "audit-hook")},
+    # Rewriting objects from inside a collection can take the kernel down: that is said too.
+    "hook-gc-callbacks": (WRONG_ANSWER, "Your code crashed the Python kernel"),
+    "read-history-and-linecache": WRONG_ANSWER,
+    "hook-thread-after-return": "left a background thread running",
+    "tensor-subclass-as-parameter": "w is a Parameter, a subclass of torch.Tensor",
+    "float-whose-sub-is-zero": "f16_max is a Close, a subclass of float",
+    "module-whose-parameters-lie": "model has 0 parameters, expected 109,386",
+    "shadow-torch-and-isinstance": "w.is_leaf is False, expected True",
+    "shadow-isinstance": "scores_np should be a NumPy array",
+    "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
+    "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
+    "patch-meta-path": "The kernel running your code stopped answering the checker",
+}
+
+
 @pytest.fixture(scope="module")
 def catalog():
     return Catalog.load()
@@ -342,7 +363,9 @@ def test_tampering_fails_and_gives_nothing_away(catalog, probe):
     verdict = verify(catalog, target, code)
     shown = verdict.feedback() + "\n" + verdict.output
     assert not verdict.passed, shown
-    assert verdict.status in ("fail", "error"), shown
+    says = SAYS[probe] if isinstance(SAYS[probe], tuple) else (SAYS[probe],)
+    assert verdict.status in ("fail", "error") or (verdict.status == "crashed" and probe == "hook-gc-callbacks"), shown
+    assert any(sentence in verdict.feedback() for sentence in says), shown
     for secret in secrets_of(exercise, code):
         assert secret not in shown, secret
 

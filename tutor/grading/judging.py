@@ -45,7 +45,7 @@ FORGED = (
     "from the judge, which never runs your code, so this attempt fails."
 )
 SILENT = (
-    "The kernel running your code stopped answering the checker after your code ran ({why}): your code "
+    "The kernel running your code stopped answering the checker after your code ran{why}: your code "
     "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
     "nothing could be checked and this attempt fails."
 )
@@ -98,7 +98,7 @@ class _Relay:
         # The kernel is alive but what should answer did not: the learner's code replaced it
         # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
         self.fault = run
-        self.silent = f"{run.error.ename}: {run.error.evalue}" if run.error else "no answer"
+        self.silent = f" ({run.error.ename}: {run.error.evalue[:200]})" if run.error else ""
         return "fault:" + json.dumps({"status": "silent", "message": self.silent})
 
     async def __call__(self, prompt: str) -> str:
@@ -173,7 +173,7 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
         if relay.silent is not None:
-            return Verdict("error", SILENT.format(why=relay.silent[:200]))
+            return Verdict("error", SILENT.format(why=relay.silent))
         from tutor.grading.verify import crash_sentence
 
         return Verdict("crashed", crash_sentence(fault))
