@@ -12,7 +12,8 @@ Requests (decoded with wire.load, so the judge's inputs arrive as plain data):
 - ``call`` / ``getattr`` / ``iter`` / ``len`` / ``getitem`` / ``repr`` / ``bool`` / ``contains``:
   an operation on an object the judge holds a handle to (a function, a module, an optimizer),
   with arguments the judge chose; a call can also backpropagate a gradient the judge chose
-  and return its arguments afterwards (to see what the call changed).
+  and return its arguments afterwards (to see what the call changed);
+- ``calls``: a function check's cases, one call each, in order, in one request.
 Anything the learner's code does to this module only changes the learner's own answers.
 """
 

@@ -13,7 +13,8 @@ plain data (Tensor subclasses, float subclasses, a learner's own classes), then 
 accepts only the types below and rebuilds records:
 
 - ``tensor``: ``data`` (a detached alias of the tensor) and its autograd facts (requires_grad,
-  is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose;
+  is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose, and
+  ``ref``, the handle the judge sends back to mean the learner's own tensor;
 - ``ndarray``: a NumPy array as a tensor over the same memory (sharing with tensors made by
   ``torch.from_numpy`` survives) and its dtype; ``npscalar``: a NumPy scalar;
 - ``module``: an ``nn.Module``'s structure (class name, training flag, parameters, buffers,
