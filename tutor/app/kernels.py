@@ -49,12 +49,13 @@ class Kernels:
         try:
             await asyncio.to_thread(_import_engine)
             from tutor.engine import KernelPool, KernelSession
-            from tutor.grading.verify import Verifier
+            from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
             self._live = KernelSession(device=self.device, connection_file=self.connection_file)
             self._live.on_state = self._on_state
             if self.connection_file is None:
-                self._pool = KernelPool(device=self.device, size=1)
+                # Spares for one check: the learner's kernel and the judge's, both warm.
+                self._pool = KernelPool(device=self.device, size=KERNELS_PER_VERIFICATION)
                 self._verifier = Verifier(self._pool, device=self.device)
             else:
                 # An attached kernel cannot be multiplied: checks use fresh namespaces in it.

@@ -69,5 +69,8 @@ def warm_up(device=None) -> None:
 
     compile_all(__name__)
     warm(device)
+    # A spare does not know its role yet: the judge's module is imported while it waits too.
+    from . import judge  # noqa: F401
+
     if _first_copy is None:
         _first_copy = load(__name__)

@@ -6,15 +6,12 @@ carries one sentence for the learner plus the expected and actual values as shor
 
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
-from . import wire
-
-from . import patterns
+from . import patterns, wire
 from .describe import (
     fmt_int,
     fmt_number,

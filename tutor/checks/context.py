@@ -5,6 +5,7 @@ import ast
 import builtins
 import contextlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -80,7 +81,7 @@ def _pattern_topic(sentence: str) -> str:
 class Context:
     def __init__(
         self,
-        learner: dict,
+        learner: Any,  # dict, or the judge's World
         ref: dict,
         device: torch.device,
         seed: int,
@@ -97,7 +98,7 @@ class Context:
         self.solution_error = solution_error
         self.findings: list = []  # built-in signature messages, in order found
         self.topics: dict = {}  # finding -> topic, so a more precise sentence can replace it
-        self.tracer = None  # a trace.Tracer while the run is traced
+        self.tracer: Any = None  # a trace.Tracer while the run is traced
         self.segment: str | int = "run"  # which check is running (its index), for the trace
         self.label: str | None = None  # the running check's learner-facing label, if it has one
         self.input_shift = 0  # added to generated inputs' seeds: another world draws other inputs

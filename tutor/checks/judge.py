@@ -20,6 +20,8 @@ import builtins
 import contextlib
 import importlib
 import json
+import re
+from typing import Any
 
 import torch
 
@@ -135,6 +137,10 @@ class JudgePreparer(wire.Preparer):
             return object.__getattribute__(value, "_record")
         if isinstance(value, LearnerModule):
             return object.__getattribute__(value, "_remote")._record
+        if type(value) is torch.Tensor or type(value) is torch.nn.Parameter:
+            ref = wire.learner_ref(value)
+            if ref is not None:  # the learner's own tensor goes back as itself, not as a copy
+                return {wire.TAG: "handle", "id": ref, "kind": "object", "type": "Tensor"}
         return super().__call__(value, depth)
 
 
@@ -193,16 +199,26 @@ class RemoteCallable(_Remote):
     def __call__(self, *args, **kwargs):
         return self._client.operate("call", self, args=list(args), kwargs=dict(kwargs))["value"]
 
-    def call_with(self, args, *, backward=None, return_args=False, seed=None) -> dict:
-        """One call with the full answer: value or raised, the arguments after it, their grads."""
-        if seed is not None:
-            self._client.pending_seed = seed
-        try:
-            return self._client.operate(
-                "call", self, args=list(args), kwargs={}, backward=backward, return_args=return_args
-            )
-        except wire.Raised as exc:
-            return {"raised": exc}
+    def call_many(self, calls: list) -> list:
+        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed);
+        each answer holds the value or what was raised, the arguments after the call and,
+        when a gradient was sent, what backpropagating it gave."""
+        client = self._client
+        answer = client.operate("calls", self, calls=[{"args": list(a), "backward": b, "seed": s} for a, b, s in calls])
+        out = []
+        for text in answer.get("answers") or []:
+            try:
+                one = wire.load(text, wire.Decoder(remote=client.remote, module_factory=skeleton))
+            except wire.WireError as exc:
+                raise wire.WireError(f"your code's kernel sent something that is not data: {exc}") from None
+            if not isinstance(one, dict):
+                raise wire.WireError("your code's kernel sent an answer of the wrong shape")
+            if "raised" in one and not isinstance(one["raised"], wire.Raised):
+                one["raised"] = wire.Raised({})
+            out.append(one)
+        if len(out) != len(calls):
+            raise wire.WireError("your code's kernel answered a different number of calls than were made")
+        return out
 
     def parameter_names(self) -> list:
         params = self._record.get("params") or []
@@ -288,9 +304,9 @@ def skeleton(record: dict, remote):
     the same), deriving from the torch class it derives from (so ``isinstance(m, nn.Linear)``
     holds), with its fields filled from the record by the decoder."""
     name = str(record.get("cls") or "Module")
-    base = _torch_class(str(record.get("base") or "")) or torch.nn.Module
+    base: type = _torch_class(str(record.get("base") or "")) or torch.nn.Module
     key = (name, base)
-    cls = _classes.get(key)
+    cls: Any = _classes.get(key)
     if cls is None:
         short = name.rsplit(".", 1)[-1] or "Module"
         cls = type(short, (LearnerModule, base), {"__module__": name.rpartition(".")[0] or "__main__"})
@@ -325,20 +341,23 @@ class World:
         return self._names
 
 
-_PROTECTED = frozenset(dir(builtins)) | {"torch", "np", "nn", "F"}
+_MODULES = frozenset({"torch", "np", "nn", "F"})  # always the judge's own imports
+_PROTECTED = frozenset(dir(builtins)) | _MODULES
 
 
 def _scope_names(names) -> dict:
-    """The learner's names a check may see: data always; a learner's function or object
-    never in place of a builtin or of torch, numpy, nn, F (a check's ``isinstance`` and
-    ``torch`` are Python's and torch's, whatever the learner bound to those names)."""
+    """The learner's names a check may see: torch, np, nn and F are never the learner's
+    (a check's ``torch`` is torch, whatever the learner bound to it); a builtin's name is
+    the learner's only when bound to data, never to a function or object of its own."""
     if not isinstance(names, dict):
         return {}
     out = {}
     for key, value in names.items():
         if not isinstance(key, str):
             continue
-        if key in _PROTECTED and (isinstance(value, (_Remote, wire.Opaque)) or type(value).__name__ == "module"):
+        if key in _MODULES or (
+            key in _PROTECTED and (isinstance(value, (_Remote, wire.Opaque)) or type(value).__name__ == "module")
+        ):
             continue
         out[key] = value
     return out
@@ -406,6 +425,13 @@ def run(payload: dict, client: Client) -> dict:
             return _failed(str(begun["refused"]))
         if begun.get("tampered"):
             return _failed(str(begun["tampered"]))
+        shadowed = _shadowed_helpers(begun.get("rebound"), payload)
+        if shadowed:
+            return _failed(
+                f"Your code replaced the exercise's own helper {shadowed[0]}, which the checks call; they use the "
+                "exercise's helpers as the setup defined them, so this attempt fails. Solve the exercise without "
+                "redefining it."
+            )
         client._trace("run", begun.get("trace"))
         code_error = code_error_from(begun.get("error"))
         world = World(client, "main", begun.get("names") or {})
@@ -498,6 +524,30 @@ def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, f
         # The exercise's own code failed on that data: nothing to say about the learner's.
         return broken_in_world(result, seed, variant, number)
     return on_other_data(result, seed, variant, number)
+
+
+def _shadowed_helpers(rebound, payload: dict) -> list:
+    """The setup's helpers the learner's code rebound that a check or mistake names."""
+    if not isinstance(rebound, list):
+        return []
+    named: set = set()
+
+    def walk(value):
+        if isinstance(value, str):
+            named.update(_IDENTIFIER.findall(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(payload.get("checks"))
+    walk([mk.get("when") for mk in payload.get("mistakes") or [] if isinstance(mk, dict)])
+    return sorted(name for name in rebound if isinstance(name, str) and name in named)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def run_local(payload: dict) -> dict:

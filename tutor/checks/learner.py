@@ -12,12 +12,15 @@ Requests (decoded with wire.load, so the judge's inputs arrive as plain data):
 - ``call`` / ``getattr`` / ``iter`` / ``len`` / ``getitem`` / ``repr`` / ``bool`` / ``contains``:
   an operation on an object the judge holds a handle to (a function, a module, an optimizer),
   with arguments the judge chose; a call can also backpropagate a gradient the judge chose
-  and return its arguments afterwards (to see what the call changed).
+  and return its arguments afterwards (to see what the call changed);
+- ``calls``: a function check's cases, one call each, in order, in one request.
 Anything the learner's code does to this module only changes the learner's own answers.
 """
 
 import builtins
 import sys
+import types
+from typing import Any
 
 import torch
 
@@ -132,6 +135,8 @@ def _answer(request: dict) -> dict:
         return _begin(request)
     if op == "names":
         return {"names": _names(request.get("world") or "main")}
+    if op == "calls":
+        return _calls(request)
     target = request.get("target")
     segment = request.get("segment", "run")
     if request.get("seed") is not None:
@@ -142,7 +147,7 @@ def _answer(request: dict) -> dict:
             value = _operate(op, target, request)
         except Tampered:
             raise
-        except BaseException as exc:
+        except BaseException as exc:  # the learner's exception is data for the judge
             if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
                 raise
             return {"raised": wire.raised(exc), "trace": _events(segment)}
@@ -158,6 +163,44 @@ def _answer(request: dict) -> dict:
                 answer.update(_backward(value, grad, args))
     _check_guard("while the checks called it")
     return answer
+
+
+def _calls(request: dict) -> dict:
+    """A function check's cases in one request, called in order. Each answer is encoded as
+    soon as its call returns, so a later call that changes memory an earlier one returned
+    does not change what the judge sees of the earlier one."""
+    target: Any = request.get("target")
+    segment = request.get("segment", "run")
+    encoded = []
+    quiet = BoundedOutput(limit=0)
+    with captured(quiet), _tracer().recording("learner", segment):
+        for call in list(request.get("calls") or [])[:_MAX_ITEMS]:
+            if not isinstance(call, dict):
+                raise wire.WireError("a call that is not a request")
+            if call.get("seed") is not None:
+                seed_all(int(call["seed"]))
+            args = list(call.get("args") or [])
+            # Version counters before the call: an input written in place and written back still
+            # shows. On meta inputs (the device run's stand-in for a GPU) operations across
+            # devices raise, as there.
+            before = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+            try:
+                with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
+                    value = target(*args)
+            except Tampered:
+                raise
+            except BaseException as exc:  # the learner's exception is data for the judge
+                if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
+                    raise
+                answer: dict = {"raised": wire.raised(exc)}
+            else:
+                after = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+                answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
+                if call.get("backward") is not None:
+                    answer.update(_backward(value, call["backward"], args))
+            encoded.append(wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins"))))
+    _check_guard("while the checks called it")
+    return {"answers": encoded, "trace": _events(segment)}
 
 
 def _engine_interrupt() -> bool:
@@ -259,6 +302,10 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
         error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
     answer = {"error": _error(error), "trace": _events("run")}
     replaced = sorted(k for k, v in helpers.items() if k in ns and ns[k] is not v and k.startswith("_"))
+    # Which of the setup's helpers the code rebound: the judge knows which of them its checks call.
+    answer["rebound"] = sorted(
+        k for k, v in helpers.items() if isinstance(v, (types.FunctionType, type)) and k in ns and ns[k] is not v
+    )
     if replaced:
         answer["tampered"] = (
             f"Your code replaced the exercise's own helper {replaced[0]}; the checks use the exercise's helpers "

@@ -258,7 +258,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx.code, ctx.solution = code, solution  # source checks read them
     result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
     # A pass must hold on other data too (see judge.run, which does the same across kernels).
-    alike = []
+    alike: list[bool] = []
     for number, spec in enumerate(payload.get("worlds") or [], 2):
         if not result.get("passed") or not isinstance(spec, dict):
             break

@@ -13,7 +13,8 @@ plain data (Tensor subclasses, float subclasses, a learner's own classes), then 
 accepts only the types below and rebuilds records:
 
 - ``tensor``: ``data`` (a detached alias of the tensor) and its autograd facts (requires_grad,
-  is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose;
+  is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose, and
+  ``ref``, the handle the judge sends back to mean the learner's own tensor;
 - ``ndarray``: a NumPy array as a tensor over the same memory (sharing with tensors made by
   ``torch.from_numpy`` survives) and its dtype; ``npscalar``: a NumPy scalar;
 - ``module``: an ``nn.Module``'s structure (class name, training flag, parameters, buffers,
@@ -32,11 +33,13 @@ import base64
 import io
 import math
 from collections import OrderedDict as _OrderedDict
+from typing import Any
 
 import numpy as np
 import torch
 
 WIRE_VERSION = 1
+_GRAD: Any = torch.Tensor.grad  # the descriptor itself: a tensor's own `grad` attribute cannot answer for it
 TAG = "~"
 MAX_DEPTH = 24
 MAX_ITEMS = 200_000
@@ -132,7 +135,7 @@ class Preparer:
         key = ("t", id(t))
         if key in self._memo:
             return self._memo[key]
-        grad = _safe(lambda: torch.Tensor.grad.__get__(t)) if t.is_leaf else None
+        grad = _safe(lambda: _GRAD.__get__(t)) if t.is_leaf or _safe(lambda: t.retains_grad) else None
         if t.device.type == "cpu":
             storage = _safe(t.untyped_storage)
             if storage is not None and storage.nbytes():
@@ -148,11 +151,18 @@ class Preparer:
             "version": int(t._version),
             "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
             "ptr": _storage_ptr(t),
+            # The judge names this tensor by it when it passes it back (a helper asked whether
+            # best_state shares memory with the model must see the learner's own tensors).
+            "ref": self._ref(t),
         }
         if self.origins is not None:
             record["origin"] = sorted(self.origins(t))
         self._memo[key] = record
         return record
+
+    def _ref(self, t) -> int:
+        self.handles[id(t)] = t
+        return id(t)
 
     def _array(self, arr) -> dict:
         data = self._over_storage(arr)
@@ -241,7 +251,7 @@ _ASKED = frozenset(
         "__round__", "__array__", "item", "tolist", "keys", "values", "items",
     }
 )  # fmt: skip
-_BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set)
+_BASES: tuple[Any, ...] = (bool, int, float, complex, str, bytes, list, tuple, dict, set)
 
 
 def _overrides(value) -> list:
@@ -255,7 +265,7 @@ def _overrides(value) -> list:
     return sorted(found)
 
 
-def _as_base(value):
+def _as_base(value: Any) -> Any:
     for base in _BASES:
         if isinstance(value, base):
             if base in (list, tuple, set):
@@ -454,6 +464,14 @@ def origin_of(t) -> frozenset:
     return f.get("origin", frozenset()) if f is not None else frozenset()
 
 
+def learner_ref(t) -> int | None:
+    """The learner's own tensor that ``t`` was decoded from, while the judge has not changed it."""
+    f = facts(t)
+    if f is None or f.get("ref") is None or int(t._version) != f.get("local_version"):
+        return None
+    return f["ref"]
+
+
 def storage_key(t):
     f = facts(t)
     return f.get("ptr") if f is not None else None
@@ -531,12 +549,18 @@ class Decoder:
         t = data
         if record.get("param"):
             t = torch.nn.Parameter(data, requires_grad=bool(record.get("requires_grad")))
-        elif record.get("requires_grad") and record.get("is_leaf") and (data.is_floating_point() or data.is_complex()):
+        elif record.get("requires_grad") and (data.is_floating_point() or data.is_complex()):
             t = data.requires_grad_(True)
+            if not record.get("is_leaf"):
+                # A check's own expressions (a mistake's `when`) read w.is_leaf, w.grad_fn: a
+                # same-shape alias is a non-leaf with the tensor's layout and storage.
+                t = t.view_as(t)
         self._memo[key] = t
         grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
-        if grad_value is not None and t.is_leaf and t.requires_grad:
+        if grad_value is not None and t.requires_grad and (t.is_leaf or record.get("retains_grad")):
             try:
+                if not t.is_leaf:
+                    t.retain_grad()
                 t.grad = grad_value
             except (RuntimeError, TypeError):
                 pass
@@ -550,6 +574,8 @@ class Decoder:
                 "version": int(record.get("version") or 0),
                 "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,
                 "origin": frozenset(str(o) for o in record.get("origin") or []),
+                "ref": record.get("ref") if type(record.get("ref")) is int else None,
+                "local_version": int(t._version),
             },
         )
         return t
@@ -625,5 +651,5 @@ def load(text, decoder: Decoder | None = None):
     except Exception as exc:
         raise WireError(f"the answer is not plain data ({type(exc).__name__})") from None
     if type(message) is not dict or message.get("v") != WIRE_VERSION or "body" not in message:
-        raise WireError("the answer does not follow the judge's format (version %s)" % WIRE_VERSION)
+        raise WireError(f"the answer does not follow the judge's format (version {WIRE_VERSION})")
     return (decoder or Decoder())(message["body"])

@@ -157,10 +157,12 @@ async def _verify_all(
     on_learner: Callable[[Row], None],
 ) -> None:
     from tutor.engine import KernelPool
-    from tutor.grading.verify import Verifier
+    from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
     jobs = max(1, min(jobs, len(todo)))
-    pool = KernelPool(device=device, size=jobs, demand=len(todo), recover=False)
+    pool = KernelPool(
+        device=device, size=jobs * KERNELS_PER_VERIFICATION, demand=len(todo) * KERNELS_PER_VERIFICATION, recover=False
+    )
     verifier = Verifier(pool, device=device)
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in todo:

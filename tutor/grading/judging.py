@@ -44,6 +44,11 @@ FORGED = (
     "Your code displayed output in the checker's own result format ({mime}); a verdict comes only "
     "from the judge, which never runs your code, so this attempt fails."
 )
+SILENT = (
+    "The kernel running your code stopped answering the checker after your code ran{why}: your code "
+    "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
+    "nothing could be checked and this attempt fails."
+)
 INTERRUPTED = (
     "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
     "so nothing was checked and this attempt fails."
@@ -59,21 +64,6 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
         "code": code,
         "seed": exercise.seed,
         "device": device,
-    }
-
-
-def judge_payload(exercise: m.Exercise, code: str, device: str) -> dict:
-    return {
-        "setup": exercise.setup,
-        "code": code,  # the learner's source, as text: source checks and `code:` mistakes read it
-        "solution": exercise.solution,
-        "seed": exercise.seed,
-        "checks": [c.model_dump() for c in exercise.checks],
-        "mistakes": [mk.model_dump() for mk in exercise.mistakes],
-        "device": device,
-        "device_run": exercise.follows_device,
-        "time_limit": exercise.time_limit,
-        "worlds": exercise.worlds(),
     }
 
 
@@ -94,6 +84,7 @@ class _Relay:
     begin: asyncio.Future
     runs: list[RunResult] = field(default_factory=list)
     fault: RunResult | None = None
+    silent: str | None = None  # why the learner's kernel, still running, gave no answer
 
     def answer(self, run: RunResult, request: str) -> str:
         self.runs.append(run)
@@ -104,9 +95,11 @@ class _Relay:
             bundle = display.data.get(ANSWER_MIME)
             if isinstance(bundle, dict) and bundle.get("request") == request and isinstance(bundle.get("body"), str):
                 return "ok:" + bundle["body"]
+        # The kernel is alive but what should answer did not: the learner's code replaced it
+        # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
         self.fault = run
-        why = f"{run.error.ename}: {run.error.evalue}" if run.error else "no answer"
-        return "fault:" + json.dumps({"status": "crashed", "message": f"the kernel running your code gave {why}"})
+        self.silent = f" ({run.error.ename}: {run.error.evalue[:200]})" if run.error else ""
+        return "fault:" + json.dumps({"status": "silent", "message": self.silent})
 
     async def __call__(self, prompt: str) -> str:
         if self.fault is not None or not prompt.startswith(PROMPT):
@@ -149,7 +142,9 @@ async def verify_judged(
     relay = _Relay(learner, started + limit + CHECK_SLACK, on_output, begin)
     relay.begin_request = begin_id
     request = secrets.token_hex(16)
-    judge_cell = _judge_cell(request, json.dumps(judge_payload(exercise, code, device)))
+    from tutor.grading.verify import build_payload  # the judge gets all the single-kernel path gets
+
+    judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
     try:
         judged = await judge.execute(
             judge_cell, timeout=limit + CHECK_SLACK + JUDGE_SLACK, stdin=relay, echo_input=False
@@ -177,6 +172,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
+        if relay.silent is not None:
+            return Verdict("error", SILENT.format(why=relay.silent))
         from tutor.grading.verify import crash_sentence
 
         return Verdict("crashed", crash_sentence(fault))

@@ -142,19 +142,16 @@ async def test_pack(
     echo: Echo = lambda row: None,
     times: bool = True,
 ) -> Report:
-    """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
-    kernel per exercise (and per lesson's predict cards) from one pool.
+    """Prove the pack with ``jobs`` workers (default: one per core), sharing one pool.
 
-    All cases of one exercise run in that kernel, in fresh namespaces each. The reference
-    solution runs first, in a kernel that has run nothing else, so its pass is as strict
-    as a learner's verification. The cases after it must fail, and leftover state could at
-    worst make one pass (reported) or fail for another reason (caught by ``expect``).
-    Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
+    Every case of an exercise is verified as ``check`` verifies a learner's code: a fresh
+    learner's kernel and a judge's kernel (judging.py), so what passes here passes there.
+    A lesson's predict cards run in one fresh kernel. Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
     each as it is done. Exercises start slowest first by their times in the pack's last
     run (``times``: read and record them; packtimes.py).
     """
     from tutor.engine.pool import KernelPool
-    from tutor.grading.verify import Verifier
+    from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
     items: list[tuple[m.Lesson, m.Exercise | None]] = []
@@ -166,7 +163,12 @@ async def test_pack(
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    pool = KernelPool(device=device, size=jobs, demand=len(items))
+    # Every case is a verification as `check` makes it (two fresh kernels); predict cards take one.
+    cases = sum(2 + len(ex.wrong_solutions) + len(ex.accepted_solutions) for _, ex in items if ex is not None)
+    predicts = sum(1 for _, ex in items if ex is None)
+    per = KERNELS_PER_VERIFICATION
+    pool = KernelPool(device=device, size=jobs * per, demand=cases * per + predicts)
+    verifier = Verifier(pool, device=device)
     keys = [f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" for les, ex in items]
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
@@ -176,16 +178,16 @@ async def test_pack(
     async def worker() -> None:
         while queue:
             index, (les, ex) = queue.pop()
-            kernel = await pool.take()
             started = time.perf_counter()
-            try:
-                if ex is None:
+            if ex is not None:
+                await _run_cases(verifier, les, ex, parts[index], echo)
+            else:
+                kernel = await pool.take()
+                try:
                     await _test_predict_cards(kernel, les, parts[index], echo)
-                else:
-                    await _run_cases(Verifier(attached=kernel), les, ex, parts[index], echo)
-                took[keys[index]] = time.perf_counter() - started
-            finally:
-                pool.give_back(kernel)
+                finally:
+                    pool.give_back(kernel)
+            took[keys[index]] = time.perf_counter() - started
 
     await pool.fan_out(jobs, worker)
     if times:

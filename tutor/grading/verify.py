@@ -270,7 +270,7 @@ class Verifier:
         verdict.elapsed = time.perf_counter() - started
         return verdict
 
-    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output) -> Verdict:
+    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output: OutputCallback | None) -> Verdict:
         """Two fresh kernels from the pool: the learner's runs the code, the judge decides
         (tutor/grading/judging.py). Both are thrown away afterwards."""
         from tutor.grading.judging import verify_judged
@@ -287,6 +287,10 @@ class Verifier:
             self.pool.give_back(learner)
             if judge is not None:
                 self.pool.give_back(judge)
+
+
+# A verification from a pool takes two fresh kernels: the learner's and the judge's (judging.py).
+KERNELS_PER_VERIFICATION = 2
 
 
 async def verify_in_fresh_kernel(

@@ -277,6 +277,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         raise AuthoringError(f"mutates names {join_names(unknown)}, which {name} has no argument called")
 
     failures, ran, skipped = [], 0, 0
+    # The reference first, on every case; the learner's function then gets all its cases
+    # in one request when it lives in the learner's kernel (one round trip, not one a case).
+    planned = []
     for order, dev in enumerate(devices):
         meta = dev.type == "meta"
         for i in range(cases):
@@ -299,72 +302,76 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if ref_exc is not None and meta:
                 skipped += 1  # the reference itself needs real data here: nothing to compare
                 continue
-            remote = None
-            if hasattr(fn, "call_with"):  # the learner's function, in the learner's kernel
-                want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
-                g = _grad_output(ref_out, seed + i) if want else None
-                before = _snapshot(case.args)
-                remote = fn.call_with(case.args, backward=g, return_args=True, seed=seed + i)
-                out, exc = remote.get("value"), remote.get("raised")
-                after = list(remote.get("args") or [])
-                changed = changed_inputs(before, after, remote.get("versions"))
-            else:
-                seed_all(seed + i)
-                before = _snapshot(case.args)
-                with ctx.side("learner"):
-                    out, exc = _call(fn, case.args)
-                after = list(case.args)
-                changed = changed_inputs(before, after)
-            scan(out, "result")
-            ran += 1
-            details = {}
-            if ref_exc is not None:
-                if exc is not None and exception_matches(exc, type(ref_exc).__name__):
-                    continue
-                sentences = (
-                    [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
-                    if exc is not None
-                    else [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"]
-                )
-            elif exc is not None:
-                sentences = [_raised(exc)]
-                details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
-            else:
-                inputs = [
-                    (names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)
+            planned.append((order, dev, meta, i, ref_case, case, ref_out, ref_exc))
+    answers = None
+    if hasattr(fn, "call_many"):  # the learner's function, in the learner's kernel
+        calls = []
+        for _, _, meta, i, _, case, ref_out, ref_exc in planned:
+            want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
+            calls.append((case.args, _grad_output(ref_out, seed + i) if want else None, seed + i))
+        answers = fn.call_many(calls) if calls else []
+    for k, (order, dev, meta, i, ref_case, case, ref_out, ref_exc) in enumerate(planned):
+        remote = None
+        before = _snapshot(case.args)  # the judge's copy: only the learner's kernel's was called
+        if answers is not None:
+            remote = answers[k]
+            out, exc = remote.get("value"), remote.get("raised")
+            after = list(remote.get("args") or [])
+            changed = changed_inputs(before, after, remote.get("versions"))
+        else:
+            seed_all(seed + i)
+            with ctx.side("learner"):
+                out, exc = _call(fn, case.args)
+            after = list(case.args)
+            changed = changed_inputs(before, after)
+        scan(out, "result")
+        ran += 1
+        details = {}
+        if ref_exc is not None:
+            if exc is not None and exception_matches(exc, type(ref_exc).__name__):
+                continue
+            sentences = (
+                [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
+                if exc is not None
+                else [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"]
+            )
+        elif exc is not None:
+            sentences = [_raised(exc)]
+            details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
+        else:
+            inputs = [(names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)]
+            problems = output_problems(
+                out,
+                ref_out,
+                "result",
+                compare,
+                tol,
+                meta,
+                hint,
+                broadcast=bool(check.get("broadcast")),
+                inputs=inputs,
+            )
+            if not problems and "grad" in compare and not meta:
+                try:
+                    problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
+                except Exception as err:
+                    problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
+            problems = (
+                _input_problems(name, changed, labels, mutates)
+                + _mutated_problems(after, ref_case.args, labels, mutates, tol, meta)
+                + problems
+            )
+            details["absorb"] = problems
+            sentences = [p.sentence for p in problems]
+            if problems:
+                details["problems"] = [
+                    {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
                 ]
-                problems = output_problems(
-                    out,
-                    ref_out,
-                    "result",
-                    compare,
-                    tol,
-                    meta,
-                    hint,
-                    broadcast=bool(check.get("broadcast")),
-                    inputs=inputs,
-                )
-                if not problems and "grad" in compare and not meta:
-                    try:
-                        problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
-                    except Exception as err:
-                        problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
-                problems = (
-                    _input_problems(name, changed, labels, mutates)
-                    + _mutated_problems(after, ref_case.args, labels, mutates, tol, meta)
-                    + problems
-                )
-                details["absorb"] = problems
-                sentences = [p.sentence for p in problems]
-                if problems:
-                    details["problems"] = [
-                        {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
-                    ]
-            if not sentences:
-                details.pop("absorb", None)
-            if sentences:
-                pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
-                failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
+        if not sentences:
+            details.pop("absorb", None)
+        if sentences:
+            pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
+            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
 
     labels = [str(d) for d in devices]
     if failures:

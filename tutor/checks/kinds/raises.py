@@ -15,7 +15,7 @@ def exception_matches(exc: BaseException, wanted: str) -> bool:
     last = wanted.rsplit(".", 1)[-1]
     names = getattr(exc, "names", None) if type(exc).__name__ == "Raised" else None
     if names is not None:  # raised in the learner's kernel: its class names came as data
-        qualnames = exc.qualnames
+        qualnames = getattr(exc, "qualnames", ())
         return wanted in names or wanted in qualnames or ("." in wanted and last in names)
     for cls in type(exc).__mro__:
         if wanted in (cls.__name__, cls.__qualname__, f"{cls.__module__}.{cls.__qualname__}"):
