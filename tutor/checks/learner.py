@@ -156,7 +156,7 @@ def _answer(request: dict) -> dict:
             args = list(request.get("args") or [])
             if request.get("return_args"):
                 answer["args"] = args
-                after = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+                after = [wire.version_counter(a) for a in args]
                 answer["versions"] = [list(pair) for pair in zip(request.get("versions") or after, after, strict=False)]
             grad = request.get("backward")
             if grad is not None:
@@ -183,7 +183,7 @@ def _calls(request: dict) -> dict:
             # Version counters before the call: an input written in place and written back still
             # shows. On meta inputs (the device run's stand-in for a GPU) operations across
             # devices raise, as there.
-            before = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+            before = [wire.version_counter(a) for a in args]
             try:
                 with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
                     value = target(*args)
@@ -194,7 +194,7 @@ def _calls(request: dict) -> dict:
                     raise
                 answer: dict = {"raised": wire.raised(exc)}
             else:
-                after = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+                after = [wire.version_counter(a) for a in args]
                 answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
                 if call.get("backward") is not None:
                     answer.update(_backward(value, call["backward"], args))
@@ -214,7 +214,7 @@ def _operate(op, target, request):
         args = request.get("args") or []
         # The version counters before the call: an input written in place and written back
         # still shows (the judge compares them with those after, sent with the arguments).
-        request["versions"] = [int(a._version) if isinstance(a, torch.Tensor) else None for a in args]
+        request["versions"] = [wire.version_counter(a) for a in args]
         # On meta inputs (the device run's stand-in for a GPU) operations across devices raise, as there.
         with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
             return target(*args, **(request.get("kwargs") or {}))

@@ -148,8 +148,9 @@ class Preparer:
             "is_leaf": bool(t.is_leaf),
             "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
             "grad": self._tensor(grad, depth + 1) if type(grad) is torch.Tensor else None,
-            "version": int(t._version),
+            "version": version_counter(t),  # None for an inference tensor (it keeps none)
             "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
+            "inference": bool(_safe(t.is_inference) or False),
             "ptr": _storage_ptr(t),
             # The judge names this tensor by it when it passes it back (a helper asked whether
             # best_state shares memory with the model must see the learner's own tensors).
@@ -454,9 +455,21 @@ def grad_of(t):
         return t.grad
 
 
+def version_counter(value) -> int | None:
+    """A tensor's version counter; None for what has none (not a tensor, an inference tensor)."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return int(value._version)
+    except RuntimeError:  # inference tensors do not track it
+        return None
+
+
 def version_of(t) -> int:
     f = facts(t)
-    return f["version"] if f is not None else int(t._version)
+    if f is not None:
+        return f["version"]
+    return version_counter(t) or 0
 
 
 def origin_of(t) -> frozenset:
@@ -467,7 +480,7 @@ def origin_of(t) -> frozenset:
 def learner_ref(t) -> int | None:
     """The learner's own tensor that ``t`` was decoded from, while the judge has not changed it."""
     f = facts(t)
-    if f is None or f.get("ref") is None or int(t._version) != f.get("local_version"):
+    if f is None or f.get("ref") is None or version_counter(t) != f.get("local_version"):
         return None
     return f["ref"]
 
@@ -547,7 +560,12 @@ class Decoder:
             raise WireError("a tensor record without a tensor")
         grad = record.get("grad")
         t = data
-        if record.get("param"):
+        if record.get("inference") and not record.get("requires_grad"):
+            # Made under inference_mode in the learner's kernel: one here too (a copy of the
+            # values: an inference tensor cannot share storage with a normal one).
+            with torch.inference_mode():
+                t = data.clone()
+        elif record.get("param"):
             t = torch.nn.Parameter(data, requires_grad=bool(record.get("requires_grad")))
         elif record.get("requires_grad") and (data.is_floating_point() or data.is_complex()):
             t = data.requires_grad_(True)
@@ -575,7 +593,7 @@ class Decoder:
                 "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,
                 "origin": frozenset(str(o) for o in record.get("origin") or []),
                 "ref": record.get("ref") if type(record.get("ref")) is int else None,
-                "local_version": int(t._version),
+                "local_version": version_counter(t),
             },
         )
         return t

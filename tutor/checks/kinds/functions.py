@@ -118,7 +118,7 @@ def output_problems(
 
 def _snapshot(args) -> list:
     """Each tensor argument's value and version counter before a call (None for others)."""
-    return [(a.detach().clone(), int(a._version)) if isinstance(a, torch.Tensor) else None for a in args]
+    return [(a.detach().clone(), wire.version_counter(a)) if isinstance(a, torch.Tensor) else None for a in args]
 
 
 def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -143,8 +143,10 @@ def changed_inputs(before: list, after: list, versions: list | None = None) -> d
         value, version = snap
         now = after[j]
         pair = versions[j] if versions and j < len(versions) and versions[j] else None
-        if pair is not None and pair[0] is not None:
+        if pair is not None and pair[0] is not None and pair[1] is not None:
             written = int(pair[1]) != int(pair[0])
+        elif version is None:
+            written = False  # an inference tensor keeps no version counter: its values still tell
         else:
             written = wire.version_of(now) != version
         if not _same_tensor(value, now):
