@@ -228,7 +228,8 @@ def verdict_from_result(result: dict) -> Verdict:
 
 
 class Verifier:
-    """Verifies attempts, each in a fresh kernel from the pool (or fresh namespaces of an attached kernel)."""
+    """Verifies attempts, each in a fresh learner's kernel from the pool with a judge's kernel
+    beside it (or in fresh namespaces of an attached kernel)."""
 
     def __init__(
         self,
@@ -312,8 +313,9 @@ class Verifier:
         return verdict
 
     async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output: OutputCallback | None) -> Verdict:
-        """Two fresh kernels from the pool: the learner's runs the code, the judge decides
-        (tutor/grading/judging.py). Both are thrown away afterwards."""
+        """Two kernels: the learner's, fresh from the pool, runs the code and is thrown away;
+        the judge's decides (tutor/grading/judging.py) and is thrown away too, unless kept
+        for the next attempt at this exercise (``reuse_judges``)."""
         from tutor.grading.judging import verify_judged
 
         assert self.pool is not None  # __init__ requires one of the two
