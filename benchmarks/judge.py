@@ -12,7 +12,7 @@
     verified in.
 (c) Grading a small class (learners x the exercises of (a), the reference, the starter or
     the first wrong solution in rotation) with --jobs workers over one pool, as `grade`
-    does: two kernels per verification vs one.
+    does: a learner's kernel per file and judges kept per exercise vs one kernel per file.
 Medians; the ratios are judged / single. Target (issue 21): (a) at most 1.2x; (c) at most 1x.
 Writes the table to BENCHMARKS.md under "## Judged verification".
 """
@@ -126,7 +126,12 @@ async def bench_cold(ref, repeat: int) -> tuple[float, float]:
 async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]:
     per = KERNELS_PER_VERIFICATION if judged else 1
     pool = KernelPool(size=jobs * per, demand=len(tasks) * per, recover=False)
+    verifier = Verifier(pool, reuse_judges=True)
     queue = list(enumerate(tasks))
+    if judged:
+        # As `grade` orders a block of learners (gradebook.LEARNER_BLOCK): exercise by
+        # exercise, so the judge kept from one file serves the next of its exercise.
+        queue.sort(key=lambda item: id(item[1][0]))
     queue.reverse()
     statuses = [""] * len(tasks)
 
@@ -134,7 +139,7 @@ async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]
         while queue:
             index, (exercise, code) = queue.pop()
             if judged:
-                verdict = await Verifier(pool).verify(exercise, code)
+                verdict = await verifier.verify(exercise, code)
             else:
                 kernel = await pool.take()
                 try:
@@ -144,7 +149,7 @@ async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]
             statuses[index] = verdict.status
 
     started = time.perf_counter()
-    await pool.fan_out(jobs, worker)
+    await verifier.fan_out(jobs, worker)
     return time.perf_counter() - started, statuses
 
 
@@ -173,7 +178,15 @@ def main() -> None:
     parser.add_argument("--learners", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--class-only", action="store_true", help="only (c); print it, write nothing")
     args = parser.parse_args()
+    if args.class_only:
+        refs = [Catalog.load().find_exercise(key) for key in EXERCISES]
+        tasks = class_tasks(refs, args.learners)
+        single, _ = asyncio.run(grade_class(tasks, args.jobs, judged=False))
+        judged, _ = asyncio.run(grade_class(tasks, args.jobs, judged=True))
+        print(f"class of {len(tasks)} files: single {single:.1f} s, judged {judged:.1f} s, {judged / single:.2f}x")
+        return
 
     catalog = Catalog.load()
     refs = [catalog.find_exercise(key) for key in EXERCISES]

@@ -145,7 +145,8 @@ async def test_pack(
     """Prove the pack with ``jobs`` workers (default: one per core), sharing one pool.
 
     Every case of an exercise is verified as ``check`` verifies a learner's code: a fresh
-    learner's kernel and a judge's kernel (judging.py), so what passes here passes there.
+    learner's kernel and a judge's kernel (judging.py), so what passes here passes there;
+    the judge, which never runs the cases' code, serves all of one exercise's cases.
     A lesson's predict cards run in one fresh kernel. Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
     each as it is done. Exercises start slowest first by their times in the pack's last
     run (``times``: read and record them; packtimes.py).
@@ -163,12 +164,13 @@ async def test_pack(
     if not items:
         return Report()
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    # Every case is a verification as `check` makes it (two fresh kernels); predict cards take one.
-    cases = sum(2 + len(ex.wrong_solutions) + len(ex.accepted_solutions) for _, ex in items if ex is not None)
-    predicts = sum(1 for _, ex in items if ex is None)
-    per = KERNELS_PER_VERIFICATION
-    pool = KernelPool(device=device, size=jobs * per, demand=cases * per + predicts)
-    verifier = Verifier(pool, device=device)
+    # Every case is a verification as `check` makes it: a fresh learner's kernel, and the
+    # exercise's judge (kept from one case to the next); predict cards take one kernel.
+    exercises = [ex for _, ex in items if ex is not None]
+    cases = sum(2 + len(ex.wrong_solutions) + len(ex.accepted_solutions) for ex in exercises)
+    predicts = len(items) - len(exercises)
+    pool = KernelPool(device=device, size=jobs * KERNELS_PER_VERIFICATION, demand=cases + len(exercises) + predicts)
+    verifier = Verifier(pool, device=device, reuse_judges=True)
     keys = [f"{les.id}/{ex.id if ex is not None else '(predict cards)'}" for les, ex in items]
     last_times = packtimes.load(pack.root) if times else {}
     queue = [(i, items[i]) for i in packtimes.slowest_first(keys, last_times)]
@@ -181,6 +183,7 @@ async def test_pack(
             started = time.perf_counter()
             if ex is not None:
                 await _run_cases(verifier, les, ex, parts[index], echo)
+                verifier.drop_judges(ex)
             else:
                 kernel = await pool.take()
                 try:
@@ -189,7 +192,7 @@ async def test_pack(
                     pool.give_back(kernel)
             took[keys[index]] = time.perf_counter() - started
 
-    await pool.fan_out(jobs, worker)
+    await verifier.fan_out(jobs, worker)
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
     return Report([row for part in parts for row in part.rows])

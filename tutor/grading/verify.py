@@ -24,6 +24,8 @@ from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from tutor.engine.pool import KernelPool
     from tutor.engine.session import KernelSession, OutputCallback
 
@@ -228,16 +230,58 @@ def verdict_from_result(result: dict) -> Verdict:
 
 
 class Verifier:
-    """Verifies attempts, each in a fresh kernel from the pool (or fresh namespaces of an attached kernel)."""
+    """Verifies attempts, each in a fresh learner's kernel from the pool with a judge's kernel
+    beside it (or in fresh namespaces of an attached kernel)."""
 
     def __init__(
-        self, pool: KernelPool | None = None, *, attached: KernelSession | None = None, device: str | None = None
+        self,
+        pool: KernelPool | None = None,
+        *,
+        attached: KernelSession | None = None,
+        device: str | None = None,
+        reuse_judges: bool = False,
     ) -> None:
+        """``reuse_judges`` (a batch: `grade`): a judge's kernel never runs learner code, so
+        after a clean verification it is kept for the next attempt at the same exercise;
+        run the batch with :meth:`fan_out`, which shuts the kept ones down at the end."""
         if pool is None and attached is None:
             raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
         self.pool = pool
         self.attached = attached
         self.device = device
+        self.reuse_judges = reuse_judges
+        self._idle_judges: list[tuple[tuple, KernelSession]] = []  # oldest first
+
+    async def fan_out(self, jobs: int, worker: Callable[[], Awaitable[None]]) -> None:
+        """The pool's ``fan_out``, then the kept judges shut down (they are this verifier's)."""
+        assert self.pool is not None
+        try:
+            await self.pool.fan_out(jobs, worker)
+        finally:
+            judges = [judge for _, judge in self._idle_judges]
+            self._idle_judges.clear()
+            await asyncio.gather(*(judge.shutdown() for judge in judges), return_exceptions=True)
+
+    def drop_judges(self, exercise: m.Exercise) -> None:
+        """Shut down the judges kept for ``exercise`` (no more attempts at it will come)."""
+        assert self.pool is not None
+        key = _judge_key(exercise)
+        for kept, judge in [entry for entry in self._idle_judges if entry[0] == key]:
+            self._idle_judges.remove((kept, judge))
+            self.pool.give_back(judge)
+
+    def _idle_judge(self, key: tuple) -> KernelSession | None:
+        for index, (kept, judge) in enumerate(self._idle_judges):
+            if kept == key:
+                del self._idle_judges[index]
+                return judge
+        return None
+
+    def _keep_judge(self, key: tuple, judge: KernelSession) -> None:
+        assert self.pool is not None
+        self._idle_judges.append((key, judge))
+        while len(self._idle_judges) > self.pool.size:  # judges of exercises no longer graded
+            self.pool.give_back(self._idle_judges.pop(0)[1])
 
     async def verify(
         self,
@@ -271,22 +315,34 @@ class Verifier:
         return verdict
 
     async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output: OutputCallback | None) -> Verdict:
-        """Two fresh kernels from the pool: the learner's runs the code, the judge decides
-        (tutor/grading/judging.py). Both are thrown away afterwards."""
+        """Two kernels: the learner's, fresh from the pool, runs the code and is thrown away;
+        the judge's decides (tutor/grading/judging.py) and is thrown away too, unless kept
+        for the next attempt at this exercise (``reuse_judges``)."""
         from tutor.grading.judging import verify_judged
 
         assert self.pool is not None  # __init__ requires one of the two
+        key = _judge_key(exercise)
         learner = await self.pool.take()
-        judge = None
+        judge = self._idle_judge(key) if self.reuse_judges else None
+        kept = False
         try:
-            judge = await self.pool.take()
-            return await verify_judged(exercise, code, learner, judge, limit=limit, on_output=on_output)
+            if judge is None:
+                judge = await self.pool.take()
+            verdict = await verify_judged(exercise, code, learner, judge, limit=limit, on_output=on_output)
+            if self.reuse_judges and verdict.status in ("pass", "fail", "error") and judge.state == "ready":
+                self._keep_judge(key, judge)
+                kept = True
+            return verdict
         finally:
             # Disposed in the background (the pool waits for it at its shutdown): the
             # verdict should not wait for a kernel to exit.
             self.pool.give_back(learner)
-            if judge is not None:
+            if judge is not None and not kept:
                 self.pool.give_back(judge)
+
+
+def _judge_key(exercise: m.Exercise) -> tuple:
+    return (exercise.id, exercise.setup, exercise.solution)
 
 
 # A verification from a pool takes two fresh kernels: the learner's and the judge's (judging.py).
