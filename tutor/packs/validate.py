@@ -204,6 +204,9 @@ def _validate_exercise(ex: m.Exercise, base: tuple, where: _Where, rep: _Reporte
     for k, accepted in enumerate(ex.accepted_solutions):
         apath = (*base, "accepted_solutions", k)
         _check_code(accepted, where.field(*apath), apath, rep, what="accepted solution")
+    for k, variant in enumerate(ex.variants):
+        vpath = (*base, "variants", k)
+        _check_code(variant, where.field(*vpath), vpath, rep, what="variant")
     declared: set[str] = set()
     for k, equivalent in enumerate(ex.equivalent_mutants):
         if equivalent.mutant in declared:
