@@ -35,6 +35,7 @@ TOPICS = {
     "tiny-autograd": "4a. Autograd by hand: a scalar engine",
     "hooks": "7a. Hooks on tensors and modules",
     "optimizers": "10a. Optimizers: AdamW, set_to_none, freezing",
+    "memory-levers": "10b. Memory levers: checkpointing, LoRA, accumulation",
 }
 BEGIN, END = "<!-- topics:begin -->", "<!-- topics:end -->"
 
