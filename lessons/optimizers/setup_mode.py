@@ -3,8 +3,13 @@ import torch
 
 def _outputs(run, training):
     model = _fresh()
-    out = run(model, _X.clone(), training)
-    return model, out
+    enabled = torch.is_grad_enabled()
+    try:
+        out = run(model, _X.clone(), training)
+        after = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(enabled)  # a run that leaks its grad mode must not change the next probe
+    return model, out, after
 
 
 def output(run, training):
@@ -24,7 +29,4 @@ def mode_after(run, training):
 
 def grad_enabled_after(run):
     """Whether autograd is still on for the caller after run(model, x, False)."""
-    _outputs(run, False)
-    enabled = torch.is_grad_enabled()
-    torch.set_grad_enabled(True)  # leave the kernel as it was for the next check
-    return enabled
+    return _outputs(run, False)[2]
