@@ -32,24 +32,29 @@ def _torch_leaf(v):
 
 
 def _draw(ops):
-    graphs = []
-    while len(graphs) < _N_GRAPHS:
-        values = torch.randn(_N_LEAVES, dtype=torch.float64).tolist()
-        picks = torch.randint(0, 1000, (_N_OPS, 3)).tolist()
-        _, root = _graph(_torch_leaf, values, picks, ops)
+    """Leaf values and operation picks of _N_GRAPHS graphs, as tensors (one row per graph)."""
+    values, picks = [], []
+    while len(values) < _N_GRAPHS:
+        v = torch.randn(_N_LEAVES, dtype=torch.float64)
+        p = torch.randint(0, 1000, (_N_OPS, 3))
+        _, root = _graph(_torch_leaf, v.tolist(), p.tolist(), ops)
         if abs(root.item()) < 1e4:  # keep the numbers tame
-            graphs.append((values, picks))
-    return graphs
+            values.append(v)
+            picks.append(p)
+    return torch.stack(values), torch.stack(picks)
 
 
-_GRAPHS = {"+*": _draw("+*"), "all": _draw(["+", "*", "**", "tanh", "relu"])}
 _OPS = {"+*": "+*", "all": ["+", "*", "**", "tanh", "relu"]}
+_VALUES_PLUS_TIMES, _PICKS_PLUS_TIMES = _draw(_OPS["+*"])
+_VALUES_ALL, _PICKS_ALL = _draw(_OPS["all"])
+_GRAPHS = {"+*": (_VALUES_PLUS_TIMES, _PICKS_PLUS_TIMES), "all": (_VALUES_ALL, _PICKS_ALL)}
 
 
 def _grads_of(make, kind):
     rows = []
-    for values, picks in _GRAPHS[kind]:
-        leaves, root = _graph(make, values, picks, _OPS[kind])
+    values, picks = _GRAPHS[kind]
+    for v, p in zip(values.tolist(), picks.tolist()):
+        leaves, root = _graph(make, v, p, _OPS[kind])
         root.backward()
         rows.append([0.0 if leaf.grad is None else float(leaf.grad) for leaf in leaves])
     return torch.tensor(rows, dtype=torch.float64)
