@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_result_contract_shape():
     r = verify("t = torch.zeros(2)", "t = torch.zeros(2)", [check(kind="value", expr="t", id="zeros")])
-    assert set(r) == {"passed", "error", "checks", "mistakes"}
-    assert r["passed"] is True and r["error"] is None and r["mistakes"] == []
+    assert set(r) == {"passed", "error", "checks", "mistakes", "mistake_ids"}
+    assert r["passed"] is True and r["error"] is None and r["mistakes"] == [] and r["mistake_ids"] == []
     assert set(only(r)) == {"id", "kind", "passed", "expected", "actual", "message", "details"}
     assert only(r)["id"] == "zeros" and only(r)["kind"] == "value"
     assert only(r)["message"].startswith("✓ ")

@@ -41,8 +41,10 @@ def test_a_body_that_is_not_a_kernel_is_one_sentence(body, tmp_path):
         assert message.startswith(f"The gateway at {url} ")
         assert repr(body) in message
         env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path / "h")}
+        empty = tmp_path / "empty.py"  # a regular file: `check` refuses to read a device
+        empty.write_text("")
         r = subprocess.run(
-            [sys.executable, "-m", "tutor", "--gateway", url, "check", "tensors/features-and-labels", "--file", os.devnull],
+            [sys.executable, "-m", "tutor", "--gateway", url, "check", "tensors/features-and-labels", "--file", str(empty)],
             capture_output=True, text=True, env=env, timeout=BOUND,
         )  # fmt: skip
     assert r.returncode != 0 and "Traceback" not in r.stdout + r.stderr
