@@ -109,8 +109,9 @@ START = "import numpy as np\nimport torch\nimport torch.nn.functional as F\nfrom
 # then this block statement by statement, keeping the repr and str of each stated line.
 _DRIVER = """
 def _ptfund_run(prelude, context, code, stated):
-    import ast, json, traceback
-    ns = {"__name__": "__main__"}
+    import ast, json, sys, traceback, types
+    main = types.ModuleType("__main__")  # a module of its own, so classes the text defines pickle
+    sys.modules["__main__"], ns = main, main.__dict__
     def run(src, name, keep):
         for stmt in ast.parse(src).body:
             line = stmt.end_lineno
@@ -217,7 +218,8 @@ async def prove_block(
             return False, f"{where}: the text says {want.value}; it raises {a}: {b}"
         elif not (matches(want.value, a) or matches(want.value, b)):
             return False, f"{where}: the text says {want.value}; torch gives {a}"
-    return True, f"{block.where(origin)}: {len(stated)} stated value{'s' * (len(stated) != 1)} hold"
+    n = len(stated)
+    return True, f"{block.where(origin)}: {n} stated value{'s hold' if n != 1 else ' holds'}"
 
 
 PROBED = (m.ChoiceCard, m.ClozeCard, m.NumericCard, m.ShortCard)
