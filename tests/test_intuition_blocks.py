@@ -85,10 +85,11 @@ def test_blocks_are_found_with_their_lines_and_no_run_marks():
 
 def test_stated_values_must_end_a_top_level_expression():
     stated, problem = stated_values("a = 1\na  # -> 1\nb = a  # -> 1\n")
-    assert problem == "line 3: a '# ->' value must end an expression at the block's top level"
+    assert problem == (3, "a '# ->' value must end an expression at the block's top level")
     stated, problem = stated_values("x  # -> raises NameError  # why\n")
     assert problem is None and stated[1].raises == "NameError"
-    assert stated_values("x = (\n")[1].startswith("line 1: the block is not valid Python")
+    problem = stated_values("x = (\n")[1]
+    assert problem is not None and problem[0] == 1 and problem[1].startswith("the block is not valid Python")
 
 
 def test_values_match_ignoring_spaces_with_ellipsis_and_a_float_tolerance():
@@ -150,3 +151,13 @@ def test_json_counts_blocks_and_probes(tmp_path: Path):
     report = json.loads(done.stdout)
     assert (report["intuition_blocks"], report["intuition_blocks_skipped"], report["card_probes"]) == (2, 1, 2)
     assert [r["case"] for r in report["rows"]] == ["block 1", "block 2", "probe", "probe"]
+
+
+def test_a_probe_does_not_change_the_card_for_learners():
+    from tutor.packs import models as m
+    from tutor.packs.catalog import content_hash
+
+    plain = m.ShortCard(id="s", type="short", prompt="Shape?", answers=["torch.Size([3])"])
+    probed = plain.model_copy(update={"probe": "torch.ones(2, 3).sum(0).shape"})
+    assert content_hash(probed) == content_hash(plain)
+    assert content_hash(plain.model_copy(update={"prompt": "Shape now?"})) != content_hash(plain)

@@ -79,14 +79,15 @@ class Stated:
     raises: str | None  # "raises NAME": the exception class name
 
 
-def stated_values(code: str) -> tuple[dict[int, Stated], str | None]:
-    """The ``# -> VALUE`` comments of a block by line, or one sentence on why they cannot
-    be read (a syntax error; a value after something that is not a top-level expression)."""
+def stated_values(code: str) -> tuple[dict[int, Stated], tuple[int, str] | None]:
+    """The ``# -> VALUE`` comments of a block by line, or the line and one sentence on why
+    they cannot be read (a syntax error; a value after something that is not a top-level
+    expression)."""
     try:
         tree = ast.parse(code)
         comments = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
     except (SyntaxError, tokenize.TokenError) as exc:
-        return {}, f"line {getattr(exc, 'lineno', None) or 1}: the block is not valid Python ({exc.args[0]})"
+        return {}, (getattr(exc, "lineno", None) or 1, f"the block is not valid Python ({exc.args[0]})")
     expressions = {s.end_lineno for s in tree.body if isinstance(s, ast.Expr)}
     stated: dict[int, Stated] = {}
     for tok in comments:
@@ -95,7 +96,7 @@ def stated_values(code: str) -> tuple[dict[int, Stated], str | None]:
             continue
         line = tok.start[0]
         if line not in expressions:
-            return {}, f"line {line}: a '# ->' value must end an expression at the block's top level"
+            return {}, (line, "a '# ->' value must end an expression at the block's top level")
         value = match["value"].strip()
         raised = RAISES.match(value)
         stated[line] = Stated(line, value, raised["name"] if raised else None)
@@ -197,12 +198,11 @@ async def prove_block(
     """Run ``block`` after the prelude and the runnable blocks ``before`` it; (ok, detail)."""
     stated, problem = stated_values(block.code)
     if problem:
-        line = int(re.match(r"line (\d+)", problem)[1])  # type: ignore[index]
-        return False, f"{block.where(origin, line)}: {problem.split(': ', 1)[1]}"
+        return False, f"{block.where(origin, problem[0])}: {problem[1]}"
     call = f"_ptfund_run({START + lesson.prelude!r}, {[b.code for b in before]!r}, {block.code!r}, {set(stated)!r})"
-    out, problem = await _run(pool, _DRIVER + "\n" + call)
+    out, failure = await _run(pool, _DRIVER + "\n" + call)
     if not isinstance(out, dict):
-        return False, f"{block.where(origin)}: {problem}"
+        return False, f"{block.where(origin)}: {failure}"
     if "error" in out:
         line, name, message = out["error"]
         return False, f"{block.where(origin, line)}: raises {name}: {message}".rstrip(": ")
