@@ -161,3 +161,8 @@ def test_a_probe_does_not_change_the_card_for_learners():
     probed = plain.model_copy(update={"probe": "torch.ones(2, 3).sum(0).shape"})
     assert content_hash(probed) == content_hash(plain)
     assert content_hash(plain.model_copy(update={"prompt": "Shape now?"})) != content_hash(plain)
+
+
+def test_a_block_inside_a_list_item_runs_dedented():
+    (block,) = blocks("- a point:\n\n  ```python\n  x = 1\n  x  # -> 1\n  ```\n")
+    assert block.line == 4 and block.code == "x = 1\nx  # -> 1\n"

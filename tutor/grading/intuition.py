@@ -52,23 +52,17 @@ class Block:
 def blocks(markdown: str) -> list[Block]:
     """The intuition's ```python blocks, in order (```python no-run, or a first line
     ``# no-run``, marks one the text shows but pack test must not run)."""
+    from markdown_it import MarkdownIt
+
     found: list[Block] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        info = lines[i].strip()
-        if info.startswith("```") and info[3:].split()[:1] == ["python"]:
-            words = info[3:].split()
-            body: list[str] = []
-            i += 1
-            start = i + 1
-            while i < len(lines) and not lines[i].strip().startswith("```"):
-                body.append(lines[i])
-                i += 1
-            first = next((s.strip() for s in body if s.strip()), "")
-            runs = NO_RUN not in words[1:] and not re.match(r"^#\s*no-run\b", first)
-            found.append(Block(len(found) + 1, start, "\n".join(body) + "\n", runs))
-        i += 1
+    for token in MarkdownIt("commonmark").parse(markdown):
+        words = token.info.split()
+        if token.type != "fence" or words[:1] != ["python"] or token.map is None:
+            continue
+        first = next((s.strip() for s in token.content.splitlines() if s.strip()), "")
+        runs = NO_RUN not in words[1:] and not re.match(r"^#\s*no-run\b", first)
+        # map[0] is the fence's 0-based line: the code starts two lines on, 1-based
+        found.append(Block(len(found) + 1, token.map[0] + 2, token.content, runs))
     return found
 
 
