@@ -189,3 +189,38 @@ def test_integer_tensors_stay_in_their_range(lo, width, seed):
     spec = [{"type": "tensor", "shape": [50], "dtypes": ["int64"], "min": lo, "max": lo + width}]
     x = generate_case(spec, {}, seed, 3, "cpu", ["x"]).args[0]
     assert int(x.min()) >= lo and int(x.max()) <= lo + width
+
+
+STANDARDIZE = "import torch\ndef standardize(x):\n    return (x - x.mean(0)) / x.std(0)\n"
+STD_CHECK = dict(kind="function", name="standardize", args=[{"type": "tensor", "shape": ["n", 3]}], dims={"n": [2, 5]})
+
+
+def test_an_input_written_in_place_fails_even_when_the_result_is_right():
+    code = "import torch\ndef standardize(x):\n    x -= x.mean(0)\n    x /= x.std(0)\n    return x\n"
+    res = only(verify(code, STANDARDIZE, [check(**STD_CHECK, cases=6)]))
+    assert not res["passed"]
+    assert (
+        "standardize changed its argument x in place: the caller's tensor no longer holds its values" in res["message"]
+    )
+
+
+def test_an_input_written_and_written_back_fails_by_its_version_counter():
+    # The values come back exactly (times one), the version counter does not.
+    code = "import torch\ndef standardize(x):\n    x.mul_(1.0)\n    return (x - x.mean(0)) / x.std(0)\n"
+    res = only(verify(code, STANDARDIZE, [check(**STD_CHECK, cases=6)]))
+    assert not res["passed"]
+    assert "standardize wrote into its argument x in place (its version counter moved)" in res["message"]
+
+
+def test_declared_mutated_arguments_are_compared_with_the_reference():
+    ref = "import torch\ndef clamp_(x):\n    x.clamp_(min=0)\n    return None\n"
+    spec = dict(kind="function", name="clamp_", args=[{"type": "tensor", "shape": [4]}], cases=4, mutates=["x"])
+    assert only(verify(ref, ref, [check(**spec)]))["passed"]
+    wrong = "import torch\ndef clamp_(x):\n    x.clamp_(max=0)\n    return None\n"
+    res = only(verify(wrong, ref, [check(**spec)]))
+    assert not res["passed"] and "x after the call" in res["message"]
+    # Undeclared, the reference's own write is the author's mistake, said as such.
+    undeclared = {k: v for k, v in spec.items() if k != "mutates"}
+    res = only(verify(ref, ref, [check(**undeclared)]))
+    assert res["details"]["authoring_error"]
+    assert "the reference clamp_ changes its argument x in place: declare it under mutates" in res["message"]

@@ -7,7 +7,7 @@ import json
 
 from pydantic import TypeAdapter
 
-from tutor.checks import run_verification
+from tutor.checks.judge import run_local
 from tutor.packs.models import Check, Mistake
 
 _CHECK = TypeAdapter(Check)
@@ -22,9 +22,17 @@ def mistake(**fields) -> dict:
 
 
 def verify(
-    code: str, solution: str, checks, setup: str = "import torch\n", mistakes=(), seed: int = 0, device: str = "cpu"
+    code: str,
+    solution: str,
+    checks,
+    setup: str = "import torch\n",
+    mistakes=(),
+    seed: int = 0,
+    device: str = "cpu",
+    worlds=(),
 ) -> dict:
-    result = run_verification(
+    # The judge's path: the learner's values cross as data (both roles in this process).
+    result = run_local(
         {
             "setup": setup,
             "code": code,
@@ -33,6 +41,7 @@ def verify(
             "checks": list(checks),
             "mistakes": list(mistakes),
             "device": device,
+            "worlds": list(worlds),
         }
     )
     json.dumps(result)  # the result crosses the kernel boundary as JSON: it must serialise as is

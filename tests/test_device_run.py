@@ -72,3 +72,78 @@ def test_code_that_needs_data_on_meta_is_not_blamed_but_a_device_mismatch_is(cat
     mismatch += "labels = torch.tensor(classes, device=DEVICE)\nscaled = torch.cat([features, torch.ones(1, 3)])\n"
     v = verdict(catalog, target, mismatch)
     assert v.status == "fail" and "your code raises RuntimeError at line 4" in v.feedback(), v.feedback()
+
+
+def test_numpy_without_cpu_fails_with_the_error_a_gpu_gives(catalog):
+    target = "numpy-bridge/back-to-numpy"
+    v = verdict(catalog, target, "scores_np = scores.detach().numpy().copy()\n")
+    assert v.status == "fail", v.feedback()
+    assert "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()" in v.feedback()
+    ok = verdict(catalog, target, "scores_np = scores.detach().cpu().numpy().copy()\n")
+    assert ok.passed, ok.feedback()
+
+
+def test_a_model_left_on_the_cpu_fails_when_a_check_expression_calls_it(catalog):
+    # Meta kernels do not compare devices; the device run refuses mixed operations as a GPU does.
+    target = "modules/mlp"
+    solution = catalog.find_exercise(target).exercise.solution
+    left_on_cpu = solution.replace(".to(DEVICE)", "")
+    assert left_on_cpu != solution
+    v = verdict(catalog, target, left_on_cpu)
+    assert v.status == "fail", v.feedback()
+    assert (
+        "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu" in v.feedback()
+    )
+
+
+def test_setup_statistics_left_on_the_cpu_fail_as_on_a_gpu():
+    payload = {
+        "setup": "import torch\nmean = torch.tensor([1.0, 2.0, 3.0])\nx = torch.randn(4, 3, device=DEVICE)\n",
+        "solution": "y = x - mean.to(DEVICE)\n",
+        "checks": [{"kind": "tensor", "expr": "y"}],
+        "device": "cpu",
+        "device_run": True,
+    }
+    assert run_verification({**payload, "code": "y = x - mean.to(x.device)\n"})["passed"]
+    r = run_verification({**payload, "code": "y = x - mean\n"})
+    assert not r["passed"]
+    text = str(r)
+    assert "when DEVICE is a GPU" in text and "at least two devices" in text
+
+
+def test_errors_of_metas_missing_data_are_not_device_errors():
+    from tutor.checks.devicerun import device_error
+
+    assert not device_error("NotImplementedError", "Cannot copy out of meta tensor; no data!")
+    assert not device_error("RuntimeError", "Tensor.item() cannot be called on meta tensors")
+    assert device_error(
+        "RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"
+    )
+    assert device_error(
+        "TypeError",
+        "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+    )
+    assert device_error(
+        "RuntimeError",
+        "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) on device cuda should be the same",
+    )
+    assert not device_error("ValueError", "too many values to unpack")
+
+
+def test_the_tamper_guard_never_accuses_the_caches_of_torch_or_the_standard_library():
+    # Pickling a Parameter sets copyreg's __slotnames__ cache; deepcopy and re keep caches too.
+    payload = {
+        "setup": "import torch\n",
+        "solution": "y = torch.ones(2)\n",
+        "code": (
+            "import copy, io, pickle, re, torch\nnet = torch.nn.Linear(2, 2)\nbuf = io.BytesIO()\n"
+            "torch.save(net.state_dict(keep_vars=True), buf)\ncopy.deepcopy(net)\n"
+            "pickle.dumps(torch.nn.Parameter(torch.ones(2)))\nre.compile('a+b')\ny = torch.ones(2)\n"
+        ),
+        "checks": [{"kind": "tensor", "expr": "y"}],
+        "device": "cpu",
+    }
+    from tutor.checks.judge import run_local
+
+    for result in (run_local(payload), run_verification(payload)):
+        assert result["passed"] and not result.get("tampered"), result

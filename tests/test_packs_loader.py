@@ -309,3 +309,18 @@ def test_lesson_folder_left_out_of_the_list_is_a_warning_at_the_list(pack: Path,
     assert main(["pack", "validate", str(pack)]) == 0
     out = capsys.readouterr().out
     assert f"warning: {pack / 'pack.yaml'}:{warning.line}:1: lessons: the lesson folder forgotten/" in out
+
+
+def test_turning_the_second_world_off_needs_a_reason(tmp_path):
+    from pydantic import ValidationError
+
+    from tutor.packs import models as m
+
+    base = {"id": "e", "title": "E", "prompt": "p", "solution": "x = 1", "checks": [{"kind": "value", "expr": "x"}]}
+    assert m.Exercise.model_validate(base).worlds() == [{"seed": 1, "variant": ""}]
+    with pytest.raises(ValidationError, match="second_world: false needs second_world_reason"):
+        m.Exercise.model_validate({**base, "second_world": False})
+    off = m.Exercise.model_validate({**base, "second_world": False, "second_world_reason": "a fixed file"})
+    assert off.worlds() == []
+    two = m.Exercise.model_validate({**base, "seed": 5, "variants": ["x = 2", "x = 3"]})
+    assert two.worlds() == [{"seed": 6, "variant": "x = 2"}, {"seed": 7, "variant": "x = 3"}]

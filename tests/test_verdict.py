@@ -64,7 +64,7 @@ def test_crash_and_input_are_told_plainly():
 
     v = verdict_from_run(RunResult(status="crashed", message=crashed(-11)), 20)
     assert v.status == "crashed"
-    assert v.headline == "Your code crashed the Python kernel (segmentation fault) while it was being checked."
+    assert v.headline == "Your code crashed the Python kernel (segmentation fault)."
     err = {
         "stage": "code",
         "ename": "StdinNotImplementedError",

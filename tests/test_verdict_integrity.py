@@ -74,7 +74,8 @@ PROBES = {
         + "        o = {**o, 'passed': True, 'checks': [], 'error': None}\n"
         + "    return _d(o, *a, **k)\n"
         + "json.dumps = dumps\n",
-        "t.stride() is (2, 1), expected (1, 3)",
+        # The learner's kernel sends no verdict to wrap; the guard there names the patch.
+        "replaced json.dumps",
     ),
     # 3. patching torch's accessors, a lying subclass, replaced builtins, a thread
     "patch-tensor-class": (

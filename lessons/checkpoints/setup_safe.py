@@ -21,14 +21,42 @@ probe = torch.randn(5, 3, device=DEVICE)
 
 
 class _Payload:
-    # what a malicious checkpoint can do: name any function to call while unpickling
+    # what a malicious checkpoint can do: name any function to call while unpickling (here
+    # one that prints, and leaves a mark the checks look for)
     def __reduce__(self):
-        return (print, ("!! this checkpoint just ran code on your machine",))
+        code = "print('!! this checkpoint just ran code on your machine'); import builtins; builtins._checkpoint_ran = True"
+        return (exec, (code,))
 
 
 _buffer = io.BytesIO()
 torch.save({"lin.weight": _Payload()}, _buffer)
 evil_bytes = _buffer.getvalue()
+
+
+_other = Net().to(DEVICE)  # another fitted model: a round trip must carry its state, not net's
+with torch.no_grad():
+    _other.scale.mul_(3.0)
+
+
+def _runs_the_files_code(from_bytes):
+    """Whether loading evil_bytes ran its code, even if from_bytes refused it afterwards."""
+    import builtins
+
+    builtins._checkpoint_ran = False
+    try:
+        from_bytes(evil_bytes, Net().to(DEVICE))
+    except Exception:
+        pass
+    return bool(getattr(builtins, "_checkpoint_ran", False))
+
+
+def _loads_into_the_given_model(from_bytes):
+    """Whether from_bytes returns the very model it was given, loaded."""
+    model = Net().to(DEVICE)
+    try:
+        return from_bytes(to_bytes(_other), model) is model
+    except Exception:
+        return False
 
 
 def load_kwargs(from_bytes):

@@ -3,6 +3,8 @@ import random
 import numpy as np
 import torch
 
+_SEED = 7  # the seed the checks pass to seed_everything
+
 
 def draws_after(seed_everything, seed):
     """Scramble every RNG, call seed_everything(seed), then draw once from each."""

@@ -18,20 +18,21 @@ def _fresh(lr):
     return m, torch.optim.SGD(m.parameters(), lr=lr)
 
 
-def weight_after_two_calls_at_lr0(step):
-    # lr = 0: the weights never move, so a cleared .grad is the same after each call
-    m, o = _fresh(0.0)
-    step(m, o, loss_fn, X, y)
-    step(m, o, loss_fn, X, y)
-    return m.weight
-
-
 def _stepped_without_gradients(step):
     # the step computed a loss, yet the weights did not move
     m, o = _fresh(0.5)
     before = m.weight.detach().clone()
     returned = step(m, o, loss_fn, X, y)
     return returned is not None and torch.equal(before, m.weight.detach())
+
+
+def _weights_after_three_calls(step):
+    # what the optimizer's steps did to a fresh model: a step that never calls opt.step()
+    # (or steps another model) leaves these where they started
+    m, o = _fresh(0.5)
+    for _ in range(3):
+        step(m, o, loss_fn, X, y)
+    return m.weight.detach().clone()
 
 
 def _returned(step):

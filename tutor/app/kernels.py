@@ -62,7 +62,7 @@ class Kernels:
             from tutor.engine import KernelPool, KernelSession
             from tutor.engine.confine import TREE_ONLY
             from tutor.grading.review import PredictKernels
-            from tutor.grading.verify import Verifier
+            from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
             # The live pane keeps the learner's files and variables: only its processes
             # are bound to it (they end with it); checks get fully confined fresh kernels.
@@ -71,7 +71,8 @@ class Kernels:
             )
             live.on_state = self._on_state
             if self.connection_file is None:
-                self._pool = KernelPool(device=self.device, size=1)
+                # Spares for one check: the learner's kernel and the judge's, both warm.
+                self._pool = KernelPool(device=self.device, size=KERNELS_PER_VERIFICATION)
                 self._verifier = Verifier(self._pool, device=self.device)
                 self._predict = PredictKernels(self._pool)
             else:

@@ -41,6 +41,23 @@ def verify(request: str, blob: str) -> dict:
     return library[__name__ + ".report"].verify(request, json.loads(blob), library)
 
 
+_learner = None  # the private copy's learner module, once this kernel took the learner's role
+
+
+def learner_side(function: str, request: str, text: str) -> None:
+    """The learner's side of a verification (learner.py), in a private copy of this library:
+    the learner's code then cannot rebind what the tamper guard and the answers use.
+    Every request of one verification goes to the same copy (it keeps the worlds)."""
+    global _first_copy, _learner
+    from .sealed import load
+
+    if _learner is None:
+        library, _first_copy = _first_copy or load(__name__), None
+        _learner = library[__name__ + ".learner"]
+        _learner.LIBRARY = library
+    {"begin": _learner.begin, "serve": _learner.serve}[function](request, text)
+
+
 def warm_up(device=None) -> None:
     """Pay torch's one-time lazy costs now (a spare kernel can call this while idle):
     the first op on the meta device imports torch._dynamo (about a second), the first
@@ -52,5 +69,8 @@ def warm_up(device=None) -> None:
 
     compile_all(__name__)
     warm(device)
+    # A spare does not know its role yet: the judge's module is imported while it waits too.
+    from . import judge  # noqa: F401
+
     if _first_copy is None:
         _first_copy = load(__name__)

@@ -6,13 +6,12 @@ carries one sentence for the learner plus the expected and actual values as shor
 
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
-from . import patterns
+from . import patterns, wire
 from .describe import (
     fmt_int,
     fmt_number,
@@ -169,7 +168,12 @@ def grad_multiple(a: np.ndarray, e: np.ndarray):
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     try:
         sa, sb = a.untyped_storage(), b.untyped_storage()
-        return a.device == b.device and sa.nbytes() > 0 and sa.data_ptr() == sb.data_ptr()
+        if a.device != b.device:
+            return False
+        ka, kb = wire.storage_key(a), wire.storage_key(b)
+        if sa.data_ptr() != sb.data_ptr() and ka is not None and kb is not None:
+            return ka == kb  # sent in different answers: the addresses they had there
+        return sa.nbytes() > 0 and sa.data_ptr() == sb.data_ptr()
     except Exception:
         return False
 
@@ -180,14 +184,10 @@ def device_sentence(name: str, actual, expected, hint: str | None = None) -> str
     return f"{name} is on {actual}, expected {expected}: {hint}"
 
 
-def _grad_fn_name(t: torch.Tensor):
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
-
-
-def _grad(t: torch.Tensor):
-    with warnings.catch_warnings():  # .grad of a non-leaf warns; we explain it ourselves
-        warnings.simplefilter("ignore")
-        return t.grad
+# Autograd facts go through wire.py: a tensor the learner's kernel sent carries them beside
+# its data (a non-leaf's grad_fn cannot travel inside a tensor).
+_grad_fn_name = wire.grad_fn_name
+_grad = wire.grad_of
 
 
 def _strides_differ(a: torch.Tensor, e: torch.Tensor) -> bool:
@@ -203,9 +203,9 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     if eg is None:
         return [Problem("grad", f"{gname} is set, expected None (no gradient)", "None", short_repr(ag))]
     if ag is None:
-        if not actual.requires_grad:
+        if not wire.requires_grad(actual):
             hint = f"{name} does not require grad: create it with requires_grad=True"
-        elif not actual.is_leaf:
+        elif not wire.is_leaf(actual):
             hint = (
                 f"{name} is not a leaf, so backward() does not keep its .grad: "
                 f"call {name}.retain_grad() before backward()"
@@ -300,30 +300,30 @@ def tensor_problems(
         elif prop == "storage_offset" and actual.storage_offset() != expected.storage_offset():
             ao, eo = actual.storage_offset(), expected.storage_offset()
             out.append(Problem("storage_offset", f"{name}.storage_offset() is {ao}, expected {eo}", str(eo), str(ao)))
-        elif prop == "requires_grad" and actual.requires_grad != expected.requires_grad:
-            if expected.requires_grad:
+        elif prop == "requires_grad" and wire.requires_grad(actual) != wire.requires_grad(expected):
+            if wire.requires_grad(expected):
                 hint = "create it with requires_grad=True (or call .requires_grad_())"
             else:
                 hint = "detach it with .detach() or compute it under torch.no_grad()"
             out.append(
                 Problem(
                     "requires_grad",
-                    f"{name}.requires_grad is {actual.requires_grad}, expected {expected.requires_grad}: {hint}",
-                    str(expected.requires_grad),
-                    str(actual.requires_grad),
+                    f"{name}.requires_grad is {wire.requires_grad(actual)}, expected {wire.requires_grad(expected)}: {hint}",
+                    str(wire.requires_grad(expected)),
+                    str(wire.requires_grad(actual)),
                 )
             )
-        elif prop == "is_leaf" and actual.is_leaf != expected.is_leaf:
-            if expected.is_leaf:
+        elif prop == "is_leaf" and wire.is_leaf(actual) != wire.is_leaf(expected):
+            if wire.is_leaf(expected):
                 hint = "it should be created directly (or detached), not computed from tensors that require grad"
             else:
                 hint = "it should be the result of an operation on tensors that require grad"
             out.append(
                 Problem(
                     "is_leaf",
-                    f"{name}.is_leaf is {actual.is_leaf}, expected {expected.is_leaf}: {hint}",
-                    str(expected.is_leaf),
-                    str(actual.is_leaf),
+                    f"{name}.is_leaf is {wire.is_leaf(actual)}, expected {wire.is_leaf(expected)}: {hint}",
+                    str(wire.is_leaf(expected)),
+                    str(wire.is_leaf(actual)),
                 )
             )
         elif prop == "grad_fn" and _grad_fn_name(actual) != _grad_fn_name(expected):
@@ -399,9 +399,9 @@ def describe_match(t: torch.Tensor, compare) -> str:
         elif prop == "storage_offset":
             parts.append(f"storage offset {t.storage_offset()}")
         elif prop == "requires_grad":
-            parts.append(f"requires_grad={t.requires_grad}")
+            parts.append(f"requires_grad={wire.requires_grad(t)}")
         elif prop == "is_leaf":
-            parts.append("a leaf" if t.is_leaf else "not a leaf")
+            parts.append("a leaf" if wire.is_leaf(t) else "not a leaf")
         elif prop == "grad_fn":
             parts.append(f"grad_fn {_grad_fn_name(t)}")
         elif prop == "grad":

@@ -5,6 +5,7 @@ import ast
 import builtins
 import contextlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -12,6 +13,7 @@ from . import signatures
 from .describe import exception_phrase, shorten
 from .guard import scan
 from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
+from .wire import Raised
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
 
@@ -79,14 +81,16 @@ def _pattern_topic(sentence: str) -> str:
 class Context:
     def __init__(
         self,
-        learner: dict,
+        learner: Any,  # dict, or the judge's World
         ref: dict,
         device: torch.device,
         seed: int,
         code_error: CodeError | None = None,
         solution_error: CodeError | None = None,
     ):
-        self.learner = learner
+        # A dict of the learner's names, or (in the judge) a world that reads them from the
+        # learner's kernel and keeps them fresh after calls into the learner's code.
+        self._learner = learner
         self.ref = ref
         self.device = device
         self.seed = seed
@@ -94,11 +98,28 @@ class Context:
         self.solution_error = solution_error
         self.findings: list = []  # built-in signature messages, in order found
         self.topics: dict = {}  # finding -> topic, so a more precise sentence can replace it
-        self.tracer = None  # a trace.Tracer while the run is traced
+        self.tracer: Any = None  # a trace.Tracer while the run is traced
         self.segment: str | int = "run"  # which check is running (its index), for the trace
         self.label: str | None = None  # the running check's learner-facing label, if it has one
+        self.input_shift = 0  # added to generated inputs' seeds: another world draws other inputs
         self.code = ""  # the learner's source (source checks read it)
         self.solution = ""  # the reference solution's source
+
+    @property
+    def learner(self) -> dict:
+        source = self._learner
+        return source.namespace() if hasattr(source, "namespace") else source
+
+    @property
+    def remote(self):
+        """The judge's client of the learner's kernel (None when both run in this process)."""
+        return getattr(self._learner, "client", None)
+
+    def seed_learner(self, seed: int) -> None:
+        """Seed this process, and the learner's kernel before its next call."""
+        seed_all(seed)
+        if self.remote is not None:
+            self.remote.pending_seed = seed
 
     def display(self, expr: str | None, fallback: str = "the checked value") -> str:
         """The running check's label, else :func:`display` of ``expr``."""
@@ -123,7 +144,7 @@ class Context:
 
     def eval_learner(self, expr: str, extra: dict | None = None):
         code = compile_code(expr, CHECK, "eval")
-        seed_all(self.seed)  # both sides draw the same random numbers (probes, dropout)
+        self.seed_learner(self.seed)  # both sides draw the same random numbers (probes, dropout)
         with self.side("learner"):
             value = eval(code, self.scope(self.learner, extra))
         scan(value, display(expr))
@@ -149,7 +170,7 @@ class Context:
             code = compile_code(source, CHECK, "eval")
         except SyntaxError:
             code = compile_code(source, CHECK, "exec")
-        seed_all(self.seed)
+        self.seed_learner(self.seed)
         with self.side("learner"):
             return eval(code, self.scope(self.learner, extra))
 
@@ -165,6 +186,8 @@ class Context:
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
         what = self.display(expr) if shown else "the check"
+        if isinstance(exc, Raised):
+            return self._explain_raised(exc, expr, what)
         mine = own_frames(exc)
         name = getattr(exc, "name", None)
         if isinstance(exc, NameError) and not mine and name and (expr is None or name in _names_in(expr)):
@@ -180,6 +203,24 @@ class Context:
                 return f"{owner} has no attribute '{name}'"
         where = f" at line {mine[-1].lineno} of your code" if mine else ""
         if isinstance(exc, RecursionError):
+            return f"{what} recursed without end{where} (RecursionError)"
+        return f"{what} raised {exception_phrase(exc)}{where}"
+
+    def _explain_raised(self, exc: Raised, expr: str | None, what: str) -> str:
+        """The same sentences for an exception the learner's kernel reported as data."""
+        if exc.ename == "NameError" and exc.name and (expr is None or exc.name in _names_in(expr)):
+            return self.undefined(exc.name)
+        if "AttributeError" in exc.names and exc.name and exc.line is None:
+            owner = attribute_owner(expr, exc.name)
+            if owner:
+                if exc.owner == "none":
+                    return f"{owner} is None, so it has no attribute '{exc.name}'"
+                if exc.owner.startswith("module-class:"):
+                    cls = exc.owner.split(":", 1)[1]
+                    return f"{owner} is the class {cls}, not an instance, so it has no attribute '{exc.name}'"
+                return f"{owner} has no attribute '{exc.name}'"
+        where = f" at line {exc.line} of your code" if exc.line else ""
+        if exc.ename == "RecursionError":
             return f"{what} recursed without end{where} (RecursionError)"
         return f"{what} raised {exception_phrase(exc)}{where}"
 

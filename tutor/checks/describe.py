@@ -126,11 +126,24 @@ def short_repr(value, limit: int = LIMIT) -> str:
     return shorten(text, limit)
 
 
+def learner_type(value) -> str:
+    """The class name a learner knows the value by: for what the judge holds in place of a
+    learner's object (a proxy, an opaque value), the class it has in the learner's kernel."""
+    learner = getattr(type(value), "learner_type", None)
+    if learner is not None and not isinstance(value, type):
+        try:
+            return str(value.learner_type).rsplit(".", 1)[-1]
+        except Exception:
+            pass
+    type_name = getattr(value, "type_name", None) if type(value).__name__ == "Opaque" else None
+    return str(type_name).rsplit(".", 1)[-1] if type_name else type(value).__name__
+
+
 def type_phrase(value) -> str:
     """'a list', 'an int', 'None': for 'x is a list, expected a tensor'."""
     if value is None:
         return "None"
-    name = type(value).__name__
+    name = learner_type(value)
     if isinstance(value, torch.Tensor):
         name = "tensor"
     elif isinstance(value, np.ndarray):
@@ -152,7 +165,8 @@ def exception_phrase(exc: BaseException, limit: int = 160) -> str:
     """'ValueError: shapes do not match' (the first line of the message only)."""
     text = exception_text(exc).strip()
     first = text.splitlines()[0] if text else ""
-    name = type(exc).__name__
+    name = getattr(exc, "ename", None) if type(exc).__name__ == "Raised" else None
+    name = name or type(exc).__name__
     return f"{name}: {shorten(first, limit)}" if first else name
 
 

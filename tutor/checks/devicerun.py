@@ -19,6 +19,7 @@ ignored, unless the learner's code fails with a device mismatch the reference do
 import torch
 from torch.overrides import TorchFunctionMode
 
+from . import wire
 from .compare import tensor_problems
 from .context import Context
 from .namespaces import SETUP, SOLUTION, YOUR_CODE, BoundedOutput, captured, new_namespace, run_code, seed_all
@@ -63,8 +64,98 @@ def _tensors(value, depth: int = 0):
             yield from _tensors(item, depth + 1)
 
 
+# Operations a GPU allows between a CUDA tensor and a CPU one: moves, copies, indexing
+# (CPU indices), attribute reads. Every other operation on tensors of two devices raises
+# there, while most meta kernels never look: the device run refuses them as a GPU would.
+_CROSSING = frozenset(
+    {
+        "to",
+        "cpu",
+        "cuda",
+        "copy_",
+        "_parse_to",
+        "__get__",
+        "__set__",
+        "__getitem__",
+        "__setitem__",
+        "index_put_",
+        "index_put",
+        "new_tensor",
+        "numpy",
+        "tolist",
+        "item",
+        "type",
+        "set_",
+        "data",
+        "_has_compatible_shallow_copy_type",
+        "__reduce_ex__",
+        "__deepcopy__",
+        "__repr__",
+        "__format__",
+        "__str__",
+        "__len__",
+        "__iter__",
+        "size",
+        "dim",
+        "backward",
+        "_make_subclass",
+    }
+)
+
+
+def _devices(values) -> set:
+    """The device types of the tensors in ``values``; a CPU scalar (0-d) rides along anywhere."""
+    found = set()
+    for t in _tensors(list(values)):
+        if t.device.type == "cpu" and t.dim() == 0:
+            continue
+        found.add(t.device.type)
+    return found
+
+
+def refuse_mixed_devices(func, args, kwargs) -> None:
+    """Raise what a GPU raises when an operation meets tensors on two devices."""
+    name = getattr(func, "__name__", "")
+    if name in _CROSSING:
+        return
+    devices = _devices(list(args) + list((kwargs or {}).values()))
+    if "meta" in devices and len(devices) > 1:
+        other = sorted(devices - {"meta"})[0]
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, meta and {other}!"
+        )
+
+
+def _copy_to_cpu(func, args, kwargs):
+    """A meta tensor copied to the CPU: zeros of its shape and dtype there (meta has no data
+    to copy), so code that copies to the host before ``.numpy()``, as a GPU needs, runs on."""
+    name = getattr(func, "__name__", "")
+    if name not in ("cpu", "to") or not args or not isinstance(args[0], torch.Tensor) or not args[0].is_meta:
+        return None
+    t = args[0]
+    dtype = t.dtype
+    if name == "to":
+        try:
+            device, to_dtype, _, _ = torch._C._nn._parse_to(*args[1:], **kwargs)
+        except Exception:
+            return None
+        if device is None or torch.device(device).type != "cpu":
+            return None
+        dtype = to_dtype or dtype
+    return torch.zeros(tuple(t.shape), dtype=dtype)
+
+
+class SameDevice(TorchFunctionMode):
+    """Operations on tensors of two devices raise, as on a GPU (see refuse_mixed_devices)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        refuse_mixed_devices(func, args, kwargs)
+        return func(*args, **(kwargs or {}))
+
+
 class Generators(TorchFunctionMode):
-    """Remembers, per tensor, which generators its numbers came from: 'cpu', 'device'."""
+    """Remembers, per tensor, which generators its numbers came from: 'cpu', 'device'.
+    Operations on tensors of two devices raise, as on a GPU (see refuse_mixed_devices)."""
 
     def __init__(self):
         super().__init__()
@@ -86,6 +177,10 @@ class Generators(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        refuse_mixed_devices(func, args, kwargs)
+        copied = _copy_to_cpu(func, args, kwargs)
+        if copied is not None:
+            return copied
         out = func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         inherited: frozenset = frozenset()
@@ -108,18 +203,48 @@ def _as_gpu(sentence: str) -> str:
     return sentence.replace("expected meta", "expected DEVICE").replace("is on meta", "is on DEVICE")
 
 
-# What torch says when tensors on two devices meet (on a GPU: cuda:0 and cpu). Other errors
-# on meta (.item(), .numpy(), copying out: no data there) say nothing about devices.
-_MISMATCH = ("is not on the expected device", "expected all tensors to be on the same device", "at least two devices")
+# Errors that come from the meta device having no data (a GPU has data: they say nothing
+# about devices there).
+_NO_DATA = (
+    "cannot copy out of meta tensor",
+    "no data",
+    "doesn't have storage",
+    "does not have storage",
+    "cannot be called on meta tensors",
+    "on meta tensors",
+    "data-dependent",
+    "cannot access data pointer",
+)
+_DEVICE_NAMES = ("cpu", "cuda", "meta", "mps")
+
+
+def device_error(ename: str, evalue: str) -> bool:
+    """Whether an error is about devices (as a GPU would raise it), not about meta's missing data."""
+    import re
+
+    text = f"{ename}: {evalue}".lower()
+    if any(phrase in text for phrase in _NO_DATA):
+        return False
+    named = {d for d in _DEVICE_NAMES if re.search(rf"\b{d}\b", text)}
+    return bool(named) and ("device" in text or len(named) > 1)
 
 
 def _device_error(error) -> bool:
-    text = f"{error.ename}: {error.evalue}".lower()
-    return any(phrase in text for phrase in _MISMATCH)
+    return device_error(error.ename, error.evalue)
 
 
-def device_problems(payload: dict, results: list, checks: list) -> list:
-    """(index of a check, sentence) for each check the device run fails."""
+def as_gpu_error(text: str) -> str:
+    """An error raised on meta as a GPU learner reads it: the meta device is cuda:0 there."""
+    import re
+
+    return re.sub(r"\bmeta\b", "cuda:0", text)
+
+
+def device_problems(payload: dict, results: list, checks: list, learner_run=None) -> list:
+    """(index of a check, sentence) for each check the device run fails.
+
+    ``learner_run()``, when given, runs setup and the learner's code on meta elsewhere (the
+    learner's kernel, seen from the judge) and returns (error, namespace, origin of a tensor)."""
     setup, code, solution = payload.get("setup") or "", payload.get("code") or "", payload.get("solution") or ""
     seed = int(payload.get("seed") or 0)
     ref, learner = new_namespace(META), new_namespace(META)
@@ -129,25 +254,47 @@ def device_problems(payload: dict, results: list, checks: list) -> list:
         seed_all(seed)
         if run_code(setup, ref, SETUP, "setup") or run_code(solution, ref, SOLUTION, "solution"):
             return []  # the reference itself needs real data: nothing to compare
-        seed_all(seed)
-        if run_code(setup, learner, SETUP, "setup"):
+    origin = tracker.of
+    if learner_run is None:
+        with captured(quiet), tracker:
+            seed_all(seed)
+            if run_code(setup, learner, SETUP, "setup"):
+                return []
+            error = run_code(code, learner, YOUR_CODE, "code")
+    else:
+        ran = learner_run()
+        if ran is None:
             return []
-        error = run_code(code, learner, YOUR_CODE, "code")
+        error, learner, learner_origin = ran
+
+        def origin(t, _ref=tracker.of, _learner=learner_origin):
+            return _ref(t) or _learner(t)
+
     if error is not None:
         if not _device_error(error):
             return []
         at = f" at line {error.line}" if error.line else ""
-        return [(None, f"{PREFIX}, your code raises {error.ename}{at}: {error.evalue}")]
+        return [(None, f"{PREFIX}, your code raises {error.ename}{at}: {as_gpu_error(error.evalue)}")]
     ctx = Context(learner, ref, META, seed)
     found = []
     for index, check in enumerate(checks):
         if check.get("kind") != "tensor" or not results[index]["passed"]:
             continue
         try:
-            with captured(quiet):
-                actual = ctx.eval_learner(check["expr"])
+            with captured(quiet), tracker:
                 expected = ctx.eval_ref(check.get("expected") or check["expr"])
         except Exception:
+            continue  # the check needs data the meta device does not have
+        try:
+            with captured(quiet), tracker:
+                actual = ctx.eval_learner(check["expr"])
+        except Exception as exc:
+            # The check's own expression raised on the learner's values only: a device error
+            # there is one a GPU learner meets; anything else is meta's missing data.
+            ename = exc.ename if isinstance(exc, wire.Raised) else type(exc).__name__
+            if device_error(ename, str(exc)):
+                name = ctx.display(check["expr"]) if hasattr(ctx, "display") else check["expr"]
+                found.append((index, f"{PREFIX}: {name} raises {ename}: {as_gpu_error(str(exc))}"))
             continue
         if not (isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)):
             continue
@@ -156,7 +303,7 @@ def device_problems(payload: dict, results: list, checks: list) -> list:
         props = [p for p in META_PROPERTIES if p in compare or p == "device"]
         sentences = [_as_gpu(p.sentence) for p in tensor_problems(actual, expected, name, props)]
         if "values" in compare:
-            mine, theirs = tracker.of(actual), tracker.of(expected)
+            mine, theirs = origin(actual), origin(expected)
             if "device" in theirs and "device" not in mine and "cpu" in mine:
                 sentences.append(
                     f"{name} holds numbers drawn by the CPU's generator and then moved to DEVICE, while the "

@@ -48,7 +48,9 @@ WATCHED_CLASSES = (
     ),
 )
 # Keys that torch itself adds to class dicts lazily; not tampering.
-_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl"})
+# Caches Python and torch fill in themselves: copyreg's __slotnames__ (set the first time an
+# object of the class is pickled, e.g. torch.save(model.state_dict(keep_vars=True))).
+_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl", "__slotnames__"})
 
 
 def _watched_modules(library: dict) -> list:
@@ -133,9 +135,9 @@ class Snapshot:
         for module, kept in self.modules:
             now = _entries(module)
             for name, value in kept.items():
-                if now.get(name, _MISSING) is not value:
+                if not _same(now.get(name, _MISSING), value):
                     out.append(f"{_label(module)}.{name}")
-        out.extend(f"sys.{n}" for n, v in self.streams.items() if getattr(sys, n, None) is not v)
+        out.extend(f"sys.{n}" for n, v in self.streams.items() if not _same(getattr(sys, n, None), v))
         for cls, kept in self.classes:
             now = dict(vars(cls))
             for name in sorted(set(kept) | set(now)):
@@ -148,12 +150,12 @@ class Snapshot:
     def restore(self) -> None:
         """Put back what was replaced, so the verdict itself can still be sent."""
         for name, value in self.streams.items():
-            if getattr(sys, name, None) is not value:
+            if not _same(getattr(sys, name, None), value):
                 setattr(sys, name, value)
         for module, kept in self.modules:
             now = _entries(module)
             for name, value in kept.items():
-                if now.get(name, _MISSING) is not value:
+                if not _same(now.get(name, _MISSING), value):
                     try:
                         _put(module, name, value)
                     except Exception:
@@ -210,6 +212,20 @@ class Snapshot:
 
 
 _MISSING = object()
+
+
+def _same(now, kept) -> bool:
+    # The kernel binds a fresh bound method of its own for each cell (builtins.input is the
+    # kernel's raw_input, sys.excepthook the shell's): the same function on the same object
+    # is the same hook, and a later cell of a verification is not tampering.
+    if now is kept:
+        return True
+    return (
+        type(now) is types.MethodType
+        and type(kept) is types.MethodType
+        and now.__func__ is kept.__func__
+        and now.__self__ is kept.__self__
+    )
 
 
 def _kernel_thread(ident: int) -> bool:
@@ -283,9 +299,20 @@ def _plain_name(cls) -> str:
     return "a built-in type"
 
 
+def _opaque(value, name: str) -> str | None:
+    """What the learner's kernel sent in place of a value that is not data (wire.py)."""
+    if type(value).__name__ != "Opaque" or not hasattr(value, "why"):
+        return None
+    kind = str(value.type_name).rsplit(".", 1)[-1]
+    return (
+        f"{name} is a {kind}, {value.why}; the checks compare plain values only and cannot trust how it "
+        "compares, so this attempt fails. Use the plain type."
+    )
+
+
 def scan(value, name: str, depth: int = 0) -> None:
     """Raise Tampered for a tampered tensor in ``value`` (or in a list, tuple or dict in it)."""
-    message = tensor_tampering(value, name) or disguised(value, name)
+    message = tensor_tampering(value, name) or disguised(value, name) or _opaque(value, name)
     if message:
         raise Tampered(message)
     if depth >= 2:

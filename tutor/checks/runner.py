@@ -125,6 +125,79 @@ def _not_run(check: dict, why: str) -> dict:
     }
 
 
+# Function checks draw other inputs in another world: their seeds move by this per world.
+INPUT_SHIFT = 1_000_003
+
+
+def world_setup(payload: dict, spec: dict) -> tuple[str, int, str]:
+    """A further world's setup (the exercise's, then its variant), seed and variant."""
+    seed = int(spec.get("seed") or 0)
+    variant = str(spec.get("variant") or "")
+    return (payload.get("setup") or "") + ("\n" + variant if variant else ""), seed, variant
+
+
+def broken_in_world(result: dict, seed: int, variant: str, number: int) -> dict:
+    """The exercise's own setup or reference failed in world ``number``: say where, for the author."""
+    error = dict(result.get("error") or {})
+    where = f"in its world {number} (setup again with seed {seed}" + (", then its variant" if variant else "") + ")"
+    error["evalue"] = f"{error.get('evalue') or ''} ({where})".strip()
+    return {**result, "error": error, "world": number}
+
+
+def on_other_data(result: dict, seed: int, variant: str, number: int) -> dict:
+    """A verification that failed only in world ``number``, said so: each failure is on
+    other data, and what that means leads the feedback."""
+    data = f"setup run again with seed {seed}" + (" and the exercise's variant" if variant else "")
+    for check in result.get("checks") or []:
+        if not check.get("passed"):
+            check["message"] = f"On other data ({data}): {check['message']}"
+            check.setdefault("details", {})["world"] = number
+    result["mistakes"] = [
+        "Your code is right for the exercise's data but not for other data "
+        f"({data}): a result typed in, or copied from the prompt, fits one input only.",
+        *result.get("mistakes", []),
+    ]
+    result["world"] = number
+    return result
+
+
+def _data(value) -> list | None:
+    """The tensors a value holds, for comparing two worlds (None: not data)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, torch.nn.Module):
+        return [t for t in value.state_dict().values() if isinstance(t, torch.Tensor)]
+    if type(value).__module__ == "numpy" and hasattr(value, "shape"):
+        import numpy as np
+
+        return [torch.from_numpy(np.asarray(value))] if np.asarray(value).dtype != object else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [torch.tensor(value)]
+    return None
+
+
+def worlds_alike(first: dict, second: dict, checks: list) -> bool:
+    """Whether a further world gave the reference the same data as the first: then it
+    proves nothing more (a setup without random draws; pack test asks for a variant).
+    Function checks draw their own inputs in each world, so they always differ."""
+    if any(c.get("kind") == "function" for c in checks):
+        return False
+    for key, value in first.items():
+        if key.startswith("__") or key not in second:
+            continue
+        a, b = _data(value), _data(second[key])
+        if a is None or b is None:
+            continue
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            if x.is_meta or y.is_meta:
+                continue
+            if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
+                return False
+    return True
+
+
 def run_verification(payload: dict, library: dict | None = None, stage=None) -> dict:
     stage = stage or (lambda name: None)
     payload = {**payload, "_started": _monotonic()}
@@ -184,6 +257,56 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
+    result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
+    # A pass must hold on other data too (see judge.run, which does the same across kernels).
+    alike: list[bool] = []
+    for number, spec in enumerate(payload.get("worlds") or [], 2):
+        if not result.get("passed") or not isinstance(spec, dict):
+            break
+        result = _in_world(payload, spec, number, device, quiet, guard, ref, alike) or result
+    if result.get("passed") and alike and all(alike):
+        result["worlds_alike"] = True
+    return result
+
+
+def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, first: dict, alike: list) -> dict | None:
+    setup, seed, variant = world_setup(payload, spec)
+    code, solution = payload.get("code") or "", payload.get("solution") or ""
+    ref, learner = new_namespace(device), new_namespace(device)
+    with captured(quiet):  # the learner's code already printed once, in the first world
+        seed_all(seed)
+        setup_error = run_code(setup, ref, SETUP, "setup")
+        solution_error = code_error = None
+        if setup_error is None:
+            solution_error = run_code(solution, ref, SOLUTION, "solution")
+            seed_all(seed)
+            setup_error = run_code(setup, learner, SETUP, "setup")
+            if setup_error is None:
+                code_error = run_code(code, learner, YOUR_CODE, "code")
+    if guard is not None:
+        guard.verify("while it ran again on other data")
+    ctx = Context(learner, ref, device, seed, code_error, solution_error)
+    ctx.code, ctx.solution = code, solution
+    ctx.input_shift = INPUT_SHIFT * (number - 1)
+    alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
+    result = evaluate({**payload, "device_run": False}, ctx, setup_error, quiet, guard=guard)
+    if result.get("passed"):
+        return None
+    if setup_error is not None or solution_error is not None:
+        # The exercise's own code failed on that data: nothing to say about the learner's.
+        return broken_in_world(result, seed, variant, number)
+    return on_other_data(result, seed, variant, number)
+
+
+def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, stage=None, device_run=None) -> dict:
+    """Every check and mistake of ``payload`` on ``ctx``, then the diagnosis and the device
+    run: the part of a verification after the code ran, wherever the learner's values live
+    (this process, or the learner's kernel as seen by the judge)."""
+    stage = stage or (lambda name: None)
+    checks = list(payload.get("checks") or [])
+    mistakes = list(payload.get("mistakes") or [])
+    code, solution = ctx.code, ctx.solution
+    code_error, solution_error = ctx.code_error, ctx.solution_error
     results = []
     for index, check in enumerate(checks):
         ctx.segment = index
@@ -215,9 +338,9 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     room = _monotonic() - payload.get("_started", _monotonic()) < DEVICE_RUN_SHARE * float(
         payload.get("time_limit") or 1e9
     )
-    if passed and payload.get("device_run") and device.type == "cpu" and room:
+    if passed and payload.get("device_run") and ctx.device.type == "cpu" and room:
         stage("device")
-        results = _with_device_run(payload, results, checks)
+        results = _with_device_run(payload, results, checks, device_run)
     if guard is not None:
         guard.verify("while the checks ran it")
     return jsonable(
@@ -231,10 +354,10 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     )
 
 
-def _with_device_run(payload: dict, results: list, checks: list) -> list:
+def _with_device_run(payload: dict, results: list, checks: list, learner_run=None) -> list:
     """The normal run passed on the CPU: fail the checks that a GPU would fail (devicerun.py)."""
     results = [dict(r) for r in results]
-    for index, sentence in device_problems(payload, results, checks):
+    for index, sentence in device_problems(payload, results, checks, learner_run):
         if index is None:
             results.append(
                 {

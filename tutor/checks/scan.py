@@ -7,7 +7,7 @@ import types
 import numpy as np
 import torch
 
-from . import signatures
+from . import signatures, wire
 from .compare import shares_storage
 from .registration import unregistered
 
@@ -16,8 +16,7 @@ MAX_NAMES = 200  # a namespace this large is not a lesson's: look at the first o
 
 
 def _grad_fn(t) -> str:
-    fn = getattr(t, "grad_fn", None)
-    return "" if fn is None else type(fn).__name__
+    return (wire.grad_fn_name(t) or "") if isinstance(t, torch.Tensor) else ""
 
 
 def _arrays(ns: dict) -> dict:
@@ -38,11 +37,16 @@ def _shared_array(t: torch.Tensor, arrays: dict) -> str | None:
 
 def _tensor_findings(name: str, mine: torch.Tensor, theirs: torch.Tensor, my_arrays, their_arrays) -> list:
     out = []
-    if theirs.requires_grad and theirs.is_leaf and not mine.is_leaf and _grad_fn(mine) in ("ToCopyBackward0",):
+    if (
+        wire.requires_grad(theirs)
+        and wire.is_leaf(theirs)
+        and not wire.is_leaf(mine)
+        and _grad_fn(mine) in ("ToCopyBackward0",)
+    ):
         out.append(signatures.moved_leaf(name, _grad_fn(mine)))
     elif _grad_fn(theirs) and not _grad_fn(mine):
         out.append(signatures.graph_cut(name))
-    elif not theirs.requires_grad and _grad_fn(mine):
+    elif not wire.requires_grad(theirs) and _grad_fn(mine):
         out.append(signatures.still_attached(name, _grad_fn(mine)))
     if my_arrays or their_arrays:
         a, b = _shared_array(mine, my_arrays), _shared_array(theirs, their_arrays)
@@ -60,7 +64,13 @@ def _is_float_list(v) -> bool:
 def _uncleared(name: str, mine, theirs, backward_calls: int) -> str | None:
     if backward_calls < 2 or not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)):
         return None
-    if theirs.is_leaf and theirs.requires_grad and theirs.grad is None and mine.is_leaf and mine.grad is not None:
+    if (
+        wire.is_leaf(theirs)
+        and wire.requires_grad(theirs)
+        and wire.grad_of(theirs) is None
+        and wire.is_leaf(mine)
+        and wire.grad_of(mine) is not None
+    ):
         return signatures.uncleared(name, backward_calls)
     return None
 

@@ -16,6 +16,7 @@ from tutor.errors import TutorError
 
 if TYPE_CHECKING:
     from tutor.packs.catalog import Catalog
+    from tutor.packs.models import Lesson
     from tutor.progress.store import ProgressStore
 
 
@@ -57,46 +58,9 @@ def build_report(store: ProgressStore, catalog: Catalog, now: datetime) -> dict:
     known: set[tuple[str, str]] = set()
     packs = []
     for pack in catalog.packs:
-        lessons = []
-        for lesson in pack.lessons:
-            ex_keys = [(pack.id, f"{lesson.id}/{ex.id}") for ex in lesson.exercises]
-            card_keys = [(pack.id, f"{lesson.id}/{c.id}") for c in lesson.cards]
-            known.update(ex_keys, card_keys)
-            seen = [cards[k] for k in card_keys if k in cards]
-            lessons.append(
-                {
-                    "id": lesson.id,
-                    "title": lesson.title,
-                    "exercises": {
-                        "total": len(ex_keys),
-                        "passed": sum(1 for k in ex_keys if k in ex_stats and ex_stats[k].passed),
-                        "attempted": sum(1 for k in ex_keys if k in ex_stats),
-                        "attempts": sum(ex_stats[k].attempts for k in ex_keys if k in ex_stats),
-                    },
-                    "cards": {
-                        "total": len(card_keys),
-                        "seen": len(seen),
-                        "due": sum(1 for s in seen if s.due <= now),
-                        "reviews": sum(s.reps for s in seen),
-                        "leeches": sum(1 for s in seen if s.leech),
-                    },
-                }
-            )
+        lessons = [_lesson_report(pack.id, lesson, ex_stats, cards, now, known) for lesson in pack.lessons]
         packs.append({"id": pack.id, "title": pack.title, "lessons": lessons})
-    other: dict[str, dict] = {}
-    for (pack_id, item), st in ex_stats.items():
-        if (pack_id, item) not in known:
-            o = other.setdefault(
-                pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0}
-            )
-            o["exercises_attempted"] += 1
-            o["exercises_passed"] += int(st.passed)
-    for pack_id, item in cards:
-        if (pack_id, item) not in known:
-            o = other.setdefault(
-                pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0}
-            )
-            o["cards_seen"] += 1
+    other = _not_in_packs(ex_stats, cards, known)
     due_now = sum(1 for s in cards.values() if s.due <= now)
     upcoming = [s.due for s in cards.values() if s.due > now]
     position = store.position()
@@ -104,7 +68,7 @@ def build_report(store: ProgressStore, catalog: Catalog, now: datetime) -> dict:
     return {
         "data_file": str(store.path),
         "packs": packs,
-        "not_in_packs": sorted(other.values(), key=lambda o: o["pack"]),
+        "not_in_packs": other,
         "totals": {
             "attempts": sum(s.attempts for s in ex_stats.values()),
             "exercises_passed": sum(1 for s in ex_stats.values() if s.passed),
@@ -123,6 +87,52 @@ def build_report(store: ProgressStore, catalog: Catalog, now: datetime) -> dict:
         },
         "settings": {"desired_retention": settings.desired_retention, "new_cards_per_day": settings.new_cards_per_day},
     }
+
+
+def _lesson_report(
+    pack_id: str, lesson: Lesson, ex_stats: dict, cards: dict, now: datetime, known: set[tuple[str, str]]
+) -> dict:
+    """One lesson's completion; its items' keys are added to ``known``."""
+    ex_keys = [(pack_id, f"{lesson.id}/{ex.id}") for ex in lesson.exercises]
+    card_keys = [(pack_id, f"{lesson.id}/{c.id}") for c in lesson.cards]
+    known.update(ex_keys, card_keys)
+    seen = [cards[k] for k in card_keys if k in cards]
+    return {
+        "id": lesson.id,
+        "title": lesson.title,
+        "exercises": {
+            "total": len(ex_keys),
+            "passed": sum(1 for k in ex_keys if k in ex_stats and ex_stats[k].passed),
+            "attempted": sum(1 for k in ex_keys if k in ex_stats),
+            "attempts": sum(ex_stats[k].attempts for k in ex_keys if k in ex_stats),
+        },
+        "cards": {
+            "total": len(card_keys),
+            "seen": len(seen),
+            "due": sum(1 for s in seen if s.due <= now),
+            "reviews": sum(s.reps for s in seen),
+            "leeches": sum(1 for s in seen if s.leech),
+        },
+    }
+
+
+def _not_in_packs(ex_stats: dict, cards: dict, known: set[tuple[str, str]]) -> list[dict]:
+    """Per pack, the records of items no loaded pack has."""
+    other: dict[str, dict] = {}
+
+    def of(pack_id: str) -> dict:
+        return other.setdefault(
+            pack_id, {"pack": pack_id, "exercises_attempted": 0, "exercises_passed": 0, "cards_seen": 0}
+        )
+
+    for (pack_id, item), st in ex_stats.items():
+        if (pack_id, item) not in known:
+            of(pack_id)["exercises_attempted"] += 1
+            of(pack_id)["exercises_passed"] += int(st.passed)
+    for pack_id, item in cards:
+        if (pack_id, item) not in known:
+            of(pack_id)["cards_seen"] += 1
+    return sorted(other.values(), key=lambda o: o["pack"])
 
 
 def format_report(r: dict) -> str:

@@ -45,13 +45,24 @@ def death_cause(returncode: int | str | None) -> str:
     return f"it exited with status {returncode}"
 
 
+_RESTARTED = (f"; {GONE}.", " and was started again; earlier variables are gone.")
+
+
+def without_restart(sentence: str) -> str:
+    """One of this module's crash sentences for a kernel that is thrown away, not started
+    again (a verification's): what happened, without what a restart means for a live session."""
+    for ending in _RESTARTED:
+        if sentence.endswith(ending):
+            return sentence[: -len(ending)] + "."
+    return sentence
+
+
 def crashed(returncode: int | str | None, *, wire: str | None = None, restarted: bool = True) -> str:
     """The kernel died while the learner's code ran (``wire``: the way to it failed instead,
     see KernelBackend.wire_fault). ``restarted`` False: the session does not bring a new
     kernel (a verification's is thrown away), so the sentence does not say it did."""
     if not restarted:
-        sentence, gone = crashed(returncode, wire=wire), f"; {GONE}."
-        return sentence[: -len(gone)] + "." if sentence.endswith(gone) else sentence
+        return without_restart(crashed(returncode, wire=wire))
     if wire:
         return f"{wire} while your code ran; {GONE}."
     if returncode == "replaced":

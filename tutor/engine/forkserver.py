@@ -52,6 +52,8 @@ from tutor.engine.confine import set_death_signal as _set_death_signal
 # kernel's own end, after its output is flushed, need not wait for that.
 _real_exit = os._exit
 
+ENDING_BOUND = 2.0  # seconds a kernel's exit waits for the rest of its process group
+
 
 def _thread_count() -> int:
     try:
@@ -169,6 +171,10 @@ class Server:
         self.policy: dict | None = None  # the confinement the next standby enters
         self.scratches: dict[int, str] = {}  # pid -> its scratch directory, removed at its exit
         self.draining: dict[int, str] = {}  # process group -> scratch, once its leader has exited
+        # leader -> (exit status, deadline): a confined kernel's waiter leads its group and may
+        # be reaped while the kernel itself is still ending; its exit is reported once the
+        # group is empty (or after a bound: something left in the group must not hide an exit).
+        self.ending: dict[int, tuple[int, float]] = {}
 
     def send(self, obj: dict) -> None:
         try:
@@ -186,7 +192,7 @@ class Server:
         self.send({"ready": True, "pid": os.getpid()})
         self.standby = self.fork_standby()
         while True:
-            for key, _ in self.selector.select():
+            for key, _ in self.selector.select(timeout=0.05 if self.ending else None):
                 if key.fd == self.wake_r:
                     try:
                         while os.read(self.wake_r, 512):
@@ -204,6 +210,7 @@ class Server:
                     while b"\n" in self.buffer:
                         line, self.buffer = self.buffer.split(b"\n", 1)
                         self.handle(json.loads(line))
+            self.report_ended()
 
     def handle(self, request: dict) -> None:
         """Hand the request to the standby (forking one if there is none)."""
@@ -309,10 +316,25 @@ class Server:
                 self.standby = None  # died before it was needed; the next request forks anew
             if pid in self.children:
                 self.children.discard(pid)
-                self.send({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+                self.ending[pid] = (os.waitstatus_to_exitcode(status), time.monotonic() + ENDING_BOUND)
             for claimed in self.claimed.values():
                 if claimed.pid == pid:
                     claimed.status = os.waitstatus_to_exitcode(status)
+
+    def report_ended(self) -> None:
+        """Report each kernel whose process group is empty (or whose bound has passed) as exited."""
+        for pid, (status, deadline) in list(self.ending.items()):
+            try:
+                os.killpg(pid, 0)
+                alive = True
+            except ProcessLookupError:
+                alive = False
+            except PermissionError:
+                alive = True  # someone is there (another user's process): wait for the bound
+            if alive and time.monotonic() < deadline:
+                continue
+            del self.ending[pid]
+            self.send({"exit": pid, "status": status})
 
     def remove_scratches(self) -> None:
         """Remove the scratch directory of each kernel whose process group is empty: its

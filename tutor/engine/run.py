@@ -39,10 +39,11 @@ class KernelGone(Exception):
 class Run:
     """One execute_request: collects what the kernel sends back for it."""
 
-    def __init__(self, on_output: OutputCallback | None, stdin: StdinCallback | None):
+    def __init__(self, on_output: OutputCallback | None, stdin: StdinCallback | None, echo_input: bool = True):
         loop = asyncio.get_running_loop()
         self.on_output = on_output
         self.stdin = stdin
+        self.echo_input = echo_input  # show prompt and answer as a terminal would (not for a program's relay)
         self.buffer = OutputBuffer()
         self.msg_id: str | None = None
         self.reply: dict | None = None

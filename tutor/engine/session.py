@@ -136,16 +136,18 @@ class KernelSession:
         stdin: StdinCallback | None = None,
         silent: bool = False,
         cpu_limit: float | None = None,
+        echo_input: bool = True,
     ) -> RunResult:
         """Run ``code``; stream events to ``on_output`` as they arrive; never raises for
-        anything the code does. ``stdin(prompt)`` answers input() (None cancels the run).
+        anything the code does. ``stdin(prompt)`` answers input() (None cancels the run);
+        ``echo_input=False`` keeps prompts and answers out of the output (a program's relay).
 
         ``cpu_limit``: seconds of the kernel's CPU time the run may use; ``timeout`` is
         then the wall-clock ceiling above it. Where the kernel's CPU time cannot be read
         (attached, on a gateway, not Linux) ``cpu_limit`` is a wall-clock limit."""
         async with self._run_lock:
             started = time.perf_counter()
-            run = Run(on_output, stdin)
+            run = Run(on_output, stdin, echo_input)
             self._run = run  # interrupt() may come while the kernel is still starting
             notice = None
             try:
@@ -580,9 +582,10 @@ class KernelSession:
             await self._send_interrupt()
             return
         value = str(value)
-        # Show the exchange as a terminal would: the prompt, then what was typed.
-        for event in run.buffer.add_stream("stdout", f"{prompt}{value}\n"):
-            run.emit(event)
+        if run.echo_input:
+            # Show the exchange as a terminal would: the prompt, then what was typed.
+            for event in run.buffer.add_stream("stdout", f"{prompt}{value}\n"):
+                run.emit(event)
         conn.reply_input(value, msg["header"])
 
     async def _send_interrupt(self) -> None:

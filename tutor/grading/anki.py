@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import io
 import json
 import os
 import sqlite3
@@ -23,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.files import write_atomic
 from tutor.packs.models import CLOZE_BLANK
 
 if TYPE_CHECKING:
@@ -171,8 +173,6 @@ def write_deck(
                 tags=[f"ptfund::{ref.pack.id}", f"ptfund::{ref.pack.id}::{ref.lesson.id}", f"type::{ref.card.type}"],
             )
         )
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     fd, db_name = tempfile.mkstemp(suffix=".anki2")
     os.close(fd)
     try:
@@ -187,16 +187,11 @@ def write_deck(
             conn.commit()
         finally:
             conn.close()
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        try:
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                z.write(db_name, "collection.anki2")
-                z.writestr("media", json.dumps({}))
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        package = io.BytesIO()  # a deck of text notes: small enough to build in memory
+        with zipfile.ZipFile(package, "w", zipfile.ZIP_DEFLATED) as z:
+            z.write(db_name, "collection.anki2")
+            z.writestr("media", json.dumps({}))
+        write_atomic(target, package.getvalue())
     finally:
         Path(db_name).unlink(missing_ok=True)
     return DeckSummary(notes=len(guids), decks=len(decks), reviews=n_reviews)

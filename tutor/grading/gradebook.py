@@ -151,6 +151,9 @@ async def grade_all(
     return Gradebook(columns, rows)
 
 
+LEARNER_BLOCK = 8  # learners graded together, exercise by exercise
+
+
 async def _verify_all(
     todo: list[Task],
     jobs: int,
@@ -162,11 +165,24 @@ async def _verify_all(
     on_learner: Callable[[Row], None],
 ) -> None:
     from tutor.engine import KernelPool
-    from tutor.grading.verify import Verifier
+    from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
     jobs = max(1, min(jobs, len(todo)))
-    pool = KernelPool(device=device, size=jobs, demand=len(todo), recover=False)
-    verifier = Verifier(pool, device=device)
+    # Exercise by exercise within blocks of learners: the judge kept from one file serves the
+    # next files of its exercise, and learners still finish block by block (progress lines).
+    learner_at: dict[int, int] = {}
+    column_at: dict[int, int] = {}
+    for task in todo:
+        learner_at.setdefault(id(task.row), len(learner_at))
+        column_at.setdefault(id(task.column), len(column_at))
+    todo = sorted(
+        todo, key=lambda t: (learner_at[id(t.row)] // LEARNER_BLOCK, column_at[id(t.column)], learner_at[id(t.row)])
+    )
+    blocks = -(-len(learner_at) // LEARNER_BLOCK)
+    # A learner's kernel per file; a judge per worker, exercise and block at most.
+    judges = min(len(todo), jobs * len(column_at) * blocks)
+    pool = KernelPool(device=device, size=jobs * KERNELS_PER_VERIFICATION, demand=len(todo) + judges, recover=False)
+    verifier = Verifier(pool, device=device, reuse_judges=True)
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in todo:
         queue.put_nowait(task)
@@ -185,4 +201,4 @@ async def _verify_all(
                 on_learner(task.row)
 
     # A failure ends the run; the verdicts so far are in the cache, so a rerun resumes there.
-    await pool.fan_out(jobs, worker)
+    await verifier.fan_out(jobs, worker)

@@ -12,17 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from tutor.files import Unreadable, read_json_file, write_atomic
 from tutor.paths import cache_dir
 
 log = logging.getLogger("tutor.grading")
 
 FILENAME = "mutants.json"
 MAX_BYTES = 16 << 20  # larger is not ours: ignored (and replaced)
+MAX_DEPTH = 64  # a value's nested lists are a tensor's dimensions
 MAX_KILLS = 200_000  # the oldest proofs go first beyond this
 
 
@@ -55,16 +56,14 @@ class MutantCache:
         self.values: dict[str, dict] = {}
         self.changed = False
         try:
-            if self.path.stat().st_size <= MAX_BYTES:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
-                    self.kills = dict.fromkeys(k for k in data.get("kills", []) if isinstance(k, str))
-                    values = data.get("values", {})
-                    self.values = (
-                        {k: v for k, v in values.items() if isinstance(v, dict)} if isinstance(values, dict) else {}
-                    )
-        except (OSError, ValueError, RecursionError, AttributeError):
-            pass  # no cache, or not ours: start empty
+            data = read_json_file(self.path, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH)
+        except Unreadable:
+            data = None  # no cache, or not ours: start empty
+        if isinstance(data, dict):
+            kills = data.get("kills", [])
+            self.kills = dict.fromkeys(k for k in kills if isinstance(k, str)) if isinstance(kills, list) else {}
+            values = data.get("values", {})
+            self.values = {k: v for k, v in values.items() if isinstance(v, dict)} if isinstance(values, dict) else {}
 
     def killed(self, k: str) -> bool:
         return k in self.kills
@@ -84,9 +83,6 @@ class MutantCache:
         kills = list(self.kills)[-MAX_KILLS:]
         values = dict(list(self.values.items())[-MAX_KILLS // 100 :])
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({"kills": kills, "values": values}), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps({"kills": kills, "values": values}))
         except OSError as exc:  # a read-only cache costs only the time to prove again
             log.debug("mutant cache not saved: %s", exc)

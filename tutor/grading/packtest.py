@@ -60,7 +60,16 @@ class Report:
 Echo = Callable[[Row], None]  # told each row as it is decided (the command prints it)
 
 
-def judge_solution(v: Verdict) -> tuple[bool, str]:
+SAME_DATA = (
+    "passes, but its second world gives the reference the same data as the first (a setup without "
+    "random draws), so a typed-in answer would pass too: add a variant, or second_world: false with "
+    'a reason (docs/pack-format.md, "A second world")'
+)
+
+
+def judge_solution(v: Verdict, *, reference: bool = False) -> tuple[bool, str]:
+    if v.passed and reference and v.worlds_alike:
+        return False, SAME_DATA
     if v.passed:
         return True, "passes"
     return False, _first_problem(v)
@@ -94,7 +103,9 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
         started = time.perf_counter()
         proved = reference_exercise(ex) if case == "solution" else ex
         verdict = await verify_confirmed(verifier, proved, code)  # a crash only counts if it happens again
-        ok, detail = judge_solution(verdict) if must_pass else judge_must_fail(verdict, expect)
+        ok, detail = (
+            judge_solution(verdict, reference=case == "solution") if must_pass else judge_must_fail(verdict, expect)
+        )
         row = Row(item, case, ok, detail, time.perf_counter() - started)
         report.rows.append(row)
         echo(row)
@@ -171,13 +182,11 @@ async def test_pack(
     times: bool = True,
     mutants: str = "summary",
 ) -> Report:
-    """Prove the pack with ``jobs`` workers (default: one per core), each taking a fresh
-    kernel per exercise and per predict card from one pool.
+    """Prove the pack with ``jobs`` workers (default: one per core), sharing one pool.
 
-    All cases of one exercise run in that kernel, in fresh namespaces each. The reference
-    solution runs first, in a kernel that has run nothing else, so its pass is as strict
-    as a learner's verification. The cases after it must fail, and leftover state could at
-    worst make one pass (reported) or fail for another reason (caught by ``expect``). A
+    Every case of an exercise is verified as ``check`` verifies a learner's code: a fresh
+    learner's kernel and a judge's kernel (judging.py), so what passes here passes there;
+    the judge, which never runs the cases' code, serves all of one exercise's cases. A
     predict card's code runs alone in its kernel, as in a quiz (tutor.grading.review).
     Rows come out in the pack's order whatever order the workers finish in; ``echo`` sees
     each as it is done. Items start slowest first by their times in the pack's last run
@@ -190,7 +199,7 @@ async def test_pack(
     from tutor.grading.mutantcache import MutantCache
     from tutor.grading.mutantrun import batches, combine, run_batch
     from tutor.grading.review import PredictKernels
-    from tutor.grading.verify import Verifier
+    from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
     if mutants not in MODES:
         raise ValueError(f"mutants must be one of {MODES}")
@@ -223,8 +232,15 @@ async def test_pack(
     if not items:
         return Report(skipped=skipped)
     jobs = max(1, min(jobs or default_jobs(), len(items)))
-    empty = sum(1 for _, batch in mutant_of.values() if not batch.mutants and not batch.literal)  # take no kernel
-    pool = KernelPool(device=device, size=jobs, demand=len(items) - empty)
+    # Every case is a verification as `check` makes it: a fresh learner's kernel, and the
+    # exercise's judge (kept from one case to the next); a mutant batch and a predict card
+    # take one kernel each.
+    exercises = [ex for i, (_, ex) in enumerate(items) if isinstance(ex, m.Exercise) and i not in mutant_of]
+    cases = sum(2 + len(ex.wrong_solutions) + len(ex.accepted_solutions) for ex in exercises)
+    others = sum(1 for i, (_, x) in enumerate(items) if isinstance(x, m.PredictCard))
+    others += sum(1 for _, batch in mutant_of.values() if batch.mutants or batch.literal)
+    pool = KernelPool(device=device, size=jobs * KERNELS_PER_VERIFICATION, demand=cases + len(exercises) + others)
+    verifier = Verifier(pool, device=device, reuse_judges=True)
     predict = PredictKernels(pool)
     keys: list[str] = []
     # per exercise: its batches' item indexes, and the results of those done
@@ -272,15 +288,12 @@ async def test_pack(
                 parts[index].rows.append(row)
                 echo(row)
             else:
-                kernel = await pool.take()
-                try:
-                    await _run_cases(Verifier(attached=kernel), les, item, parts[index], echo)
-                finally:
-                    pool.give_back(kernel)
+                await _run_cases(verifier, les, item, parts[index], echo)
+                verifier.drop_judges(item)
             took[keys[index]] = time.perf_counter() - started
 
     try:
-        await pool.fan_out(jobs, worker)
+        await verifier.fan_out(jobs, worker)
     finally:
         cache.save()  # what was proven stays proven, even when the run is cut short
     if times:

@@ -32,6 +32,9 @@ class Verdict:
     elapsed: float = 0.0
     # One per message of ``mistakes``: the authored mistake's id, or "auto:..." for a diagnosis.
     mistake_ids: list[str] = field(default_factory=list)
+    # A pass whose further worlds gave the reference the same data as the first (a setup
+    # without random draws): it proves nothing more there, and pack test asks for a variant.
+    worlds_alike: bool = False
 
     @property
     def passed(self) -> bool:

@@ -18,13 +18,15 @@ import time
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
-from tutor.engine.faults import GONE
+from tutor.engine.faults import without_restart
 from tutor.grading.mistake_ids import ids_by_message
-from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
+from tutor.grading.timeouts import cpu_limits, timeout_sentence
 from tutor.grading.verdict import CheckLine, Verdict
 from tutor.packs import models as m
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from tutor.engine.pool import KernelPool
     from tutor.engine.session import KernelSession, OutputCallback
 
@@ -44,6 +46,7 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "device": device,
         "device_run": exercise.follows_device,
         "time_limit": exercise.time_limit,
+        "worlds": exercise.worlds(),
     }
 
 
@@ -110,6 +113,12 @@ class Answer:
                 self.forged += 1
 
 
+def crash_sentence(run: RunResult) -> str:
+    # The engine's sentence may end with what a crash means for a live session (variables
+    # gone); a verification kernel is thrown away anyway, so that part would only confuse.
+    return without_restart(run.message or "The kernel stopped while checking your code.")
+
+
 def _body(bundle: dict) -> dict | None:
     try:
         body = json.loads(bundle["body"])
@@ -142,12 +151,7 @@ def verdict_from_run(run: RunResult, time_limit: float, request: str = "") -> Ve
         # Only the time limit interrupts a verification; this interrupt came from the code.
         return Verdict("error", INTERRUPTED, output=run.output, elapsed=run.elapsed)
     if run.status in ("crashed", "interrupted"):
-        # The engine's sentence ends with what a crash means for a live session (variables
-        # gone); a verification kernel is thrown away anyway, so that part would only confuse.
-        message = (run.message or "The kernel stopped while checking your code.").replace(
-            f"; {GONE}.", " while it was being checked."
-        )
-        return Verdict("crashed", message, output=run.output, elapsed=run.elapsed)
+        return Verdict("crashed", crash_sentence(run), output=run.output, elapsed=run.elapsed)
     bundle = answer.result
     if bundle is None:
         if run.error is not None and run.error.ename == "KeyboardInterrupt":
@@ -210,6 +214,7 @@ def verdict_from_result(result: dict) -> Verdict:
             checks=checks,
             mistakes=mistakes,
             mistake_ids=mistake_ids,
+            worlds_alike=bool(result.get("worlds_alike")),
         )
     if error:
         line = error.get("line")
@@ -227,16 +232,58 @@ def verdict_from_result(result: dict) -> Verdict:
 
 
 class Verifier:
-    """Verifies attempts, each in a fresh kernel from the pool (or fresh namespaces of an attached kernel)."""
+    """Verifies attempts, each in a fresh learner's kernel from the pool with a judge's kernel
+    beside it (or in fresh namespaces of an attached kernel)."""
 
     def __init__(
-        self, pool: KernelPool | None = None, *, attached: KernelSession | None = None, device: str | None = None
+        self,
+        pool: KernelPool | None = None,
+        *,
+        attached: KernelSession | None = None,
+        device: str | None = None,
+        reuse_judges: bool = False,
     ) -> None:
+        """``reuse_judges`` (a batch: `grade`): a judge's kernel never runs learner code, so
+        after a clean verification it is kept for the next attempt at the same exercise;
+        run the batch with :meth:`fan_out`, which shuts the kept ones down at the end."""
         if pool is None and attached is None:
             raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
         self.pool = pool
         self.attached = attached
         self.device = device
+        self.reuse_judges = reuse_judges
+        self._idle_judges: list[tuple[tuple, KernelSession]] = []  # oldest first
+
+    async def fan_out(self, jobs: int, worker: Callable[[], Awaitable[None]]) -> None:
+        """The pool's ``fan_out``, then the kept judges shut down (they are this verifier's)."""
+        assert self.pool is not None
+        try:
+            await self.pool.fan_out(jobs, worker)
+        finally:
+            judges = [judge for _, judge in self._idle_judges]
+            self._idle_judges.clear()
+            await asyncio.gather(*(judge.shutdown() for judge in judges), return_exceptions=True)
+
+    def drop_judges(self, exercise: m.Exercise) -> None:
+        """Shut down the judges kept for ``exercise`` (no more attempts at it will come)."""
+        assert self.pool is not None
+        key = _judge_key(exercise)
+        for kept, judge in [entry for entry in self._idle_judges if entry[0] == key]:
+            self._idle_judges.remove((kept, judge))
+            self.pool.give_back(judge)
+
+    def _idle_judge(self, key: tuple) -> KernelSession | None:
+        for index, (kept, judge) in enumerate(self._idle_judges):
+            if kept == key:
+                del self._idle_judges[index]
+                return judge
+        return None
+
+    def _keep_judge(self, key: tuple, judge: KernelSession) -> None:
+        assert self.pool is not None
+        self._idle_judges.append((key, judge))
+        while len(self._idle_judges) > self.pool.size:  # judges of exercises no longer graded
+            self.pool.give_back(self._idle_judges.pop(0)[1])
 
     async def verify(
         self,
@@ -251,39 +298,58 @@ class Verifier:
         the caller is cancelled the code stops: a spare kernel is shut down, an attached one
         interrupted."""
         limit = timeout or exercise.time_limit
+        if self.attached is None:
+            return await self._judged(exercise, code, limit, on_output)
         started = time.perf_counter()
-        if self.attached is not None:
-            kernel = self.attached
-            await kernel.start()
-        else:
-            assert self.pool is not None  # __init__ requires one of the two
-            kernel = await self.pool.take()
+        kernel = self.attached
+        await kernel.start()
+        device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
+        request = new_request()
+        program = verification_program(build_payload(exercise, code, device), request)
+        cpu, ceiling = cpu_limits(limit + CHECK_SLACK, exercise.threads)  # a wall-clock limit when attached
+        execution = asyncio.ensure_future(kernel.execute(program, on_output=on_output, timeout=ceiling, cpu_limit=cpu))
         try:
-            device = kernel.device_info.kind if kernel.device_info else (self.device or "cpu")
-            request = new_request()
-            program = verification_program(build_payload(exercise, code, device), request)
-            if not kernel.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
-                program = threads_cell(exercise.threads) + program
-            cpu, ceiling = cpu_limits(limit + CHECK_SLACK, exercise.threads)
-            execution = asyncio.ensure_future(
-                kernel.execute(program, on_output=on_output, timeout=ceiling, cpu_limit=cpu)
-            )
-            try:
-                run = await asyncio.shield(execution)
-            except asyncio.CancelledError:
-                if self.attached is not None:
-                    await kernel.interrupt()  # an attached kernel stays: stop the code in it
-                else:
-                    execution.cancel()  # the spare is shut down below
-                raise
-        finally:
-            if self.pool is not None and self.attached is None:
-                # Disposed in the background (the pool waits for it at its shutdown): the
-                # verdict should not wait for a kernel to exit.
-                self.pool.give_back(kernel)
+            run = await asyncio.shield(execution)
+        except asyncio.CancelledError:
+            await kernel.interrupt()  # an attached kernel stays: stop the code in it
+            raise
         verdict = verdict_from_run(run, limit, request)
         verdict.elapsed = time.perf_counter() - started
         return verdict
+
+    async def _judged(self, exercise: m.Exercise, code: str, limit: float, on_output: OutputCallback | None) -> Verdict:
+        """Two kernels: the learner's, fresh from the pool, runs the code and is thrown away;
+        the judge's decides (tutor/grading/judging.py) and is thrown away too, unless kept
+        for the next attempt at this exercise (``reuse_judges``)."""
+        from tutor.grading.judging import verify_judged
+
+        assert self.pool is not None  # __init__ requires one of the two
+        key = _judge_key(exercise)
+        learner = await self.pool.take()
+        judge = self._idle_judge(key) if self.reuse_judges else None
+        kept = False
+        try:
+            if judge is None:
+                judge = await self.pool.take()
+            verdict = await verify_judged(exercise, code, learner, judge, limit=limit, on_output=on_output)
+            if self.reuse_judges and verdict.status in ("pass", "fail", "error") and judge.state == "ready":
+                self._keep_judge(key, judge)
+                kept = True
+            return verdict
+        finally:
+            # Disposed in the background (the pool waits for it at its shutdown): the
+            # verdict should not wait for a kernel to exit.
+            self.pool.give_back(learner)
+            if judge is not None and not kept:
+                self.pool.give_back(judge)
+
+
+def _judge_key(exercise: m.Exercise) -> tuple:
+    return (exercise.id, exercise.setup, exercise.solution)
+
+
+# A verification from a pool takes two fresh kernels: the learner's and the judge's (judging.py).
+KERNELS_PER_VERIFICATION = 2
 
 
 async def verify_in_fresh_kernel(
@@ -302,15 +368,20 @@ async def verify_in_fresh_kernel(
 
     if pool is not None and connection_file is None:
         return await Verifier(pool, device=device).verify(exercise, code, timeout=timeout)
-
-    session = KernelSession(device=device, connection_file=connection_file, recover=connection_file is not None)
-    try:
+    if connection_file is not None:
+        # An attached kernel (--kernel) is the one place both roles share a process.
+        session = KernelSession(device=device, connection_file=connection_file, recover=True)
         await session.start()
+        await warm_up(session, timeout=120)
+        return await Verifier(attached=session).verify(exercise, code, timeout=timeout)
+    from tutor.grading.judging import verify_judged
+
+    learner, judge = KernelSession(device=device), KernelSession(device=device)
+    try:
+        await asyncio.gather(learner.start(), judge.start())
         # torch's first-use costs (torch._dynamo on the first meta op, a GPU's context) are
         # paid here, as a pool's spare pays them while it waits: never inside time_limit.
-        await warm_up(session, timeout=120)
-        verifier = Verifier(attached=session)
-        return await verifier.verify(exercise, code, timeout=timeout)
+        await asyncio.gather(warm_up(learner, timeout=120), warm_up(judge, timeout=120))
+        return await verify_judged(exercise, code, learner, judge, limit=timeout or exercise.time_limit)
     finally:
-        if connection_file is None:
-            await session.shutdown()
+        await asyncio.gather(learner.shutdown(), judge.shutdown(), return_exceptions=True)

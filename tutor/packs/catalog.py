@@ -53,7 +53,7 @@ class ExerciseRef:
 class CardRef:
     pack: Pack
     lesson: m.Lesson
-    card: m.ChoiceCard | m.ShortCard | m.NumericCard | m.PredictCard | m.ClozeCard
+    card: m.Card
 
     @property
     def key(self) -> str:

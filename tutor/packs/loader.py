@@ -172,7 +172,7 @@ def _resolve_one(value, path, key, located, base, rep, origins):
     textual = key in CODE_KEYS or key in MARKDOWN_KEYS
     if key == "hints" and isinstance(value, list):
         return [_resolve_one(v, (*path, i), "prompt", located, base, rep, origins) for i, v in enumerate(value)]
-    if key == "accepted_solutions" and isinstance(value, list):
+    if key in ("accepted_solutions", "variants") and isinstance(value, list):
         return [_resolve_one(v, (*path, i), "code", located, base, rep, origins) for i, v in enumerate(value)]
     if not textual or not isinstance(value, str):
         return _resolve_refs(value, path, located, base, rep, origins)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -188,6 +188,13 @@ class FunctionCheck(_Check, _Tolerance):
     reference: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
         None, description="the oracle: a function defined in setup, instead of the solution's function of this name"
     )
+    mutates: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description=(
+            "arguments the function is meant to change in place: compared with the reference's after the call; "
+            "every other tensor argument must come back unchanged (values and version counter)"
+        ),
+    )
 
 
 class PythonCheck(_Check):
@@ -207,8 +214,9 @@ class SourceCheck(_Check):
 
     Each entry of ``forbid``/``require`` is one of: a dotted name used anywhere (``torch.stack``,
     ``np``; a call, an attribute chain or a plain name), an attribute or method written
-    ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a
-    literal in quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
+    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``), a
+    construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a literal in
+    quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
 
     kind: Literal["source"]
     forbid: list[str] = Field(default_factory=list, description="what the code must not use")
@@ -233,7 +241,17 @@ Check = Annotated[
     | PythonCheck,
     Field(discriminator="kind"),
 ]
-CHECK_KINDS = ("value", "tensor", "raises", "module", "state_dict", "same_as_solution", "function", "python", "source")
+
+
+def _by_tag(union: Any, tag: str) -> dict[str, type[Strict]]:
+    """The models of a discriminated union by their tag, in the union's order: the one list
+    of check kinds (card types) that the loader, the schema and the docs derive from."""
+    members = get_args(get_args(union)[0])
+    return {get_args(model.model_fields[tag].annotation)[0]: model for model in members}
+
+
+CHECK_MODELS = _by_tag(Check, "kind")
+CHECK_KINDS = tuple(CHECK_MODELS)
 
 
 class Mistake(Strict):
@@ -322,6 +340,33 @@ class Exercise(Strict):
         description="after a pass on the CPU, run the code again with DEVICE set to the meta device, so tensors "
         "left on the CPU fail as on a GPU; default: on when setup or prompt uses DEVICE",
     )
+    variants: list[Code] = Field(
+        default_factory=list,
+        description="code run after setup in a further world each (other sizes and values: rebind the setup's "
+        "names); without variants, one further world runs setup again with another seed",
+    )
+    second_world: bool = Field(
+        True,
+        description="after a pass, verify again on other data (see variants); false needs second_world_reason",
+    )
+    second_world_reason: str | None = Field(
+        None, description="why this exercise's checks hold for its own data only (with second_world: false)"
+    )
+
+    @model_validator(mode="after")
+    def _second_world_explained(self) -> Exercise:
+        if not self.second_world and not (self.second_world_reason or "").strip():
+            raise ValueError("second_world: false needs second_world_reason (why other data cannot be checked)")
+        if not self.second_world and self.variants:
+            raise ValueError("variants are the second world's data: drop them or set second_world: true")
+        return self
+
+    def worlds(self) -> list[dict]:
+        """The further worlds a pass must hold in: a seed each, and the variant's code."""
+        if not self.second_world:
+            return []
+        variants = self.variants or [""]
+        return [{"seed": self.seed + n, "variant": code} for n, code in enumerate(variants, 1)]
 
     @property
     def follows_device(self) -> bool:
@@ -431,7 +476,8 @@ class ClozeCard(_Probed, _Card):
 
 
 Card = Annotated[ChoiceCard | ShortCard | NumericCard | PredictCard | ClozeCard, Field(discriminator="type")]
-CARD_TYPES = ("choice", "short", "numeric", "predict", "cloze")
+CARD_MODELS = _by_tag(Card, "type")
+CARD_TYPES = tuple(CARD_MODELS)
 
 
 # ---------------------------------------------------------------- lessons and packs

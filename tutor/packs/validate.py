@@ -111,30 +111,44 @@ def _check_code(code: str, origin: Pos, path: tuple, rep: _Reporter, *, what: st
         rep.at(path, f"{what} does not parse: {detail}", line=line, col=col, file=origin.file)
 
 
+class _Where:
+    """Where a lesson's values stand, for its problems: a field where its text came from
+    (``field``: a file it names, else the YAML), an expression where its text starts
+    (``expr``: the line after a block scalar's indicator)."""
+
+    def __init__(self, origins: dict[tuple, Pos], rep: _Reporter) -> None:
+        self.origins = origins
+        self.rep = rep
+
+    def field(self, *path: str | int) -> Pos:
+        key = tuple(path)
+        while key not in self.origins and key:
+            key = key[:-1]
+        if key in self.origins:
+            return self.origins[key]
+        line, col = self.rep.located.pos(tuple(path)) if self.rep.located else (1, 1)
+        return Pos(self.rep.file, line, col)
+
+    def expr(self, *path: str | int) -> Pos:
+        located = self.rep.located
+        assert located is not None  # a lesson is validated only after its YAML parsed
+        line, col = located.pos(tuple(path))
+        if tuple(path) in located.block:
+            return Pos(self.rep.file, line + 1, 1)
+        # a plain scalar: columns count from where the value starts
+        return Pos(self.rep.file, line, col)
+
+
 def validate_lesson(
     lesson: m.Lesson, folder_id: str, origins: dict[tuple, Pos], rep: _Reporter, earlier: Sequence[Problem] = ()
 ) -> None:
-    def origin(*path: str | int) -> Pos:
-        key = tuple(path)
-        while key not in origins and key:
-            key = key[:-1]
-        if key in origins:
-            return origins[key]
-        line, col = rep.located.pos(tuple(path)) if rep.located else (1, 1)
-        return Pos(rep.file, line, col)
-
-    def expr_origin(*path: str | int) -> Pos:
-        assert rep.located is not None  # a lesson is validated only after its YAML parsed
-        line, col = rep.located.pos(tuple(path))
-        if tuple(path) in rep.located.block:
-            return Pos(rep.file, line + 1, 1)
-        # a plain scalar: columns count from where the value starts
-        return Pos(rep.file, line, col)
-
+    """What the schema cannot say about a lesson: ids unique and matching, code and Markdown
+    that parse, names the checks use defined, references that resolve."""
+    where = _Where(origins, rep)
     if lesson.id != folder_id:
         rep.at(("id",), f"lesson id {lesson.id!r} differs from its folder name {folder_id!r}")
-    _check_markdown(lesson.intuition, origin("intuition"), ("intuition",), rep)
-    _check_code(getattr(lesson, "prelude", ""), origin("prelude"), ("prelude",), rep, what="prelude")
+    _check_markdown(lesson.intuition, where.field("intuition"), ("intuition",), rep)
+    _check_code(getattr(lesson, "prelude", ""), where.field("prelude"), ("prelude",), rep, what="prelude")
     sections = {h.casefold() for h in headings(lesson.intuition)}
 
     item_ids: dict[str, tuple] = {}
@@ -145,56 +159,7 @@ def validate_lesson(
         if ex.id in item_ids:
             rep.at((*base, "id"), f"id {ex.id!r} is used twice in this lesson")
         item_ids[ex.id] = base
-        _check_markdown(ex.prompt, origin(*base, "prompt"), (*base, "prompt"), rep)
-        for h, hint in enumerate(ex.hints):
-            _check_markdown(hint, origin(*base, "hints", h), (*base, "hints", h), rep)
-        for name in ("setup", "starter", "solution"):
-            _check_code(getattr(ex, name), origin(*base, name), (*base, name), rep, what=name)
-        # A setup or solution file that could not be read stands in as `pass`: nothing to resolve against.
-        unreadable = {p.field for p in [*earlier, *rep.problems]} & {
-            field_path((*base, k)) for k in ("setup", "solution")
-        }
-        known = None if unreadable else _known_names(ex)
-        check_ids: set[str] = set()
-        for c, check in enumerate(ex.checks):
-            cpath = (*base, "checks", c)
-            if check.id:
-                if check.id in check_ids:
-                    rep.at((*cpath, "id"), f"check id {check.id!r} is used twice in this exercise")
-                check_ids.add(check.id)
-            _validate_check(check, cpath, origin, expr_origin, rep)
-            if known is not None:
-                for name in _EXPR_FIELDS:
-                    value = getattr(check, name, None)
-                    if value is not None:
-                        mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
-                        _report_unknown(value, mode, known, expr_origin(*cpath, name), (*cpath, name), rep)
-        mistake_ids: set[str] = set()
-        for k, mistake in enumerate(ex.mistakes):
-            mpath = (*base, "mistakes", k)
-            if mistake.stable_id in mistake_ids:
-                where = (*mpath, "id") if mistake.id else (*mpath, "message")
-                rep.at(where, f"mistake id {mistake.stable_id!r} is used twice in this exercise")
-            mistake_ids.add(mistake.stable_id)
-            if mistake.when is not None:
-                _check_code(mistake.when, expr_origin(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
-                if known is not None:
-                    _report_unknown(mistake.when, "eval", known, expr_origin(*mpath, "when"), (*mpath, "when"), rep)
-            if mistake.code is not None:
-                _check_code(mistake.code, origin(*mpath, "code"), (*mpath, "code"), rep)
-            if mistake.failed_check is not None and mistake.failed_check not in check_ids:
-                rep.at((*mpath, "failed_check"), f"no check with id {mistake.failed_check!r} in this exercise")
-        for k, wrong in enumerate(ex.wrong_solutions):
-            wpath = (*base, "wrong_solutions", k)
-            _check_code(wrong.code, origin(*wpath, "code"), (*wpath, "code"), rep)
-        for k, accepted in enumerate(ex.accepted_solutions):
-            apath = (*base, "accepted_solutions", k)
-            _check_code(accepted, origin(*apath), apath, rep, what="accepted solution")
-        declared: set[str] = set()
-        for k, equivalent in enumerate(ex.equivalent_mutants):
-            if equivalent.mutant in declared:
-                rep.at((*base, "equivalent_mutants", k, "mutant"), f"mutant {equivalent.mutant!r} is declared twice")
-            declared.add(equivalent.mutant)
+        _validate_exercise(ex, base, where, rep, earlier)
 
     for i, card in enumerate(lesson.cards):
         if card is None:
@@ -205,21 +170,88 @@ def validate_lesson(
                 (*base, "id"), f"id {card.id!r} is used twice in this lesson (exercise and card ids share one space)"
             )
         item_ids[card.id] = base
-        _check_markdown(card.prompt, origin(*base, "prompt"), (*base, "prompt"), rep)
-        if card.explanation is not None:
-            _check_markdown(card.explanation, origin(*base, "explanation"), (*base, "explanation"), rep)
-        if card.teaches and lesson.intuition != UNREADABLE and card.teaches.casefold() not in sections:
-            rep.at((*base, "teaches"), f"no heading {card.teaches!r} in this lesson's intuition")
-        if isinstance(card, m.PredictCard):
-            _check_code(card.code, origin(*base, "code"), (*base, "code"), rep)
-        probe = getattr(card, "probe", None)
-        if probe is not None:
-            probe_path = (*base, "probe")
-            _check_code(probe, expr_origin(*probe_path), probe_path, rep, what="probe", mode="eval")
-        if isinstance(card, m.ClozeCard):
-            for blank in m.CLOZE_BLANK.findall(card.text):
-                if not all(alt.strip() for alt in blank.split("|")):
-                    rep.at((*base, "text"), f"blank {{{{{blank}}}}} has an empty answer")
+        _validate_card(card, base, where, rep, lesson, sections)
+
+
+def _validate_exercise(ex: m.Exercise, base: tuple, where: _Where, rep: _Reporter, earlier: Sequence[Problem]) -> None:
+    _check_markdown(ex.prompt, where.field(*base, "prompt"), (*base, "prompt"), rep)
+    for h, hint in enumerate(ex.hints):
+        _check_markdown(hint, where.field(*base, "hints", h), (*base, "hints", h), rep)
+    for name in ("setup", "starter", "solution"):
+        _check_code(getattr(ex, name), where.field(*base, name), (*base, name), rep, what=name)
+    # A setup or solution file that could not be read stands in as `pass`: nothing to resolve against.
+    unreadable = {p.field for p in [*earlier, *rep.problems]} & {field_path((*base, k)) for k in ("setup", "solution")}
+    known = None if unreadable else _known_names(ex)
+    check_ids: set[str] = set()
+    for c, check in enumerate(ex.checks):
+        cpath = (*base, "checks", c)
+        if check.id:
+            if check.id in check_ids:
+                rep.at((*cpath, "id"), f"check id {check.id!r} is used twice in this exercise")
+            check_ids.add(check.id)
+        _validate_check(check, cpath, where.field, where.expr, rep)
+        if known is not None:
+            for name in _EXPR_FIELDS:
+                value = getattr(check, name, None)
+                if value is not None:
+                    _report_unknown(
+                        value, _expr_mode(check, name), known, where.expr(*cpath, name), (*cpath, name), rep
+                    )
+    _validate_mistakes(ex, base, where, rep, known, check_ids)
+    for k, wrong in enumerate(ex.wrong_solutions):
+        wpath = (*base, "wrong_solutions", k)
+        _check_code(wrong.code, where.field(*wpath, "code"), (*wpath, "code"), rep)
+    for k, accepted in enumerate(ex.accepted_solutions):
+        apath = (*base, "accepted_solutions", k)
+        _check_code(accepted, where.field(*apath), apath, rep, what="accepted solution")
+    for k, variant in enumerate(ex.variants):
+        vpath = (*base, "variants", k)
+        _check_code(variant, where.field(*vpath), vpath, rep, what="variant")
+    declared: set[str] = set()
+    for k, equivalent in enumerate(ex.equivalent_mutants):
+        if equivalent.mutant in declared:
+            rep.at((*base, "equivalent_mutants", k, "mutant"), f"mutant {equivalent.mutant!r} is declared twice")
+        declared.add(equivalent.mutant)
+
+
+def _validate_mistakes(
+    ex: m.Exercise, base: tuple, where: _Where, rep: _Reporter, known: set[str] | None, check_ids: set[str]
+) -> None:
+    mistake_ids: set[str] = set()
+    for k, mistake in enumerate(ex.mistakes):
+        mpath = (*base, "mistakes", k)
+        if mistake.stable_id in mistake_ids:
+            at = (*mpath, "id") if mistake.id else (*mpath, "message")
+            rep.at(at, f"mistake id {mistake.stable_id!r} is used twice in this exercise")
+        mistake_ids.add(mistake.stable_id)
+        if mistake.when is not None:
+            _check_code(mistake.when, where.expr(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
+            if known is not None:
+                _report_unknown(mistake.when, "eval", known, where.expr(*mpath, "when"), (*mpath, "when"), rep)
+        if mistake.code is not None:
+            _check_code(mistake.code, where.field(*mpath, "code"), (*mpath, "code"), rep)
+        if mistake.failed_check is not None and mistake.failed_check not in check_ids:
+            rep.at((*mpath, "failed_check"), f"no check with id {mistake.failed_check!r} in this exercise")
+
+
+def _validate_card(
+    card: m.Card, base: tuple, where: _Where, rep: _Reporter, lesson: m.Lesson, sections: set[str]
+) -> None:
+    _check_markdown(card.prompt, where.field(*base, "prompt"), (*base, "prompt"), rep)
+    if card.explanation is not None:
+        _check_markdown(card.explanation, where.field(*base, "explanation"), (*base, "explanation"), rep)
+    if card.teaches and lesson.intuition != UNREADABLE and card.teaches.casefold() not in sections:
+        rep.at((*base, "teaches"), f"no heading {card.teaches!r} in this lesson's intuition")
+    if isinstance(card, m.PredictCard):
+        _check_code(card.code, where.field(*base, "code"), (*base, "code"), rep)
+    probe = getattr(card, "probe", None)
+    if probe is not None:
+        probe_path = (*base, "probe")
+        _check_code(probe, where.expr(*probe_path), probe_path, rep, what="probe", mode="eval")
+    if isinstance(card, m.ClozeCard):
+        for blank in m.CLOZE_BLANK.findall(card.text):
+            if not all(alt.strip() for alt in blank.split("|")):
+                rep.at((*base, "text"), f"blank {{{{{blank}}}}} has an empty answer")
 
 
 def partial_lesson(data: dict, folder_id: str) -> Any:
@@ -251,6 +283,11 @@ def partial_lesson(data: dict, folder_id: str) -> Any:
 _EXPR_FIELDS = ("expr", "expected", "shares_storage_with", "independent_of", "factory", "probe")
 
 
+def _expr_mode(check: Any, name: str) -> str:
+    # raises may run statements (e.g. `t.view(-1)` or an assignment)
+    return "exec" if (name == "expr" and check.kind == "raises") else "eval"
+
+
 def _validate_check(
     check: Any, cpath: tuple, origin: Callable[..., Pos], expr_origin: Callable[..., Pos], rep: _Reporter
 ) -> None:
@@ -258,9 +295,7 @@ def _validate_check(
         value = getattr(check, name, None)
         if value is None:
             continue
-        # raises may run statements (e.g. `t.view(-1)` or an assignment)
-        mode = "exec" if (name == "expr" and check.kind == "raises") else "eval"
-        _check_code(value, expr_origin(*cpath, name), (*cpath, name), rep, what=name, mode=mode)
+        _check_code(value, expr_origin(*cpath, name), (*cpath, name), rep, what=name, mode=_expr_mode(check, name))
     if check.kind == "python":
         _check_code(check.code, origin(*cpath, "code"), (*cpath, "code"), rep)
     if check.kind == "source":

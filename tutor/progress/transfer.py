@@ -297,25 +297,7 @@ def import_rows(c: sqlite3.Connection, doc: ExportDoc) -> dict[str, int]:
             (d.pack, d.item, d.code, ts(d.updated_at), d.content_hash),
         )
         added["drafts"] += cur.rowcount
-    touched: set[Key] = set()
-    for r in doc.reviews:
-        cur = c.execute(
-            "INSERT OR IGNORE INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (r.uid, r.pack, r.item, r.rating, int(r.correct), ts(r.at), r.duration_ms, r.content_hash),
-        )
-        if cur.rowcount:
-            added["reviews"] += 1
-            touched.add((r.pack, r.item))
-    retention = read_settings(c).desired_retention
-    for card in doc.cards:
-        key = (card.pack, card.item)
-        row = c.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", key).fetchone()
-        if row is None:
-            upsert_card(c, card.to_state())
-            added["cards"] += 1
-        elif key in touched:
-            upsert_card(c, _replay(c, card_from_row(row), card.to_state(), retention))
+    added["reviews"], added["cards"] = _merge_reviews(c, doc)
     if doc.position is not None:
         p = doc.position
         c.execute(
@@ -334,6 +316,32 @@ def import_rows(c: sqlite3.Connection, doc: ExportDoc) -> dict[str, int]:
     for name, value in doc.settings.items():
         c.execute("INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, json.dumps(value)))
     return added
+
+
+def _merge_reviews(c: sqlite3.Connection, doc: ExportDoc) -> tuple[int, int]:
+    """Add the export's reviews (by uid) and the schedules of cards new here; a card reviewed
+    on both sides is rescheduled by replaying the merged log. (reviews, cards) added."""
+    reviews = cards = 0
+    touched: set[Key] = set()
+    for r in doc.reviews:
+        cur = c.execute(
+            "INSERT OR IGNORE INTO reviews (uid, pack, item, rating, correct, at, duration_ms, content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.uid, r.pack, r.item, r.rating, int(r.correct), ts(r.at), r.duration_ms, r.content_hash),
+        )
+        if cur.rowcount:
+            reviews += 1
+            touched.add((r.pack, r.item))
+    retention = read_settings(c).desired_retention
+    for card in doc.cards:
+        key = (card.pack, card.item)
+        row = c.execute(CARD_SELECT + " WHERE pack = ? AND item = ?", key).fetchone()
+        if row is None:
+            upsert_card(c, card.to_state())
+            cards += 1
+        elif key in touched:
+            upsert_card(c, _replay(c, card_from_row(row), card.to_state(), retention))
+    return reviews, cards
 
 
 def _card_dict(s: CardState) -> dict:

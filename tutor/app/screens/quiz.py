@@ -29,21 +29,7 @@ if TYPE_CHECKING:
     from tutor.grading.predict import PredictOutcome
     from tutor.packs.catalog import CardRef
     from tutor.progress.scheduling import CardState
-TYPE_LABEL = {
-    "choice": "multiple choice",
-    "short": "short answer",
-    "numeric": "a number",
-    "predict": "predict the output",
-    "cloze": "fill the blanks",
-}
 EMPTY_ANSWER = "Type an answer first, then enter (a guess is fine; esc stops the quiz)."
-PLACEHOLDER = {
-    "choice": "the number of your choice, then enter",
-    "short": "your answer, then enter",
-    "numeric": "a number (0.001, 1e-3, 1/1000), then enter",
-    "predict": "what it prints, or the exception's name, then enter",
-    "cloze": "the blanks in order, separated by ';', then enter",
-}
 
 
 def card_markdown(ref: CardRef, order: list[int] | None = None) -> str:

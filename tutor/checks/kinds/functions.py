@@ -5,6 +5,7 @@ import inspect
 
 import torch
 
+from .. import wire
 from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems
 from ..context import AuthoringError, Context, Outcome
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
@@ -59,6 +60,9 @@ def _call(fn, args):
 
 
 def _raised(exc) -> str:
+    if isinstance(exc, wire.Raised):
+        at = f" at line {exc.line} of your code" if exc.line else ""
+        return f"it raised {exception_phrase(exc)}{at}"
     mine = own_frames(exc)
     at = f" at line {mine[-1].lineno} of your code" if mine else ""
     return f"it raised {exception_phrase(exc)}{at}"
@@ -112,11 +116,100 @@ def output_problems(
     return value_problems(out, ref, name, tol)
 
 
-def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
-    """With 'grad' compared: backpropagate the same random gradient, compare input grads."""
-    if not (isinstance(ref_out, torch.Tensor) and ref_out.requires_grad):
+def _snapshot(args) -> list:
+    """Each tensor argument's value and version counter before a call (None for others)."""
+    return [(a.detach().clone(), wire.version_counter(a)) if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_meta or b.is_meta:
+        return True  # no values to compare; the version counter still tells
+    a, b = a.detach().cpu(), b.detach().cpu()
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) and torch.equal(a.isnan(), b.isnan()))
+    return bool(torch.equal(a, b))
+
+
+def changed_inputs(before: list, after: list, versions: list | None = None) -> dict:
+    """Argument index -> how the call changed that tensor argument: 'values' (they differ
+    now) or 'version' (written in place, even if written back). ``versions`` are the
+    learner kernel's (before, after) counters; without them the tensors' own count."""
+    out = {}
+    for j, snap in enumerate(before):
+        if snap is None or j >= len(after) or not isinstance(after[j], torch.Tensor):
+            continue
+        value, version = snap
+        now = after[j]
+        pair = versions[j] if versions and j < len(versions) and versions[j] else None
+        if pair is not None and pair[0] is not None and pair[1] is not None:
+            written = int(pair[1]) != int(pair[0])
+        elif version is None:
+            written = False  # an inference tensor keeps no version counter: its values still tell
+        else:
+            written = wire.version_of(now) != version
+        if not _same_tensor(value, now):
+            out[j] = "values"
+        elif written:
+            out[j] = "version"
+    return out
+
+
+def _input_problems(name: str, changed: dict, labels: list, mutates: list) -> list:
+    """A function must leave the tensors it is given alone, unless the exercise says
+    which it changes (``mutates``: those are compared as outputs instead)."""
+    found = []
+    for j, how in sorted(changed.items()):
+        label = labels[j]
+        if label in mutates:
+            continue
+        fix = f"work on a copy ({label}.clone()) or with out-of-place operations ({label} - m, not {label} -= m)"
+        if how == "values":
+            sentence = (
+                f"{name} changed its argument {label} in place: the caller's tensor no longer holds its values; {fix}"
+            )
+        else:
+            sentence = (
+                f"{name} wrote into its argument {label} in place (its version counter moved), "
+                f"even though the values came back the same; {fix}"
+            )
+        found.append(Problem("input", sentence, "unchanged", "changed"))
+    return found
+
+
+def _mutated_problems(case_args, ref_args, labels: list, mutates: list, tol, meta: bool) -> list:
+    """The arguments the function is meant to change, compared with the reference's after its call."""
+    found = []
+    for j, label in enumerate(labels):
+        if label not in mutates or j >= len(case_args):
+            continue
+        a, e = case_args[j], ref_args[j]
+        if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor):
+            props = ["shape", "dtype", "device"] if meta else ["shape", "dtype", "device", "values"]
+            found.extend(tensor_problems(a, e, f"{label} after the call", props, tol))
+    return found
+
+
+def _grad_output(ref_out, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(
+        tuple(ref_out.shape), generator=gen, dtype=torch.complex64 if ref_out.is_complex() else torch.float64
+    )
+
+
+def _wants_backward(ref_out) -> bool:
+    return isinstance(ref_out, torch.Tensor) and ref_out.requires_grad
+
+
+def _backward_problems(out, ref_out, case, ref_case, names, tol, seed, remote=None) -> list:
+    """With 'grad' compared: backpropagate the same random gradient, compare input grads.
+
+    ``remote`` is the answer of a call made in the learner's kernel, which backpropagated
+    there already and sent the inputs' gradients back."""
+    if not _wants_backward(ref_out):
         return []
-    if not (isinstance(out, torch.Tensor) and out.requires_grad):
+    if not (isinstance(out, torch.Tensor) and wire.requires_grad(out)):
         return [
             Problem(
                 "grad",
@@ -126,17 +219,22 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed) -> list:
                 "requires_grad=False",
             )
         ]
-    gen = torch.Generator().manual_seed(seed)
-    g = torch.randn(
-        tuple(ref_out.shape), generator=gen, dtype=torch.complex64 if ref_out.is_complex() else torch.float64
-    )
+    g = _grad_output(ref_out, seed)
     ref_out.backward(g.to(ref_out.dtype).to(ref_out.device))
     if tuple(out.shape) != tuple(ref_out.shape):
         return []
-    try:
-        out.backward(g.to(out.dtype).to(out.device))
-    except Exception as exc:
-        return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
+    if remote is None:
+        try:
+            out.backward(g.to(out.dtype).to(out.device))
+        except Exception as exc:
+            return [Problem("grad", f"backward() through the result failed: {exception_phrase(exc)}")]
+    elif remote.get("backward") == "failed":
+        error = remote.get("backward_error")
+        return [Problem("grad", f"backward() through the result failed: {exception_phrase(error)}")]
+    else:
+        for a, grad in zip(case.args, remote.get("grads") or [], strict=False):
+            if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad and isinstance(grad, torch.Tensor):
+                a.grad = grad
     found = []
     for j, (a, e) in enumerate(zip(case.args, ref_case.args, strict=False)):
         if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and e.requires_grad:
@@ -158,7 +256,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     if not callable(fn):
         return Outcome(False, f"{name} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
 
-    names = _parameter_names(ref_fn, fn)
+    names = _parameter_names(ref_fn) or (fn.parameter_names() if hasattr(fn, "parameter_names") else [])
     tensor_args = [
         names[i] if i < len(names) else f"argument {i + 1}"
         for i, spec in enumerate(check["args"])
@@ -171,11 +269,19 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     )
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
     tol = tolerance(check.get("rtol"), check.get("atol"))
-    seed = int(check.get("seed") or 0)
+    seed = int(check.get("seed") or 0) + ctx.input_shift
     cases = int(check.get("cases") or 25)
     devices = available_devices(check.get("devices"), ctx.device)
+    mutates = list(check.get("mutates") or [])
+    labels = [names[i] if i < len(names) else f"argument {i + 1}" for i in range(len(check["args"]))]
+    unknown = [label for label in mutates if label not in labels]
+    if unknown:
+        raise AuthoringError(f"mutates names {join_names(unknown)}, which {name} has no argument called")
 
     failures, ran, skipped = [], 0, 0
+    # The reference first, on every case; the learner's function then gets all its cases
+    # in one request when it lives in the learner's kernel (one round trip, not one a case).
+    planned = []
     for order, dev in enumerate(devices):
         meta = dev.type == "meta"
         for i in range(cases):
@@ -186,59 +292,88 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             except SpecError as spec_error:
                 raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
+            ref_before = _snapshot(ref_case.args)
             with ctx.side("ref"):
                 ref_out, ref_exc = _call(ref_fn, ref_case.args)
+            ref_changed = [labels[j] for j in changed_inputs(ref_before, ref_case.args) if labels[j] not in mutates]
+            if ref_exc is None and ref_changed:
+                raise AuthoringError(
+                    f"the reference {oracle} changes its argument {join_names(ref_changed)} in place: "
+                    "declare it under mutates, or make the reference leave its inputs alone"
+                )
             if ref_exc is not None and meta:
                 skipped += 1  # the reference itself needs real data here: nothing to compare
                 continue
+            planned.append((order, dev, meta, i, ref_case, case, ref_out, ref_exc))
+    answers = None
+    if hasattr(fn, "call_many"):  # the learner's function, in the learner's kernel
+        calls = []
+        for _, _, meta, i, _, case, ref_out, ref_exc in planned:
+            want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
+            calls.append((case.args, _grad_output(ref_out, seed + i) if want else None, seed + i))
+        answers = fn.call_many(calls) if calls else []
+    for k, (order, dev, meta, i, ref_case, case, ref_out, ref_exc) in enumerate(planned):
+        remote = None
+        before = _snapshot(case.args)  # the judge's copy: only the learner's kernel's was called
+        if answers is not None:
+            remote = answers[k]
+            out, exc = remote.get("value"), remote.get("raised")
+            after = list(remote.get("args") or [])
+            changed = changed_inputs(before, after, remote.get("versions"))
+        else:
             seed_all(seed + i)
             with ctx.side("learner"):
                 out, exc = _call(fn, case.args)
-            scan(out, "result")
-            ran += 1
-            details = {}
-            if ref_exc is not None:
-                if exc is not None and exception_matches(exc, type(ref_exc).__name__):
-                    continue
-                sentences = (
-                    [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
-                    if exc is not None
-                    else [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"]
-                )
-            elif exc is not None:
-                sentences = [_raised(exc)]
-                details["traceback"] = filtered_traceback(exc)
-            else:
-                inputs = [
-                    (names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)
+            after = list(case.args)
+            changed = changed_inputs(before, after)
+        scan(out, "result")
+        ran += 1
+        details = {}
+        if ref_exc is not None:
+            if exc is not None and exception_matches(exc, type(ref_exc).__name__):
+                continue
+            sentences = (
+                [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
+                if exc is not None
+                else [f"it returned {short_repr(out, 80)}, expected it to raise {exception_phrase(ref_exc)}"]
+            )
+        elif exc is not None:
+            sentences = [_raised(exc)]
+            details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
+        else:
+            inputs = [(names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)]
+            problems = output_problems(
+                out,
+                ref_out,
+                "result",
+                compare,
+                tol,
+                meta,
+                hint,
+                broadcast=bool(check.get("broadcast")),
+                inputs=inputs,
+            )
+            if not problems and "grad" in compare and not meta:
+                try:
+                    problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
+                except Exception as err:
+                    problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
+            problems = (
+                _input_problems(name, changed, labels, mutates)
+                + _mutated_problems(after, ref_case.args, labels, mutates, tol, meta)
+                + problems
+            )
+            details["absorb"] = problems
+            sentences = [p.sentence for p in problems]
+            if problems:
+                details["problems"] = [
+                    {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
                 ]
-                problems = output_problems(
-                    out,
-                    ref_out,
-                    "result",
-                    compare,
-                    tol,
-                    meta,
-                    hint,
-                    broadcast=bool(check.get("broadcast")),
-                    inputs=inputs,
-                )
-                if not problems and "grad" in compare and not meta:
-                    try:
-                        problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i)
-                    except Exception as err:
-                        problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
-                details["absorb"] = problems
-                sentences = [p.sentence for p in problems]
-                if problems:
-                    details["problems"] = [
-                        {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
-                    ]
-            if not sentences:
-                details.pop("absorb", None)
-            if sentences:
-                pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
-                failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
+        if not sentences:
+            details.pop("absorb", None)
+        if sentences:
+            pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
+            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
 
     labels = [str(d) for d in devices]
     if failures:

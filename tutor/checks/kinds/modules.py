@@ -15,7 +15,11 @@ from ..registration import plain_tensor_at, unregistered
 def _module_or_outcome(value, name: str):
     if isinstance(value, torch.nn.Module):
         return value, None
-    if isinstance(value, type) and issubclass(value, torch.nn.Module):
+    record = getattr(type(value), "learner_class", None) and value.learner_class  # a class in the learner's kernel
+    if record:
+        cls = record
+        message = f"{name} is the class {cls}, not an instance: create one with {cls}(...)"
+    elif isinstance(value, type) and issubclass(value, torch.nn.Module):
         message = f"{name} is the class {value.__name__}, not an instance: create one with {value.__name__}(...)"
     else:
         message = f"{name} is {type_phrase(value)}, expected an nn.Module"
@@ -149,8 +153,11 @@ def _modes(model: torch.nn.Module) -> dict:
 
 
 def _restore_modes(modes: dict) -> None:
+    # train(mode) through the module's own method: a learner's module in the learner's kernel
+    # is set there (parents come first in modes, so each child gets its own flag last).
     for m, training in modes.items():
-        m.training = training
+        if m.training != training or hasattr(m, "remote_hooks"):
+            m.train(training)
 
 
 def _first_device(model: torch.nn.Module):

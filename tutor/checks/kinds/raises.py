@@ -13,12 +13,31 @@ def exception_matches(exc: BaseException, wanted: str) -> bool:
     A dotted name matches on its last part too ('torch.cuda.OutOfMemoryError' names the
     class torch.OutOfMemoryError)."""
     last = wanted.rsplit(".", 1)[-1]
+    names = getattr(exc, "names", None) if type(exc).__name__ == "Raised" else None
+    if names is not None:  # raised in the learner's kernel: its class names came as data
+        qualnames = getattr(exc, "qualnames", ())
+        return wanted in names or wanted in qualnames or ("." in wanted and last in names)
     for cls in type(exc).__mro__:
         if wanted in (cls.__name__, cls.__qualname__, f"{cls.__module__}.{cls.__qualname__}"):
             return True
         if "." in wanted and cls.__name__ == last:
             return True
     return False
+
+
+def _missing_name(exc) -> bool:
+    if type(exc).__name__ == "Raised":
+        return exc.ename in ("NameError", "AttributeError") and exc.line is None
+    return isinstance(exc, (NameError, AttributeError)) and not own_frames(exc)
+
+
+def _at(exc) -> str:
+    line = exc.line if type(exc).__name__ == "Raised" else (own_frames(exc)[-1].lineno if own_frames(exc) else None)
+    return f" at line {line} of your code" if line else ""
+
+
+def _ename(exc) -> str:
+    return exc.ename if type(exc).__name__ == "Raised" else type(exc).__name__
 
 
 def check_raises(check: dict, ctx: Context) -> Outcome:
@@ -30,13 +49,11 @@ def check_raises(check: dict, ctx: Context) -> Outcome:
         value = ctx.exec_learner(source)
     except Exception as exc:
         if not exception_matches(exc, wanted):
-            if isinstance(exc, (NameError, AttributeError)) and not own_frames(exc):
+            if _missing_name(exc):
                 message = ctx.explain(exc, source)  # the learner's object is missing, not wrong
             else:
-                where = own_frames(exc)
-                at = f" at line {where[-1].lineno} of your code" if where else ""
-                message = f"{what} raised {exception_phrase(exc)}{at}, expected {wanted}"
-            return Outcome(False, message, wanted, exception_phrase(exc), {"raised": type(exc).__name__})
+                message = f"{what} raised {exception_phrase(exc)}{_at(exc)}, expected {wanted}"
+            return Outcome(False, message, wanted, exception_phrase(exc), {"raised": _ename(exc)})
         text = exception_text(exc)
         if pattern and not re.search(pattern, text):
             return Outcome(
@@ -45,9 +62,9 @@ def check_raises(check: dict, ctx: Context) -> Outcome:
                 f"its message should match '{pattern}'",
                 f"{wanted} matching '{pattern}'",
                 exception_phrase(exc),
-                {"raised": type(exc).__name__},
+                {"raised": _ename(exc)},
             )
-        return Outcome(True, f"✓ {what} raises {type(exc).__name__}", wanted, exception_phrase(exc))
+        return Outcome(True, f"✓ {what} raises {_ename(exc)}", wanted, exception_phrase(exc))
     shown = "" if value is None else f" (it gave {short_repr(value, 80)})"
     return Outcome(
         False,

@@ -1,7 +1,8 @@
 """source checks: rules on the learner's source, read with ``ast`` (nothing runs).
 
 ``forbid``/``require`` entries: a dotted name (``torch.stack``, ``np``), an attribute or
-method written ``.item``, a construct (``for``, ``while``, ``lambda``, ``import``,
+method written ``.item``, a write into an element of a name written ``a[]=`` (``a[1, 0] = 9``,
+``a[0] += 1``), a construct (``for``, ``while``, ``lambda``, ``import``,
 ``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
 exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
 test`` leaves such checks out when it proves the reference. Here every code is a learner's,
@@ -59,6 +60,10 @@ def _used(tree) -> dict:
                     add(".".join(parts[:i]), line)
             if isinstance(node, ast.Attribute):
                 add("." + node.attr, line)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            target = _dotted(node.value)
+            if target:
+                add(f"{target}[]=", line)
         if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
             add(repr(node.value), line)
             if isinstance(node.value, str):
@@ -102,7 +107,11 @@ def check_source(check: dict, ctx: Context) -> Outcome:
         key = _normal(rule)
         if not key:
             raise AuthoringError("an empty forbid rule")
-        if key in used:
+        if key in used and key.endswith("[]="):
+            problems.append(
+                f"your code writes into an element of {key[:-3]} (line {used[key]}), which this exercise does not allow"
+            )
+        elif key in used:
             problems.append(f"your code uses {rule} (line {used[key]}), which this exercise does not allow")
     missing = [r for r in check.get("require") or [] if _normal(r) not in used]
     if missing:

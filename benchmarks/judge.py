@@ -1,0 +1,252 @@
+"""The judged two-kernel verification vs the single-kernel one, side by side in one run.
+
+    python benchmarks/judge.py [--repeat 5] [--learners 4] [--jobs 2] [--no-write]
+
+(a) One verification from warm kernels, per exercise: the judged path (a learner's kernel
+    and a judge's kernel, tutor/grading/judging.py) vs the single-kernel path (today's
+    `--kernel` path: one cell with setup, reference, learner code and checks, in one
+    fresh kernel). Kernels are started and warmed before the clock starts, as the app's
+    spares are; the two sides alternate so background load hits both alike.
+(b) `check` from the shell, cold: two kernels started side by side and warmed, then the
+    judged verification (`verify_in_fresh_kernel`), vs one kernel started, warmed and
+    verified in.
+(c) Grading a small class (learners x the exercises of (a), the reference, the starter or
+    the first wrong solution in rotation) with --jobs workers over one pool, as `grade`
+    does: a learner's kernel per file and judges kept per exercise vs one kernel per file.
+Medians; the ratios are judged / single. Target (issue 21): (a) at most 1.2x; (c) at most 1x.
+Writes the table to BENCHMARKS.md under "## Judged verification".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tutor.engine import KernelPool, KernelSession  # noqa: E402
+from tutor.engine.pool import warm_up  # noqa: E402
+from tutor.grading.judging import verify_judged  # noqa: E402
+from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier, verify_in_fresh_kernel  # noqa: E402
+from tutor.packs.catalog import Catalog  # noqa: E402
+
+EXERCISES = (
+    "views-strides/transpose-view",  # tensor checks only
+    "tensors/follow-the-input",  # a function check: 24 calls into the learner's kernel
+    "tensors/leaf-parameter",  # autograd facts
+    "modules/mlp",  # a module check and an authored python check (forwards across)
+    "checkpoints/best-state",  # a training setup, setup helpers called by checks
+    "numpy-bridge/back-to-numpy",  # arrays
+)
+TARGET_ONE = 1.2
+TARGET_CLASS = 1.0
+
+
+async def one_single(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
+    kernel = await pool.take()
+    try:
+        started = time.perf_counter()
+        verdict = await Verifier(attached=kernel).verify(exercise, code)
+        return time.perf_counter() - started, verdict.passed
+    finally:
+        pool.give_back(kernel)
+
+
+async def one_judged(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
+    learner, judge = await pool.take(), await pool.take()
+    try:
+        started = time.perf_counter()
+        verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit)
+        return time.perf_counter() - started, verdict.passed
+    finally:
+        pool.give_back(learner)
+        pool.give_back(judge)
+
+
+async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool]]:
+    pool = KernelPool(size=KERNELS_PER_VERIFICATION)
+    await pool.start()
+    rows = []
+    try:
+        for ref in refs:
+            ex = ref.exercise
+            single, judged, ok = [], [], True
+            for i in range(repeat):
+                order = (one_single, one_judged) if i % 2 == 0 else (one_judged, one_single)
+                for fn in order:
+                    elapsed, passed = await fn(pool, ex, ex.solution)
+                    ok = ok and passed
+                    (single if fn is one_single else judged).append(elapsed)
+            rows.append((ref.key, statistics.median(single), statistics.median(judged), ok))
+    finally:
+        await pool.shutdown()
+    return rows
+
+
+async def cold_single(exercise, code: str) -> float:
+    started = time.perf_counter()
+    session = KernelSession()
+    try:
+        await session.start()
+        await warm_up(session, timeout=120)
+        await Verifier(attached=session).verify(exercise, code)
+    finally:
+        await session.shutdown()
+    return time.perf_counter() - started
+
+
+async def cold_judged(exercise, code: str) -> float:
+    started = time.perf_counter()
+    await verify_in_fresh_kernel(exercise, code)
+    return time.perf_counter() - started
+
+
+async def bench_cold(ref, repeat: int) -> tuple[float, float]:
+    single, judged = [], []
+    for i in range(repeat):
+        if i % 2 == 0:
+            single.append(await cold_single(ref.exercise, ref.exercise.solution))
+            judged.append(await cold_judged(ref.exercise, ref.exercise.solution))
+        else:
+            judged.append(await cold_judged(ref.exercise, ref.exercise.solution))
+            single.append(await cold_single(ref.exercise, ref.exercise.solution))
+    return statistics.median(single), statistics.median(judged)
+
+
+async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]:
+    per = KERNELS_PER_VERIFICATION if judged else 1
+    pool = KernelPool(size=jobs * per, demand=len(tasks) * per, recover=False)
+    verifier = Verifier(pool, reuse_judges=True)
+    queue = list(enumerate(tasks))
+    if judged:
+        # As `grade` orders a block of learners (gradebook.LEARNER_BLOCK): exercise by
+        # exercise, so the judge kept from one file serves the next of its exercise.
+        queue.sort(key=lambda item: id(item[1][0]))
+    queue.reverse()
+    statuses = [""] * len(tasks)
+
+    async def worker() -> None:
+        while queue:
+            index, (exercise, code) = queue.pop()
+            if judged:
+                verdict = await verifier.verify(exercise, code)
+            else:
+                kernel = await pool.take()
+                try:
+                    verdict = await Verifier(attached=kernel).verify(exercise, code)
+                finally:
+                    pool.give_back(kernel)
+            statuses[index] = verdict.status
+
+    started = time.perf_counter()
+    await verifier.fan_out(jobs, worker)
+    return time.perf_counter() - started, statuses
+
+
+def class_tasks(refs, learners: int):
+    tasks = []
+    for i in range(learners):
+        for j, ref in enumerate(refs):
+            ex = ref.exercise
+            wrong = ex.wrong_solutions[0].code if ex.wrong_solutions else ex.starter
+            tasks.append((ex, (ex.solution, ex.starter, wrong)[(i + j) % 3]))
+    return tasks
+
+
+def write(section: str) -> None:
+    path = REPO / "BENCHMARKS.md"
+    text = path.read_text()
+    pattern = re.compile(r"^## Judged verification\n.*?(?=^## |\Z)", re.S | re.M)
+    text = pattern.sub(section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--cold-repeat", type=int, default=3)
+    parser.add_argument("--learners", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--class-only", action="store_true", help="only (c); print it, write nothing")
+    args = parser.parse_args()
+    if args.class_only:
+        refs = [Catalog.load().find_exercise(key) for key in EXERCISES]
+        tasks = class_tasks(refs, args.learners)
+        single, _ = asyncio.run(grade_class(tasks, args.jobs, judged=False))
+        judged, _ = asyncio.run(grade_class(tasks, args.jobs, judged=True))
+        print(f"class of {len(tasks)} files: single {single:.1f} s, judged {judged:.1f} s, {judged / single:.2f}x")
+        return
+
+    catalog = Catalog.load()
+    refs = [catalog.find_exercise(key) for key in EXERCISES]
+    load = os.getloadavg()
+    rows = asyncio.run(bench_warm(refs, args.repeat))
+    cold = asyncio.run(bench_cold(refs[0], args.cold_repeat))
+    tasks = class_tasks(refs, args.learners)
+    grade_single, statuses_single = asyncio.run(grade_class(tasks, args.jobs, judged=False))
+    grade_judged, statuses_judged = asyncio.run(grade_class(tasks, args.jobs, judged=True))
+    load_end = os.getloadavg()
+
+    single_all = statistics.median(r[1] for r in rows)
+    judged_all = statistics.median(r[2] for r in rows)
+    ratio = judged_all / single_all
+
+    def verdict(value: float, target: float) -> str:
+        return f"<= {target}x: {'meets' if value <= target else 'MISSES'}"
+
+    lines = [
+        "| what | single kernel | judged (two kernels) | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+    for key, single, judged, ok in rows:
+        note = "" if ok else " (reference did not pass)"
+        lines.append(f"| {key}{note} | {single * 1000:.0f} ms | {judged * 1000:.0f} ms | {judged / single:.2f}x | |")
+    lines.append(
+        f"| **median over the {len(rows)} exercises**, warm kernels | {single_all * 1000:.0f} ms | "
+        f"{judged_all * 1000:.0f} ms | {ratio:.2f}x | {verdict(ratio, TARGET_ONE)} |"
+    )
+    lines.append(
+        f"| `check` cold ({refs[0].key}): start, warm and verify | {cold[0]:.2f} s | {cold[1]:.2f} s | "
+        f"{cold[1] / cold[0]:.2f}x | |"
+    )
+    class_ratio = grade_judged / grade_single
+    lines.append(
+        f"| a class of {args.learners} x {len(refs)} files, --jobs {args.jobs} | {grade_single:.1f} s | "
+        f"{grade_judged:.1f} s | {class_ratio:.2f}x | {verdict(class_ratio, TARGET_CLASS)} |"
+    )
+    same = sum(a == b for a, b in zip(statuses_single, statuses_judged, strict=True))
+    table = "\n".join(lines)
+    print(table)
+    print(f"class verdicts identical on {same} of {len(tasks)} files")
+
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    section = (
+        "## Judged verification\n\n"
+        "`python benchmarks/judge.py` (one run, both paths side by side, alternating): the judged\n"
+        "verification (a learner's kernel runs the code, a judge's kernel decides; docs/trust.md) vs\n"
+        "the single-kernel one it replaced (still the `--kernel` path). Medians of "
+        f"{args.repeat} per exercise\n(reference solutions), warm kernels from a pool; the cold row is "
+        f"a median of {args.cold_repeat}.\n\n"
+        f"Run: {stamp}, {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, torch {version('torch')}; load average "
+        f"{load[0]:.1f} at the start, {load_end[0]:.1f} at the end.\n\n"
+        f"{table}\n\n"
+        f"- Class verdicts identical on {same} of {len(tasks)} files.\n"
+    )
+    if not args.no_write:
+        write(section)
+
+
+if __name__ == "__main__":
+    main()

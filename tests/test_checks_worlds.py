@@ -1,0 +1,116 @@
+"""A pass must hold in a second world: setup again with another seed (or the exercise's
+variant), the reference and the learner's code on that data, every check once more."""
+
+import pytest
+import torch
+from test_checks_support import check, only, verify
+
+from tutor.checks.namespaces import seed_all
+
+pytestmark = pytest.mark.slow
+
+SETUP = "import torch\nx = torch.randn(3, 4)\n"
+SOLUTION = "y = x.t() * 2\n"
+CHECK = check(kind="tensor", expr="y")
+SECOND = [{"seed": 1, "variant": ""}]
+
+
+def typed_in_answer() -> str:
+    """The answer for the first world's data, written out as a literal."""
+    seed_all(0)
+    x = torch.randn(3, 4)
+    return f"import torch\ny = torch.tensor({(x.t() * 2).tolist()})\n"
+
+
+def test_a_typed_in_literal_passes_one_world_and_fails_the_second():
+    literal = typed_in_answer()
+    assert verify(literal, SOLUTION, [CHECK], setup=SETUP)["passed"]  # the hole a second world closes
+    r = verify(literal, SOLUTION, [CHECK], setup=SETUP, worlds=SECOND)
+    assert not r["passed"]
+    assert only(r)["message"].startswith("On other data (setup run again with seed 1): ")
+    assert only(r)["details"]["world"] == 2
+    assert r["mistakes"][0].startswith("Your code is right for the exercise's data but not for other data")
+
+
+def test_the_right_code_passes_both_worlds():
+    r = verify("y = 2 * x.t()\n", SOLUTION, [CHECK], setup=SETUP, worlds=SECOND)
+    assert r["passed"], r
+
+
+def test_a_variant_changes_sizes_where_a_seed_alone_would_not():
+    fixed = "import torch\nx = torch.arange(12.0).reshape(3, 4)\n"  # no random draw: every seed agrees
+    literal = "import torch\ny = torch.tensor(" + str((torch.arange(12.0).reshape(3, 4).t() * 2).tolist()) + ")\n"
+    assert verify(literal, SOLUTION, [CHECK], setup=fixed, worlds=SECOND)["passed"]  # same data twice
+    variant = [{"seed": 1, "variant": "x = torch.arange(20.0).reshape(4, 5) - 7"}]
+    r = verify(literal, SOLUTION, [CHECK], setup=fixed, worlds=variant)
+    assert not r["passed"]
+    assert "the exercise's variant" in only(r)["message"]
+    assert verify("y = x.T.mul(2)\n", SOLUTION, [CHECK], setup=fixed, worlds=variant)["passed"]
+
+
+def test_function_checks_draw_other_inputs_in_the_second_world():
+    ref = "import torch\ndef double(t):\n    return t * 2\n"
+    spec = check(kind="function", name="double", args=[{"type": "tensor", "shape": [2]}], cases=2, devices=["default"])
+    r = verify(ref, ref, [spec], worlds=SECOND)
+    assert r["passed"], r
+    assert only(r)["details"]["ran"] == 2
+
+
+def test_the_single_kernel_path_holds_every_world_too():
+    # An attached kernel (--kernel) and pack test's reference runs verify in one process.
+    from tutor.checks.runner import run_verification
+
+    payload = {"setup": SETUP, "code": typed_in_answer(), "solution": SOLUTION, "seed": 0, "checks": [CHECK]}
+    assert run_verification(payload)["passed"]
+    r = run_verification({**payload, "worlds": SECOND})
+    assert not r["passed"] and r["world"] == 2
+    assert r["checks"][0]["message"].startswith("On other data (setup run again with seed 1): ")
+
+
+def test_a_second_world_with_the_same_data_is_reported_for_pack_test():
+    fixed = "import torch\nx = torch.arange(12.0).reshape(3, 4)\n"
+    same = verify(SOLUTION, SOLUTION, [CHECK], setup=fixed, worlds=SECOND)
+    assert same["passed"] and same.get("worlds_alike") is True
+    drawn = verify(SOLUTION, SOLUTION, [CHECK], setup=SETUP, worlds=SECOND)
+    assert drawn["passed"] and not drawn.get("worlds_alike")
+    variant = [{"seed": 1, "variant": "x = torch.arange(20.0).reshape(4, 5)"}]
+    assert not verify(SOLUTION, SOLUTION, [CHECK], setup=fixed, worlds=variant).get("worlds_alike")
+
+
+def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
+    # transpose-view: the same final state written through a instead of through t.
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    rule = check(kind="source", forbid=["a[]="])
+    assert only(verify("t = a.t()\nt[0, 1] = 99\n", "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))["passed"]
+    for code in ("t = a.t()\na[1, 0] = 99\n", "t = a.t()\na[1, 0] += 93\n"):
+        res = only(verify(code, "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))
+        assert not res["passed"]
+        assert res["message"].startswith("your code writes into an element of a (line 2)"), res["message"]
+
+
+def test_a_variant_that_breaks_the_setup_says_which_world():
+    variant = [{"seed": 1, "variant": "x = undefined_name"}]
+    r = verify(SOLUTION, SOLUTION, [CHECK], setup=SETUP, worlds=variant)
+    assert not r["passed"] and r["error"]["stage"] == "setup"
+    assert r["error"]["evalue"].endswith("(in its world 2 (setup again with seed 1, then its variant))")
+
+
+def test_variants_may_live_in_files_beside_the_lesson(tmp_path):
+    from tutor.packs.loader import check_pack
+
+    (tmp_path / "pack.yaml").write_text("id: p\ntitle: P\nversion: '1'\nlessons: [l]\n")
+    (tmp_path / "l").mkdir()
+    (tmp_path / "l" / "bigger.py").write_text("x = torch.randn(5, 2)\n")
+    (tmp_path / "l" / "broken.py").write_text("x = (\n")
+    lesson = (
+        "id: l\ntitle: L\nsummary: s\nintuition: i\nexercises:\n  - id: e\n    title: E\n    prompt: p\n"
+        '    setup: "import torch\\nx = torch.ones(2)"\n    solution: y = x * 2\n'
+        "    checks: [{kind: tensor, expr: y}]\n    variants: [bigger.py]\n"
+    )
+    (tmp_path / "l" / "lesson.yaml").write_text(lesson)
+    pack, problems = check_pack(tmp_path, cache=False)
+    assert not problems, problems
+    assert pack is not None and pack.lessons[0].exercises[0].variants == ["x = torch.randn(5, 2)\n"]
+    (tmp_path / "l" / "lesson.yaml").write_text(lesson.replace("[bigger.py]", "[bigger.py, broken.py]"))
+    _, problems = check_pack(tmp_path, cache=False)
+    assert problems and "variant" in problems[0].message and "broken.py" in problems[0].file, problems

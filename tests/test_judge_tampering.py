@@ -1,0 +1,454 @@
+"""Tampering from the learner's kernel cannot reach the verdict: the judge decides in a kernel
+that never runs learner code (docs/trust.md). Each probe is a wrong answer plus a trick of one
+category of issue 21, verified through the real two-kernel path; each must fail with a
+sentence that gives away neither the reference solution nor the expected values.
+Real kernels, real torch."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import pytest
+
+from tutor.grading.verify import verify_in_fresh_kernel
+from tutor.packs.catalog import Catalog
+
+pytestmark = pytest.mark.slow
+
+FUNCTION = "tensors/follow-the-input"  # a function check: the judge calls the learner's code
+LEAF = "tensors/leaf-parameter"
+HALF = "devices-precision/half-ranges"
+MLP = "modules/mlp"
+BEST = "checkpoints/best-state"
+NUMPY = "numpy-bridge/back-to-numpy"
+
+# Every value a check compares is the judge's; these helpers are what a probe uses to reach for
+# the checker's objects (result dicts, the list of checks, the expected values) from inside the
+# learner's kernel. Where they find nothing, the wrong answer stays wrong.
+REACH = """
+import gc, sys
+
+def _flip(objects):
+    for o in objects:
+        if isinstance(o, dict):
+            if isinstance(o.get("checks"), list):
+                o["checks"].clear()
+            if "passed" in o:
+                o["passed"] = True
+        elif isinstance(o, list) and o and all(isinstance(i, dict) and "kind" in i for i in o):
+            o.clear()
+
+def _flip_everything():
+    gc.unfreeze()
+    _flip(gc.get_objects())
+"""
+
+
+def _wrong_function() -> str:
+    return "import torch\n\ndef _wrong(x):\n    return torch.cat([x, torch.ones(x.shape[0], 1)], dim=1)\n"
+
+
+def _function_probe(body: str, before: str = "") -> str:
+    """The wrong add_bias_column, wrapped so that ``body`` runs each time the checks call it."""
+    return (
+        REACH
+        + _wrong_function()
+        + textwrap.dedent(before)
+        + "\ndef add_bias_column(x):\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+        + "\n    return _wrong(x)\n"
+    )
+
+
+FRAMES = """
+f = sys._getframe(1)
+while f is not None:
+    if "expected" in f.f_locals:
+        return f.f_locals["expected"]
+    _flip(list(f.f_locals.values()))
+    f = f.f_back
+"""
+
+CTYPES = """
+import ctypes
+for frame in list(sys._current_frames().values()):
+    f = frame
+    while f is not None:
+        for name in ("passed", "ok", "agree"):
+            if name in f.f_locals:
+                f.f_locals[name] = True
+                ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(f), ctypes.c_int(0))
+        f = f.f_back
+for o in gc.get_objects():
+    if isinstance(o, dict) and "passed" in o:
+        ctypes.cast(id(o), ctypes.py_object).value["passed"] = True
+"""
+
+HOOKS = {
+    "setprofile": """
+        def _profile(frame, event, arg):
+            if event == "return" and isinstance(arg, dict) and "passed" in arg:
+                arg["passed"] = True
+        sys.setprofile(_profile)
+        """,
+    "settrace": """
+        import threading
+        def _trace(frame, event, arg):
+            if event == "return" and isinstance(arg, dict):
+                _flip([arg])
+            return _trace
+        sys.settrace(_trace)
+        threading.settrace(_trace)
+        """,
+    "audit-hook": """
+        _seen = [0]
+        def _audit(event, args):
+            if _seen[0] < 50:
+                _seen[0] += 1
+                _flip_everything()
+        sys.addaudithook(_audit)
+        """,
+    "gc-callbacks": """
+        gc.callbacks.append(lambda phase, info: _flip_everything())
+        """,
+    "thread-after-return": """
+        import _thread, time
+        def _later():
+            for _ in range(20):
+                time.sleep(0.05)
+                _flip_everything()
+        _thread.start_new_thread(_later, ())
+        _thread.start_new_thread(time.sleep, (3,))  # C code only: no Python frame to see
+        """,
+}
+
+REFERENCE_FROM_HISTORY = (
+    _wrong_function()
+    + """
+import ast, json, linecache
+
+add_bias_column = _wrong
+
+
+def _sources():
+    for src in list(get_ipython().history_manager.input_hist_raw):
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("{"):
+                try:
+                    yield json.loads(node.value).get("solution") or ""
+                except Exception:
+                    pass
+    for lines in list(linecache.cache.values()):
+        if len(lines) > 2 and lines[2]:
+            yield "".join(lines[2])
+
+
+for _src in _sources():
+    if "def add_bias_column" in _src and "_sources" not in _src:
+        exec(_src, globals())  # the reference, if this kernel holds it anywhere
+        break
+"""
+)
+
+DISGUISED_PARAMETER = """
+import torch
+
+
+class Parameter(torch.Tensor):
+    __module__ = "torch.nn.parameter"  # passes for torch's own class
+
+    @property
+    def is_leaf(self):
+        return True
+
+    @property
+    def grad(self):
+        return x.sum(0)[:, None].expand(3, 2).contiguous()
+
+
+w = (torch.randn(3, 2, device=DEVICE, requires_grad=True) * 0.01).as_subclass(Parameter)  # not a leaf
+loss = (x @ w).sum()
+loss.backward()
+"""
+
+SHADOW_ISINSTANCE = """
+class _Snapshot:
+    def __init__(self, values):
+        self._values = values
+
+    def tolist(self):
+        return self._values
+
+
+scores_np = _Snapshot(scores.detach().cpu().tolist())  # a list in disguise, not an array
+isinstance = lambda *a: True
+with torch.no_grad():
+    scores.zero_()
+"""
+
+
+LYING_MODULE = """
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self, *sizes):
+        super().__init__()
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+        self._twin = {}
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        for i, layer in enumerate(self.layers):
+            yield f"layers.{i}.weight", layer.weight
+            yield f"layers.{i}.bias", layer.bias
+
+    def parameters(self, recurse=True):
+        return (p for _, p in self.named_parameters())
+
+    def state_dict(self, *args, **kwargs):
+        return dict(self.named_parameters())
+
+    def forward(self, x):
+        x = x.flatten(1)
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return self.layers[-1](x)
+
+
+model = MLP(784, 128, 64, 10).to(DEVICE)
+"""
+
+PROBES = {
+    # 1. reaching the checker's objects through frames, the garbage collector, ctypes
+    "gc-unfreeze": (FUNCTION, _function_probe("_flip_everything()", before="_flip_everything()\n")),
+    "frames": (FUNCTION, _function_probe(FRAMES)),
+    "ctypes": (FUNCTION, _function_probe(CTYPES)),
+    # 2. hooks that act after the learner's code returned
+    **{f"hook-{name}": (FUNCTION, _function_probe("pass", before=src)) for name, src in HOOKS.items()},
+    # 3. disguised objects
+    "tensor-subclass-as-parameter": (LEAF, DISGUISED_PARAMETER),
+    "float-whose-sub-is-zero": (
+        HALF,
+        "import torch\n"
+        "class Close(float):\n"
+        "    def __sub__(self, other):\n        return 0.0\n"
+        "    def __rsub__(self, other):\n        return 0.0\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = float.__hash__\n"
+        "f16_max = bf16_max = Close(1.0)\n"
+        "x16 = xbf = torch.zeros(3, device=DEVICE)\n"
+        "safe_dtype = torch.float16\n",
+    ),
+    "module-whose-parameters-lie": (MLP, LYING_MODULE),
+    # 4. shadowing what check expressions look up
+    "shadow-torch-and-isinstance": (
+        LEAF,
+        "import torch as _torch\n"
+        "w = _torch.randn(3, 2, device=DEVICE, requires_grad=True) * 0.01\n"
+        "loss = (x @ w).sum()\n"
+        "loss.backward()\n"
+        "class _Yes:\n"
+        "    def __getattr__(self, name):\n        return lambda *a, **k: True\n"
+        "torch = _Yes()\n"
+        "isinstance = lambda *a: True\n"
+        "__builtins__ = {'isinstance': isinstance, 'len': lambda *a: 0}\n",
+    ),
+    "shadow-isinstance": (NUMPY, SHADOW_ISINSTANCE),
+    "shadow-setup-helper": (BEST, lambda ex: _live_snapshot(ex)),
+    # 5. patching what the checker's own code would use
+    "patch-copy-deepcopy": (MLP, lambda ex: _deepcopy_is_mine(ex)),
+    "patch-meta-path": (
+        FUNCTION,
+        _function_probe(
+            "pass",
+            before="""
+            import importlib.abc, importlib.machinery, types
+            class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+                def find_spec(self, name, path=None, target=None):
+                    if name.startswith(("ptfund_checks", "torch.testing")):
+                        return importlib.machinery.ModuleSpec(name, self)
+                def create_module(self, spec):
+                    return None
+                def exec_module(self, module):
+                    module.__getattr__ = lambda name: (lambda *a, **k: {"passed": True, "checks": []})
+            sys.meta_path.insert(0, _Finder())
+            for _name in [n for n in sys.modules if n.startswith("ptfund_checks")]:
+                del sys.modules[_name]
+            """,
+        ),
+    ),
+    "patch-torch-library-equal": (
+        FUNCTION,
+        _function_probe(
+            "pass",
+            before="""
+            import torch
+            _lib = torch.library.Library("aten", "IMPL")
+            for _op in ("equal", "allclose", "isclose", "eq.Tensor", "sub.Tensor"):
+                try:
+                    _lib.impl(_op, lambda *a, **k: True, "CPU")
+                except Exception:
+                    pass
+            """,
+        ),
+    ),
+    # 6. reading the reference solution from IPython's history or linecache
+    "read-history-and-linecache": (FUNCTION, REFERENCE_FROM_HISTORY),
+}
+
+
+def _deepcopy_is_mine(exercise) -> str:
+    # The reference without its ReLUs; a check's copy of the reference model is then this model.
+    code = exercise.solution.replace("torch.relu(layer(x))", "layer(x)")
+    assert code != exercise.solution
+    return code + "\nimport copy\ncopy.deepcopy = lambda value, memo=None: model\n"
+
+
+def _live_snapshot(exercise) -> str:
+    # The reference, then best_state is made the model's live tensors; the helper that would tell says no.
+    return (
+        exercise.solution
+        + "\nbest_state = model.state_dict()\n"
+        + "def shares_memory_with_model(state):\n    return False\n"
+    )
+
+
+# What the verdict says: the wrong answer's own failure where the trick reached nothing,
+# else what the code did.
+WRONG_ANSWER = "add_bias_column fails for x of shape"
+SAYS = {
+    **{name: WRONG_ANSWER for name in ("gc-unfreeze", "frames", "ctypes", "patch-torch-library-equal")},
+    **{f"hook-{name}": WRONG_ANSWER for name in ("setprofile", "settrace", "audit-hook")},
+    # Rewriting objects from inside a collection can take the kernel down: that is said too.
+    "hook-gc-callbacks": (WRONG_ANSWER, "Your code crashed the Python kernel"),
+    "read-history-and-linecache": WRONG_ANSWER,
+    "hook-thread-after-return": "left a background thread running",
+    "tensor-subclass-as-parameter": "w is a Parameter, a subclass of torch.Tensor",
+    "float-whose-sub-is-zero": "f16_max is a Close, a subclass of float",
+    "module-whose-parameters-lie": "model has 0 parameters, expected 109,386",
+    "shadow-torch-and-isinstance": "w.is_leaf is False, expected True",
+    "shadow-isinstance": "scores_np should be a NumPy array",
+    "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
+    "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
+    "patch-meta-path": "The kernel running your code stopped answering the checker",
+}
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return Catalog.load()
+
+
+def verify(catalog, target: str, code: str):
+    return asyncio.run(verify_in_fresh_kernel(catalog.find_exercise(target).exercise, code))
+
+
+def secrets_of(exercise, code: str) -> list[str]:
+    """Lines of the reference solution the probe does not hold: none may reach what the learner reads."""
+    lines = {line.strip() for line in exercise.solution.splitlines()}
+    return sorted(line for line in lines if len(line) >= 16 and line not in code and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("probe", list(PROBES))
+def test_tampering_fails_and_gives_nothing_away(catalog, probe):
+    target, code = PROBES[probe]
+    exercise = catalog.find_exercise(target).exercise
+    code = code if isinstance(code, str) else code(exercise)
+    verdict = verify(catalog, target, code)
+    shown = verdict.feedback() + "\n" + verdict.output
+    assert not verdict.passed, shown
+    says = SAYS[probe] if isinstance(SAYS[probe], tuple) else (SAYS[probe],)
+    assert verdict.status in ("fail", "error") or (verdict.status == "crashed" and probe == "hook-gc-callbacks"), shown
+    assert any(sentence in verdict.feedback() for sentence in says), shown
+    for secret in secrets_of(exercise, code):
+        assert secret not in shown, secret
+
+
+def test_copyreg_cannot_make_the_judge_run_code(catalog, tmp_path):
+    # The learner's kernel chooses the bytes it sends: a tensor pickled as a call of eval. The
+    # judge loads answers with weights_only=True, so the call is refused, never made.
+    marker = tmp_path / "judge-ran-it"
+    code = _function_probe(
+        "pass",
+        before=f"""
+        import copyreg, torch
+        copyreg.pickle(torch.Tensor, lambda t: (eval, ("__import__('pathlib').Path({str(marker)!r}).touch()",)))
+        """,
+    )
+    verdict = verify(catalog, FUNCTION, code)
+    assert not verdict.passed, verdict.feedback()
+    assert verdict.status in ("fail", "error"), verdict.feedback()
+    assert not marker.exists()
+
+
+def test_the_learners_kernel_holds_no_reference(catalog):
+    """The reference solution's text is nowhere the learner's code can look: not in IPython's
+    history, linecache, the namespace's globals, any loaded module or any object the garbage
+    collector tracks."""
+    exercise = catalog.find_exercise(FUNCTION).exercise
+    assert "x.new_ones(x.shape[0], 1)" in exercise.solution  # what the search below looks for
+    search = textwrap.dedent(
+        """
+        def _search():
+            import gc, linecache, sys
+
+            needle = "x.new_" + "ones(x.shape[0], 1)"  # built here: this cell's text does not hold it
+            found = []
+            ip = get_ipython()
+            history = list(ip.history_manager.input_hist_raw) + list(globals().get("In", []))
+            if any(needle in s for s in history):
+                found.append("history")
+            for key, lines in list(linecache.cache.items()):
+                if len(lines) > 2 and lines[2] and needle in "".join(lines[2]):
+                    found.append(f"linecache {key}")
+
+            def holds(value):
+                if isinstance(value, str):
+                    return needle in value
+                if isinstance(value, dict):
+                    return any(isinstance(v, str) and needle in v for v in list(value.values()))
+                if isinstance(value, (list, tuple)):
+                    return any(isinstance(v, str) and needle in v for v in value)
+                return False
+
+            if any(holds(v) for v in list(globals().values())):
+                found.append("globals")
+            for name, module in list(sys.modules.items()):
+                if holds(getattr(module, "__dict__", {})):
+                    found.append(f"module {name}")
+            gc.unfreeze()
+            if any(holds(o) for o in gc.get_objects()):
+                found.append("gc")
+            print("SEARCHED", len(history), len(linecache.cache), len(sys.modules))
+            for where in found:
+                print("FOUND", where)
+
+
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # reading every module's attributes wakes deprecations
+            _search()
+        """
+    )
+    verdict = verify(catalog, FUNCTION, search + _wrong_function() + "add_bias_column = _wrong\n")
+    assert "SEARCHED" in verdict.output, verdict.output
+    assert "FOUND" not in verdict.output, verdict.output
+    assert not verdict.passed
+
+
+def test_a_right_answer_still_passes(catalog):
+    # The probes above fail for what they do, not because the judged path fails everything.
+    exercise = catalog.find_exercise(FUNCTION).exercise
+    verdict = verify(catalog, FUNCTION, exercise.solution)
+    assert verdict.passed, verdict.feedback()
+
+
+def test_probes_name_real_exercises(catalog):
+    for target, _ in PROBES.values():
+        assert catalog.find_exercise(target) is not None, target

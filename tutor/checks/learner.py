@@ -1,0 +1,368 @@
+"""The learner's side of a verification: runs setup and the learner's code, answers the judge.
+
+This module runs in the learner's kernel and holds nothing that decides a verdict: no
+reference solution, no check, no expected value, no key. The host sends it requests the
+judge made (one cell each, ``serve(request_id, text)``); it answers each with data only
+(wire.py), published as a display bundle of ``ANSWER_MIME`` that names the request.
+
+Requests (decoded with wire.load, so the judge's inputs arrive as plain data):
+- ``begin``: seed, run setup, then the learner's code (traced), in the namespace of a
+  *world*; answers the error, what the tamper guard saw, the trace and every name's value;
+- ``names``: every name's value again (after calls that may have changed them);
+- ``call`` / ``getattr`` / ``iter`` / ``len`` / ``getitem`` / ``repr`` / ``bool`` / ``contains``:
+  an operation on an object the judge holds a handle to (a function, a module, an optimizer),
+  with arguments the judge chose; a call can also backpropagate a gradient the judge chose
+  and return its arguments afterwards (to see what the call changed);
+- ``calls``: a function check's cases, one call each, in order, in one request.
+Anything the learner's code does to this module only changes the learner's own answers.
+"""
+
+import builtins
+import sys
+import types
+from typing import Any
+
+import torch
+
+from . import wire
+from .guard import Snapshot, Tampered, scan
+from .namespaces import (
+    SETUP,
+    YOUR_CODE,
+    BoundedOutput,
+    captured,
+    new_namespace,
+    run_code,
+    seed_all,
+    torch_state_guard,
+)
+from .trace import Tracer
+
+ANSWER_MIME = "application/vnd.ptfund.answer+json"
+_publish_target = None
+
+# One verification per kernel: the kernel is thrown away afterwards.
+_state: dict = {"worlds": {}, "handles": {}, "tracer": None, "guard": None}
+LIBRARY: dict | None = None  # the private copy of the library this module belongs to (set by __init__)
+_MAX_ITEMS = 10_000
+
+
+def _publisher():
+    global _publish_target
+    if _publish_target is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return None
+        shell = get_ipython()
+        _publish_target = shell.display_pub.publish if shell is not None else None
+    return _publish_target
+
+
+def begin(request_id: str, blob: str) -> None:
+    """Run setup and the learner's code (the first cell: the host sends it as JSON, since
+    it holds only text and numbers: setup, code, seed, device)."""
+    import json
+
+    _reply(request_id, lambda: _answer(json.loads(blob)))
+
+
+def serve(request_id: str, text: str) -> None:
+    """Answer one request of the judge (the cell the host sends for it)."""
+    _reply(request_id, lambda: _answer(decode(text)))
+
+
+def decode(text: str):
+    return wire.load(text, wire.Decoder(remote=_resolve))
+
+
+def respond(answer_of) -> str:
+    """The encoded answer of ``answer_of()``: data, whatever the learner's code does."""
+    from .report import _arm_interrupts
+
+    restore = _arm_interrupts()  # the learner's own KeyboardInterrupt is the learner's error
+    try:
+        answer = answer_of()
+    except Tampered as exc:
+        answer = {"tampered": str(exc)}
+    except wire.WireError as exc:
+        answer = {"refused": str(exc)}
+    finally:
+        restore()
+    return wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins")))
+
+
+def reset() -> None:
+    """Forget every world (a fresh kernel starts this way; tests reuse one process)."""
+    tracer = _state.get("tracer")
+    if tracer is not None:
+        tracer.uninstall()
+    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None)
+
+
+def _reply(request_id: str, answer_of) -> None:
+    body = respond(answer_of)
+    publish = _publisher()
+    if publish is not None:
+        publish(data={ANSWER_MIME: {"request": request_id, "body": body}}, metadata={})
+
+
+def _resolve(record):
+    """A handle the judge sends back: the learner's own object it stands for."""
+    key = record.get("id")
+    if key not in _state["handles"]:
+        raise wire.WireError("a handle this kernel never gave out")
+    return _state["handles"][key]
+
+
+def _tracer() -> Tracer:
+    if _state["tracer"] is None:
+        _state["tracer"] = Tracer().install()
+    return _state["tracer"]
+
+
+def _events(segment) -> list:
+    tracer = _state["tracer"]
+    if tracer is None:
+        return []
+    events = tracer.traces.pop(("learner", segment), [])
+    return [[e.kind, e.name, dict(e.info)] for e in events]
+
+
+def _answer(request: dict) -> dict:
+    op = request.get("op")
+    if op == "begin":
+        return _begin(request)
+    if op == "names":
+        return {"names": _names(request.get("world") or "main")}
+    if op == "calls":
+        return _calls(request)
+    target = request.get("target")
+    segment = request.get("segment", "run")
+    if request.get("seed") is not None:
+        seed_all(int(request["seed"]))
+    quiet = BoundedOutput(limit=0)  # checks call the learner's code many times: no flood
+    with captured(quiet), _tracer().recording("learner", segment):
+        try:
+            value = _operate(op, target, request)
+        except Tampered:
+            raise
+        except BaseException as exc:  # the learner's exception is data for the judge
+            if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
+                raise
+            return {"raised": wire.raised(exc), "trace": _events(segment)}
+        answer = {"value": value, "trace": _events(segment)}
+        if op == "call":
+            args = list(request.get("args") or [])
+            if request.get("return_args"):
+                answer["args"] = args
+                after = [wire.version_counter(a) for a in args]
+                answer["versions"] = [list(pair) for pair in zip(request.get("versions") or after, after, strict=False)]
+            grad = request.get("backward")
+            if grad is not None:
+                answer.update(_backward(value, grad, args))
+    _check_guard("while the checks called it")
+    return answer
+
+
+def _calls(request: dict) -> dict:
+    """A function check's cases in one request, called in order. Each answer is encoded as
+    soon as its call returns, so a later call that changes memory an earlier one returned
+    does not change what the judge sees of the earlier one."""
+    target: Any = request.get("target")
+    segment = request.get("segment", "run")
+    encoded = []
+    quiet = BoundedOutput(limit=0)
+    with captured(quiet), _tracer().recording("learner", segment):
+        for call in list(request.get("calls") or [])[:_MAX_ITEMS]:
+            if not isinstance(call, dict):
+                raise wire.WireError("a call that is not a request")
+            if call.get("seed") is not None:
+                seed_all(int(call["seed"]))
+            args = list(call.get("args") or [])
+            # Version counters before the call: an input written in place and written back still
+            # shows. On meta inputs (the device run's stand-in for a GPU) operations across
+            # devices raise, as there.
+            before = [wire.version_counter(a) for a in args]
+            try:
+                with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
+                    value = target(*args)
+            except Tampered:
+                raise
+            except BaseException as exc:  # the learner's exception is data for the judge
+                if isinstance(exc, KeyboardInterrupt) and _engine_interrupt():
+                    raise
+                answer: dict = {"raised": wire.raised(exc)}
+            else:
+                after = [wire.version_counter(a) for a in args]
+                answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
+                if call.get("backward") is not None:
+                    answer.update(_backward(value, call["backward"], args))
+            encoded.append(wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins"))))
+    _check_guard("while the checks called it")
+    return {"answers": encoded, "trace": _events(segment)}
+
+
+def _engine_interrupt() -> bool:
+    from .namespaces import learner_interrupt
+
+    return not learner_interrupt()
+
+
+def _operate(op, target, request):
+    if op == "call":
+        args = request.get("args") or []
+        # The version counters before the call: an input written in place and written back
+        # still shows (the judge compares them with those after, sent with the arguments).
+        request["versions"] = [wire.version_counter(a) for a in args]
+        # On meta inputs (the device run's stand-in for a GPU) operations across devices raise, as there.
+        with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
+            return target(*args, **(request.get("kwargs") or {}))
+    if op == "getattr":
+        return getattr(target, str(request.get("name")))
+    if op == "iter":
+        out = []
+        for item in target:
+            out.append(item)
+            if len(out) >= _MAX_ITEMS:
+                break
+        return out
+    if op == "len":
+        return len(target)
+    if op == "getitem":
+        return target[request.get("key")]
+    if op == "contains":
+        return request.get("key") in target
+    if op == "bool":
+        return bool(target)
+    if op == "repr":
+        return repr(target)[:2000]
+    raise wire.WireError(f"an unknown request {op!r}")
+
+
+def _on_meta(args) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.is_meta for a in args)
+
+
+def _same_device():
+    from .devicerun import SameDevice
+
+    return SameDevice()
+
+
+def _backward(out, grad, args) -> dict:
+    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+        return {"backward": "no-grad"}
+    try:
+        out.backward(grad.to(out.dtype).to(out.device))
+    except Exception as exc:
+        return {"backward": "failed", "backward_error": wire.raised(exc)}
+    return {"backward": "ok", "grads": [a.grad if isinstance(a, torch.Tensor) else None for a in args]}
+
+
+def _begin(request: dict) -> dict:
+    world = str(request.get("world") or "main")
+    device = torch.device(str(request.get("device") or "cpu"))
+    seed = int(request.get("seed") or 0)
+    ns = new_namespace(device)
+    _state["worlds"][world] = ns
+    tracker = None
+    if request.get("track_generators"):
+        from .devicerun import Generators
+
+        tracker = Generators()
+        _state["origins"] = tracker.of
+    with tracker if tracker is not None else _nothing():
+        return _begin_in(request, world, ns, seed)
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
+    seed_all(seed)
+    setup_error = run_code(request.get("setup") or "", ns, SETUP, "setup")
+    if setup_error is not None:
+        return {"setup_error": setup_error.as_dict()}
+    helpers = {k: v for k, v in ns.items() if not k.startswith("__") and (callable(v) or isinstance(v, type))}
+    # The guard and the trace watch the main world; another world (the device run, a second
+    # seed) only answers with its names.
+    main = world == "main"
+    tracer = _tracer() if main and request.get("trace", True) else None  # before the guard's snapshot
+    guard = _new_guard(request.get("guard", True)) if main else None
+    if tracer is not None:
+        with tracer.recording("learner", "run"):
+            error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
+    else:
+        error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
+    answer = {"error": _error(error), "trace": _events("run")}
+    replaced = sorted(k for k, v in helpers.items() if k in ns and ns[k] is not v and k.startswith("_"))
+    # Which of the setup's helpers the code rebound: the judge knows which of them its checks call.
+    answer["rebound"] = sorted(
+        k for k, v in helpers.items() if isinstance(v, (types.FunctionType, type)) and k in ns and ns[k] is not v
+    )
+    if replaced:
+        answer["tampered"] = (
+            f"Your code replaced the exercise's own helper {replaced[0]}; the checks use the exercise's helpers "
+            "as the setup defined them, so this attempt fails. Solve the exercise without redefining them."
+        )
+    if guard is not None:
+        try:
+            guard.verify("while it ran")
+        except Tampered as exc:
+            answer["tampered"] = str(exc)
+    names = _names(world)
+    if main and "tampered" not in answer:
+        # Said in the learner's own words: a tensor whose methods were replaced, a value whose
+        # class fakes how it compares (the judge would only see it as not plain data).
+        for key, value in names.items():
+            if key.startswith("_") or key in helpers:
+                continue
+            try:
+                scan(value, key)
+            except Tampered as exc:
+                answer["tampered"] = str(exc)
+                break
+    answer["names"] = names
+    return answer
+
+
+def _error(error):
+    if error is None:
+        return None
+    out = error.as_dict()
+    out["stopped_line"] = error.stopped_line
+    out["syntax"] = error.syntax
+    return out
+
+
+def _new_guard(wanted):
+    if not wanted:
+        return None
+    library = LIBRARY
+    if library is None:
+        library = {name: module for name, module in list(sys.modules.items()) if name.split(".")[0] == __package__}
+    _state["guard"] = Snapshot(library)
+    return _state["guard"]
+
+
+def _check_guard(when: str) -> None:
+    guard = _state["guard"]
+    if guard is not None:
+        guard.verify(when)
+
+
+def _names(world: str) -> dict:
+    ns = _state["worlds"].get(world) or {}
+    names = {k: v for k, v in ns.items() if k != "__builtins__" and not (k.startswith("__") and k.endswith("__"))}
+    # Tensors first: an array over a tensor's memory is then sent over that same storage.
+    return dict(sorted(names.items(), key=lambda kv: not isinstance(kv[1], torch.Tensor)))
+
+
+def builtin_names() -> frozenset:
+    return frozenset(dir(builtins))

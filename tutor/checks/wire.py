@@ -1,0 +1,673 @@
+"""What crosses between a learner's kernel and the judge: data, never code.
+
+The one contract for everything the learner's kernel sends (values of its names, results of
+calls the judge makes into its code, protocol traces, errors) and the judge sends back
+(inputs it chose). Version ``WIRE_VERSION``; the judge validates every message.
+
+Encoding: values are *prepared* into plain structures of tensors, numbers, strings, bytes,
+containers and tagged records (dicts with a ``"~"`` key naming the record kind), then written
+with one ``torch.save`` (so views keep sharing their base's storage, with shape, strides,
+offset, dtype and device intact) and sent as base64 text. Decoding is
+``torch.load(weights_only=True)``, which runs no code and refuses every class that is not
+plain data (Tensor subclasses, float subclasses, a learner's own classes), then a walk that
+accepts only the types below and rebuilds records:
+
+- ``tensor``: ``data`` (a detached alias of the tensor) and its autograd facts (requires_grad,
+  is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose, and
+  ``ref``, the handle the judge sends back to mean the learner's own tensor;
+- ``ndarray``: a NumPy array as a tensor over the same memory (sharing with tensors made by
+  ``torch.from_numpy`` survives) and its dtype; ``npscalar``: a NumPy scalar;
+- ``module``: an ``nn.Module``'s structure (class name, training flag, parameters, buffers,
+  submodules, plain attributes) read from its own dictionaries, plus a handle;
+- ``handle``: anything else (a function, a class, an optimizer, a generator): the judge gets a
+  proxy whose calls it sends back to the learner's kernel (judge.py);
+- ``module-name``: an imported module, which the judge replaces by its own import;
+- ``opaque``: a value that is not data (a subclass of a number, a tensor subclass): its class
+  and a short description, never the object;
+- ``raised``: an exception, as its class names, message and line.
+
+Standard library, torch and numpy only: both sides import this module.
+"""
+
+import base64
+import io
+import math
+from collections import OrderedDict as _OrderedDict
+from typing import Any
+
+import numpy as np
+import torch
+
+WIRE_VERSION = 1
+_GRAD: Any = torch.Tensor.grad  # the descriptor itself: a tensor's own `grad` attribute cannot answer for it
+TAG = "~"
+MAX_DEPTH = 24
+MAX_ITEMS = 200_000
+MAX_BYTES = 512 * 1024 * 1024  # of one message (base64 text), both ways
+
+# Modules the judge imports itself when the learner's namespace holds them: a check's
+# ``torch.`` means torch, whatever the learner bound to that name.
+JUDGE_MODULES = ("torch", "numpy", "math", "io", "collections", "itertools", "functools", "operator", "statistics")
+
+
+class Record(dict):
+    """A tagged record the sender builds itself (an exception as data): sent as it is."""
+
+
+class WireError(Exception):
+    """A message that is not valid data: it decides nothing and says why."""
+
+
+# ------------------------------------------------------------------ prepare (the sender)
+
+
+class Preparer:
+    """Turns values into wire structures. ``handles`` (learner side) keeps the objects the
+    judge may call back; the judge side sends data and handles it was given, nothing else."""
+
+    def __init__(self, handles: dict | None = None, modules_as_records: bool = True, origins=None):
+        self.handles = handles if handles is not None else {}
+        self.origins = origins  # tensor -> frozenset of generators its numbers came from (device run)
+        self.modules_as_records = modules_as_records
+        self.items = 0
+        self._memo: dict = {}
+        self._storages: list = []  # (first byte, size, storage) of the tensors sent so far
+
+    def handle(self, obj, kind: str) -> dict:
+        key = id(obj)
+        self.handles[key] = obj
+        record = {TAG: "handle", "id": key, "kind": kind, "type": _type_name(obj)}
+        name = _safe(lambda: getattr(obj, "__name__", None))
+        if isinstance(name, str):
+            record["name"] = name[:200]
+        if callable(obj):
+            record["params"] = _parameters(obj)
+        if isinstance(obj, type):
+            record["is_class"] = True
+            record["module_class"] = issubclass(obj, torch.nn.Module)
+        return record
+
+    def __call__(self, value, depth: int = 0):
+        self.items += 1
+        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
+            return {TAG: "opaque", "type": _type_name(value), "why": "too large or too deeply nested to send"}
+        kind = type(value)
+        if value is None or kind in (bool, int, float, complex, str, bytes):
+            return value
+        if kind in (torch.dtype, torch.device, torch.Size):
+            return value
+        if kind is torch.Tensor or kind is torch.nn.Parameter:
+            return self._tensor(value, depth)
+        if kind is Record:
+            return {str(k): self(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, torch.Tensor):
+            return {TAG: "opaque", "type": _type_name(value), "why": "a subclass of torch.Tensor"}
+        if kind is np.ndarray:
+            return self._array(value)
+        if isinstance(value, np.generic) and kind.__module__ == "numpy":
+            return {TAG: "npscalar", "dtype": str(value.dtype), "value": self(value.item(), depth + 1)}
+        if kind in (list, tuple, set, frozenset):
+            items = [self(v, depth + 1) for v in value]
+            return items if kind is list else {TAG: kind.__name__, "items": items}
+        if kind is dict or kind is _OrderedDict:
+            return {TAG: "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]}
+        if kind is range:
+            return {TAG: "range", "args": [value.start, value.stop, value.step]}
+        if kind is slice:
+            return {TAG: "slice", "args": [self(value.start), self(value.stop), self(value.step)]}
+        if isinstance(value, torch.nn.Module):
+            if self.modules_as_records:
+                return self._module(value, depth)
+            return self.handle(value, "module")
+        if kind is type(math):
+            return {TAG: "module-name", "name": str(value.__name__)}
+        if isinstance(value, (bool, int, float, complex, str, bytes, list, tuple, dict, set)):
+            overridden = _overrides(value)
+            if overridden:
+                why = f"a subclass of {_base(value)} that overrides {', '.join(overridden[:3])}"
+                return {TAG: "opaque", "type": _type_name(value), "why": why}
+            return self(_as_base(value), depth)  # a named tuple, an IntEnum: its plain value
+        if isinstance(value, BaseException):
+            return raised(value)
+        return self.handle(value, "callable" if callable(value) else "object")
+
+    def _tensor(self, t, depth: int) -> dict:
+        key = ("t", id(t))
+        if key in self._memo:
+            return self._memo[key]
+        grad = _safe(lambda: _GRAD.__get__(t)) if t.is_leaf or _safe(lambda: t.retains_grad) else None
+        if t.device.type == "cpu":
+            storage = _safe(t.untyped_storage)
+            if storage is not None and storage.nbytes():
+                self._storages.append((storage.data_ptr(), storage.nbytes(), storage))
+        record = {
+            TAG: "tensor",
+            "data": t.detach(),
+            "param": type(t) is torch.nn.Parameter,
+            "requires_grad": bool(t.requires_grad),
+            "is_leaf": bool(t.is_leaf),
+            "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
+            "grad": self._tensor(grad, depth + 1) if type(grad) is torch.Tensor else None,
+            "version": version_counter(t),  # None for an inference tensor (it keeps none)
+            "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
+            "inference": bool(_safe(t.is_inference) or False),
+            "ptr": _storage_ptr(t),
+            # The judge names this tensor by it when it passes it back (a helper asked whether
+            # best_state shares memory with the model must see the learner's own tensors).
+            "ref": self._ref(t),
+        }
+        if self.origins is not None:
+            record["origin"] = sorted(self.origins(t))
+        self._memo[key] = record
+        return record
+
+    def _ref(self, t) -> int:
+        self.handles[id(t)] = t
+        return id(t)
+
+    def _array(self, arr) -> dict:
+        data = self._over_storage(arr)
+        if data is not None:
+            return {TAG: "ndarray", "data": data, "dtype": str(arr.dtype), "writeable": bool(arr.flags.writeable)}
+        try:
+            data = torch.from_numpy(arr)
+        except (TypeError, ValueError, RuntimeError):
+            # object arrays, negative strides, dtypes torch lacks: the values in a plain copy
+            try:
+                data = torch.from_numpy(np.ascontiguousarray(arr))
+            except (TypeError, ValueError, RuntimeError):
+                return {TAG: "opaque", "type": "numpy.ndarray", "why": f"an array of dtype {arr.dtype}"}
+        return {TAG: "ndarray", "data": data, "dtype": str(arr.dtype), "writeable": bool(arr.flags.writeable)}
+
+    def _over_storage(self, arr):
+        """The array as a tensor over the storage of a tensor already sent that holds its
+        memory (torch.from_numpy made one of them from the other): one storage in the
+        message, so the judge sees them share memory."""
+        if not self._storages or arr.size == 0:
+            return None
+        try:
+            start, nbytes = arr.__array_interface__["data"][0], arr.nbytes
+            dtype = torch.from_numpy(arr[:0]).dtype if arr.ndim else torch.from_numpy(arr.reshape(1)[:0]).dtype
+            item = arr.itemsize
+        except Exception:
+            return None
+        for first, size, storage in self._storages:
+            if first <= start and start + nbytes <= first + size and (start - first) % item == 0:
+                if any(st % item or st < 0 for st in arr.strides):
+                    return None
+                view = torch.empty(0, dtype=dtype)
+                view.set_(storage, (start - first) // item, arr.shape, tuple(st // item for st in arr.strides))
+                return view
+        return None
+
+    def _module(self, module, depth: int) -> dict:
+        key = ("m", id(module))
+        if key in self._memo:
+            return self._memo[key]
+        record: dict = {TAG: "module", "handle": self.handle(module, "module")}
+        self._memo[key] = record
+        own = _safe(lambda: object.__getattribute__(module, "__dict__")) or {}
+        params = own.get("_parameters") or {}
+        buffers = own.get("_buffers") or {}
+        children = own.get("_modules") or {}
+        record.update(
+            cls=_type_name(module),
+            base=_torch_base(module),
+            training=bool(own.get("training", True)),
+            params={str(k): (self(v, depth + 1) if isinstance(v, torch.Tensor) else None) for k, v in params.items()},
+            buffers={str(k): (self(v, depth + 1) if isinstance(v, torch.Tensor) else None) for k, v in buffers.items()},
+            persistent=[str(k) for k in buffers if k not in (own.get("_non_persistent_buffers_set") or ())],
+            children={
+                str(k): (self(v, depth + 1) if isinstance(v, torch.nn.Module) else None) for k, v in children.items()
+            },
+            hooks={
+                "forward": len(own.get("_forward_hooks") or {}),
+                "forward_pre": len(own.get("_forward_pre_hooks") or {}),
+                "backward": len(own.get("_backward_hooks") or {}),
+            },
+            attrs={
+                str(k): self(v, depth + 1)
+                for k, v in own.items()
+                if not str(k).startswith("_") and k != "training" and _is_data(v)
+            },
+        )
+        return record
+
+
+def _torch_base(module) -> str:
+    """The first torch class the module's class derives from ('torch.nn.modules.linear.Linear')."""
+    for cls in type(module).__mro__:
+        name = getattr(cls, "__module__", "") or ""
+        if name.startswith("torch."):
+            return f"{name}.{cls.__qualname__}"
+    return "torch.nn.modules.module.Module"
+
+
+# What comparing, measuring or converting a value asks of it.
+_ASKED = frozenset(
+    {
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__len__", "__iter__",
+        "__getitem__", "__contains__", "__bool__", "__float__", "__int__", "__index__", "__complex__",
+        "__abs__", "__sub__", "__rsub__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+        "__round__", "__array__", "item", "tolist", "keys", "values", "items",
+    }
+)  # fmt: skip
+_BASES: tuple[Any, ...] = (bool, int, float, complex, str, bytes, list, tuple, dict, set)
+
+
+def _overrides(value) -> list:
+    found: set = set()
+    for klass in type(value).__mro__:
+        if klass in _BASES or klass is object:
+            break
+        if klass.__module__ == "collections" and klass.__name__ == "OrderedDict":
+            break
+        found |= _ASKED & set(vars(klass))
+    return sorted(found)
+
+
+def _as_base(value: Any) -> Any:
+    for base in _BASES:
+        if isinstance(value, base):
+            if base in (list, tuple, set):
+                return base(base.__iter__(value))
+            if base is dict:
+                return dict(dict.items(value))
+            return base(value)
+    return value
+
+
+def _is_data(value) -> bool:
+    kind = type(value)
+    return (
+        value is None
+        or kind in (bool, int, float, complex, str, torch.dtype, torch.device, torch.Size, np.ndarray)
+        or kind is torch.Tensor
+        or (kind in (list, tuple, dict) and len(value) < 10_000)
+    )
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception:
+        return None
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    module = getattr(cls, "__module__", "") or ""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return name if module in ("builtins", "__main__", "") else f"{module}.{name}"
+
+
+def _base(value) -> str:
+    for base in (bool, int, float, complex, str, bytes, list, tuple, dict, set):
+        if isinstance(value, base):
+            return base.__name__
+    return "object"
+
+
+def _parameters(fn) -> list:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [
+        [p.name, p.kind.name, p.default is not p.empty]
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL, p.KEYWORD_ONLY, p.VAR_KEYWORD)
+    ]
+
+
+def _storage_ptr(t) -> int | None:
+    try:
+        return int(t.untyped_storage().data_ptr()) if t.device.type != "meta" else None
+    except Exception:
+        return None
+
+
+def raised(exc: BaseException, filename: str = "<your code>", where: str = "") -> dict:
+    """An exception as data: class names along its MRO, message, the line of ``filename``."""
+    import traceback
+
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(its message could not be shown)"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    return Record(
+        {
+            TAG: "raised",
+            "names": [c.__name__ for c in type(exc).__mro__][:12],
+            "qualnames": [f"{c.__module__}.{c.__qualname__}" for c in type(exc).__mro__][:12],
+            "message": text[:4000],
+            "line": frames[-1].lineno if frames else None,
+            "name": str(getattr(exc, "name", "") or "") if isinstance(exc, (NameError, AttributeError)) else "",
+            "obj": _attr_owner(exc),
+            "where": where,
+            "traceback": _traceback(exc, filename),
+        }
+    )
+
+
+def _traceback(exc, filename: str) -> list:
+    try:
+        from .namespaces import filtered_traceback
+
+        return filtered_traceback(exc, filename)[-60:]
+    except Exception:
+        return []
+
+
+def _attr_owner(exc) -> str:
+    if not isinstance(exc, AttributeError):
+        return ""
+    obj = getattr(exc, "obj", None)
+    if obj is None:
+        return "none"
+    if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+        return f"module-class:{obj.__name__}"
+    return ""
+
+
+def encode(value, preparer: Preparer | None = None) -> str:
+    """Base64 text of one ``torch.save`` of the prepared ``value``."""
+    body = (preparer or Preparer())(value)
+    buffer = io.BytesIO()
+    torch.save({"v": WIRE_VERSION, "body": body}, buffer)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# ------------------------------------------------------------------ decode (the receiver)
+
+
+class Opaque:
+    """A learner value that is not data: what the judge knows of it is its class."""
+
+    def __init__(self, type_name: str, why: str):
+        self.type_name = type_name
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}: {self.why}>"
+
+
+class Raised(Exception):
+    """An exception raised in the learner's kernel, as data: its class names and message."""
+
+    def __init__(self, record: dict):
+        self.names = [str(n) for n in record.get("names") or []]
+        self.qualnames = [str(n) for n in record.get("qualnames") or []]
+        self.message = str(record.get("message") or "")
+        self.line = record.get("line") if isinstance(record.get("line"), int) else None
+        self.name = str(record.get("name") or "")
+        self.owner = str(record.get("obj") or "")
+        self.traceback = [str(line) for line in record.get("traceback") or []][:60]
+        super().__init__(self.message)
+
+    @property
+    def ename(self) -> str:
+        return self.names[0] if self.names else "Exception"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# Autograd facts of decoded tensors that a plain tensor cannot carry (is_leaf and grad_fn of
+# a non-leaf, .grad of any, the version counter). Keyed by id, holding the tensor, so an id is
+# never reused while its entry lives; cleared by the judge after each verification.
+FACTS: dict = {}
+
+
+def facts(t) -> dict | None:
+    entry = FACTS.get(id(t))
+    return entry[1] if entry is not None and entry[0] is t else None
+
+
+def is_leaf(t) -> bool:
+    f = facts(t)
+    return f["is_leaf"] if f is not None else t.is_leaf
+
+
+def requires_grad(t) -> bool:
+    f = facts(t)
+    return f["requires_grad"] if f is not None else t.requires_grad
+
+
+def grad_fn_name(t):
+    f = facts(t)
+    if f is not None:
+        return f["grad_fn"]
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def grad_of(t):
+    f = facts(t)
+    if f is not None:
+        return f["grad"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return t.grad
+
+
+def version_counter(value) -> int | None:
+    """A tensor's version counter; None for what has none (not a tensor, an inference tensor)."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return int(value._version)
+    except RuntimeError:  # inference tensors do not track it
+        return None
+
+
+def version_of(t) -> int:
+    f = facts(t)
+    if f is not None:
+        return f["version"]
+    return version_counter(t) or 0
+
+
+def origin_of(t) -> frozenset:
+    f = facts(t)
+    return f.get("origin", frozenset()) if f is not None else frozenset()
+
+
+def learner_ref(t) -> int | None:
+    """The learner's own tensor that ``t`` was decoded from, while the judge has not changed it."""
+    f = facts(t)
+    if f is None or f.get("ref") is None or version_counter(t) != f.get("local_version"):
+        return None
+    return f["ref"]
+
+
+def storage_key(t):
+    f = facts(t)
+    return f.get("ptr") if f is not None else None
+
+
+class Decoder:
+    """Rebuilds a message: ``remote`` turns a handle record into a proxy (judge side)."""
+
+    def __init__(self, remote=None, module_factory=None):
+        self.remote = remote
+        self.module_factory = module_factory
+        self.items = 0
+        self._memo: dict = {}
+
+    def __call__(self, value, depth: int = 0):
+        self.items += 1
+        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
+            raise WireError("a value nested too deeply or with too many items")
+        kind = type(value)
+        if value is None or kind in (bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size):
+            return value
+        if kind is torch.Tensor or kind is torch.nn.Parameter:
+            return value  # inputs the judge sent (learner side)
+        if kind is list:
+            return [self(v, depth + 1) for v in value]
+        if kind is tuple:
+            return tuple(self(v, depth + 1) for v in value)
+        if kind is not dict:
+            raise WireError(f"a value of type {kind.__name__}")
+        tag = value.get(TAG)
+        if tag == "tensor":
+            return self._tensor(value, depth)
+        if tag == "ndarray":
+            data = value.get("data")
+            if type(data) is not torch.Tensor:
+                raise WireError("an array without data")
+            arr = data.numpy()
+            return arr
+        if tag == "npscalar":
+            return np.dtype(str(value.get("dtype"))).type(self(value.get("value"), depth + 1))
+        if tag in ("tuple", "set", "frozenset"):
+            items = [self(v, depth + 1) for v in _list(value.get("items"))]
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        if tag == "dict":
+            out = {}
+            for pair in _list(value.get("items")):
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("a dictionary entry that is not a pair")
+                out[self(pair[0], depth + 1)] = self(pair[1], depth + 1)
+            return out
+        if tag == "range":
+            return range(*[int(a) for a in _list(value.get("args"))])
+        if tag == "slice":
+            return slice(*[self(a, depth + 1) for a in _list(value.get("args"))])
+        if tag == "module-name":
+            return _judge_module(str(value.get("name")))
+        if tag == "opaque":
+            return Opaque(str(value.get("type")), str(value.get("why")))
+        if tag == "raised":
+            return Raised(value)
+        if tag == "handle":
+            return self.remote(value) if self.remote is not None else Opaque(str(value.get("type")), "an object")
+        if tag == "module":
+            return self._module(value, depth)
+        raise WireError(f"a record of unknown kind {tag!r}")
+
+    def _tensor(self, record: dict, depth: int):
+        key = id(record)
+        if key in self._memo:
+            return self._memo[key]
+        data = record.get("data")
+        if type(data) is not torch.Tensor:
+            raise WireError("a tensor record without a tensor")
+        grad = record.get("grad")
+        t = data
+        if record.get("inference") and not record.get("requires_grad"):
+            # Made under inference_mode in the learner's kernel: one here too (a copy of the
+            # values: an inference tensor cannot share storage with a normal one).
+            with torch.inference_mode():
+                t = data.clone()
+        elif record.get("param"):
+            t = torch.nn.Parameter(data, requires_grad=bool(record.get("requires_grad")))
+        elif record.get("requires_grad") and (data.is_floating_point() or data.is_complex()):
+            t = data.requires_grad_(True)
+            if not record.get("is_leaf"):
+                # A check's own expressions (a mistake's `when`) read w.is_leaf, w.grad_fn: a
+                # same-shape alias is a non-leaf with the tensor's layout and storage.
+                t = t.view_as(t)
+        self._memo[key] = t
+        grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
+        if grad_value is not None and t.requires_grad and (t.is_leaf or record.get("retains_grad")):
+            try:
+                if not t.is_leaf:
+                    t.retain_grad()
+                t.grad = grad_value
+            except (RuntimeError, TypeError):
+                pass
+        FACTS[id(t)] = (
+            t,
+            {
+                "is_leaf": bool(record.get("is_leaf")),
+                "requires_grad": bool(record.get("requires_grad")),
+                "grad_fn": record.get("grad_fn") if isinstance(record.get("grad_fn"), str) else None,
+                "grad": grad_value,
+                "version": int(record.get("version") or 0),
+                "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,
+                "origin": frozenset(str(o) for o in record.get("origin") or []),
+                "ref": record.get("ref") if type(record.get("ref")) is int else None,
+                "local_version": version_counter(t),
+            },
+        )
+        return t
+
+    def _module(self, record: dict, depth: int):
+        key = id(record)
+        if key in self._memo:
+            return self._memo[key]
+        if self.module_factory is None:
+            raise WireError("a module where data was expected")
+        module = self.module_factory(record, self.remote(record.get("handle")) if self.remote else None)
+        self._memo[key] = module
+        for name, value in _items(record.get("params")):
+            module._parameters[name] = self(value, depth + 1) if value is not None else None
+        for name, value in _items(record.get("buffers")):
+            module._buffers[name] = self(value, depth + 1) if value is not None else None
+            if name not in (record.get("persistent") or []):
+                module._non_persistent_buffers_set.add(name)
+        for name, value in _items(record.get("children")):
+            module._modules[name] = self(value, depth + 1) if value is not None else None
+        for name, value in _items(record.get("attrs")):
+            object.__setattr__(module, name, self(value, depth + 1))
+        module.training = bool(record.get("training"))
+        hooks = {k: int(v) for k, v in _items(record.get("hooks"))}
+        module.__dict__["remote_hooks"] = hooks
+        # Placeholders, so len(model._forward_hooks) reads the learner's count (calls are remote).
+        for kind, attr in (
+            ("forward", "_forward_hooks"),
+            ("forward_pre", "_forward_pre_hooks"),
+            ("backward", "_backward_hooks"),
+        ):
+            getattr(module, attr).update({-(i + 1): None for i in range(min(hooks.get(kind, 0), 1000))})
+        return module
+
+
+def _list(value) -> list:
+    if type(value) is not list:
+        raise WireError("a record whose items are not a list")
+    return value
+
+
+def _items(value):
+    if value is None:
+        return []
+    if type(value) is not dict:
+        raise WireError("a record whose fields are not a mapping")
+    return [(str(k), v) for k, v in value.items()]
+
+
+def _judge_module(name: str):
+    import importlib
+
+    if name.split(".")[0] in JUDGE_MODULES:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            pass
+    return Opaque("module", f"the module {name}")
+
+
+def load(text, decoder: Decoder | None = None):
+    """Decode one message: bounded, loaded without running code, validated, rebuilt."""
+    if not isinstance(text, str):
+        raise WireError("the answer is not text")
+    if len(text) > MAX_BYTES:
+        raise WireError(f"the answer is larger than {MAX_BYTES // 2**20} MB")
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError):
+        raise WireError("the answer is not base64 text") from None
+    try:
+        message = torch.load(io.BytesIO(raw), weights_only=True, map_location=None)
+    except Exception as exc:
+        raise WireError(f"the answer is not plain data ({type(exc).__name__})") from None
+    if type(message) is not dict or message.get("v") != WIRE_VERSION or "body" not in message:
+        raise WireError(f"the answer does not follow the judge's format (version {WIRE_VERSION})")
+    return (decoder or Decoder())(message["body"])
