@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.grading.intuition import blocks, matches, stated_values
+from tutor.grading.intuition import matches, stated_values
+from tutor.packs.codeblocks import blocks
 from tutor.packs.loader import check_pack
 
 PACK = 'id: tiny\ntitle: Tiny\nversion: "0.1.0"\nlessons: [rows]\n'
@@ -166,3 +167,17 @@ def test_a_probe_does_not_change_the_card_for_learners():
 def test_a_block_inside_a_list_item_runs_dedented():
     (block,) = blocks("- a point:\n\n  ```python\n  x = 1\n  x  # -> 1\n  ```\n")
     assert block.line == 4 and block.code == "x = 1\nx  # -> 1\n"
+
+
+def test_a_pack_whose_only_python_is_a_probe_or_a_block_needs_trust(tmp_path: Path):
+    from tutor.packs.trust import needs_trust
+
+    only_text = "# Rows\n\n```python no-run\nimport os\n```\n"
+    no_probe = LESSON.replace("    probe: torch.ones(2, 3).sum(0).shape\n", "").replace(
+        "    probe: torch.tensor(4e-8).half().item()\n", ""
+    )
+    cases = [(only_text, no_probe, False), (RIGHT, no_probe, True), (only_text, LESSON, True)]
+    for k, (intuition, lesson, needed) in enumerate(cases):
+        pack, problems = check_pack(make_pack(tmp_path / f"pk{k}", intuition, lesson), cache=False)
+        assert pack is not None and problems == [], problems
+        assert needs_trust(pack) is needed, k

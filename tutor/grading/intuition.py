@@ -19,51 +19,22 @@ from typing import TYPE_CHECKING
 from tutor.grading.cards import grade
 from tutor.grading.mutantrun import display
 from tutor.packs import models as m
+from tutor.packs.codeblocks import Block
 from tutor.packs.problems import Pos
 
 if TYPE_CHECKING:
     from tutor.engine.pool import KernelPool
 
 TIMEOUT = 120.0  # seconds per block or probe: generous, a busy machine starts kernels slowly
-NO_RUN = "no-run"
 STATED = re.compile(r"^#\s*->\s*(?P<value>.*?)(?:\s+#.*)?$")  # "# -> VALUE", an optional "# why" after it
 RAISES = re.compile(r"^raises\s+(?P<name>[A-Za-z_][\w.]*)$")
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w])")
 REL_TOL = 1e-3  # a stated number matches when it agrees to about 3 significant digits
 
 
-@dataclass(frozen=True)
-class Block:
-    """One fenced Python block of an intuition."""
-
-    number: int  # 1-based among the intuition's Python blocks
-    line: int  # the line of the intuition text its code starts on (1-based)
-    code: str
-    runs: bool  # False: marked no-run by its author
-
-    @property
-    def id(self) -> str:
-        return "intuition"
-
-    def where(self, origin: Pos, line_in_block: int = 1) -> str:
-        return f"{display(origin.file)}:{origin.line + self.line + line_in_block - 2}"
-
-
-def blocks(markdown: str) -> list[Block]:
-    """The intuition's ```python blocks, in order (```python no-run, or a first line
-    ``# no-run``, marks one the text shows but pack test must not run)."""
-    from markdown_it import MarkdownIt
-
-    found: list[Block] = []
-    for token in MarkdownIt("commonmark").parse(markdown):
-        words = token.info.split()
-        if token.type != "fence" or words[:1] != ["python"] or token.map is None:
-            continue
-        first = next((s.strip() for s in token.content.splitlines() if s.strip()), "")
-        runs = NO_RUN not in words[1:] and not re.match(r"^#\s*no-run\b", first)
-        # map[0] is the fence's 0-based line: the code starts two lines on, 1-based
-        found.append(Block(len(found) + 1, token.map[0] + 2, token.content, runs))
-    return found
+def where(block: Block, origin: Pos, line_in_block: int = 1) -> str:
+    """FILE:LINE of a line of ``block``, in the file the intuition came from."""
+    return f"{display(origin.file)}:{origin.line + block.line + line_in_block - 2}"
 
 
 @dataclass(frozen=True)
@@ -192,28 +163,28 @@ async def prove_block(
     """Run ``block`` after the prelude and the runnable blocks ``before`` it; (ok, detail)."""
     stated, problem = stated_values(block.code)
     if problem:
-        return False, f"{block.where(origin, problem[0])}: {problem[1]}"
+        return False, f"{where(block, origin, problem[0])}: {problem[1]}"
     call = f"_ptfund_run({START + lesson.prelude!r}, {[b.code for b in before]!r}, {block.code!r}, {set(stated)!r})"
     out, failure = await _run(pool, _DRIVER + "\n" + call)
     if not isinstance(out, dict):
-        return False, f"{block.where(origin)}: {failure}"
+        return False, f"{where(block, origin)}: {failure}"
     if "error" in out:
         line, name, message = out["error"]
-        return False, f"{block.where(origin, line)}: raises {name}: {message}".rstrip(": ")
+        return False, f"{where(block, origin, line)}: raises {name}: {message}".rstrip(": ")
     for line, want in sorted(stated.items()):
         kind, a, b = out.get(str(line), ["missing", "", ""])
         a = " ".join(a.split())  # one line of output per row
-        where = block.where(origin, line)
+        at = where(block, origin, line)
         if want.raises is not None:
             if kind != "raises" or want.raises.rsplit(".", 1)[-1] != a:
                 got = f"gives {a}" if kind == "value" else f"raises {a}"
-                return False, f"{where}: the text says it raises {want.raises}; it {got}"
+                return False, f"{at}: the text says it raises {want.raises}; it {got}"
         elif kind == "raises":
-            return False, f"{where}: the text says {want.value}; it raises {a}: {b}"
+            return False, f"{at}: the text says {want.value}; it raises {a}: {b}"
         elif not (matches(want.value, a) or matches(want.value, b)):
-            return False, f"{where}: the text says {want.value}; torch gives {a}"
+            return False, f"{at}: the text says {want.value}; torch gives {a}"
     n = len(stated)
-    return True, f"{block.where(origin)}: {n} stated value{'s hold' if n != 1 else ' holds'}"
+    return True, f"{where(block, origin)}: {n} stated value{'s hold' if n != 1 else ' holds'}"
 
 
 PROBED = (m.ChoiceCard, m.ClozeCard, m.NumericCard, m.ShortCard)

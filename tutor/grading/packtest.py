@@ -27,6 +27,7 @@ from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult,
 from tutor.grading.mutantrun import first_problem as _first_problem
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
+from tutor.packs.codeblocks import Block, blocks
 from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
 
@@ -121,14 +122,14 @@ async def _prove_predict_card(kernels: PredictKernels, lesson: m.Lesson, card: m
 
 
 async def _prove_text(
-    predict: PredictKernels, pack: Pack, les: m.Lesson, item: intuition.Block | m.Card, before: list[intuition.Block]
+    predict: PredictKernels, pack: Pack, les: m.Lesson, item: Block | m.Card, before: list[Block]
 ) -> Row:
     """A predict card, an intuition block or a card's probe, each in a fresh kernel."""
     if isinstance(item, m.PredictCard):
         return await _prove_predict_card(predict, les, item)
     started = time.perf_counter()
     assert predict.pool is not None  # pack test always runs from a pool
-    if isinstance(item, intuition.Block):
+    if isinstance(item, Block):
         ok, detail = await intuition.prove_block(predict.pool, les, item, before, pack.origin(les.id, "intuition"))
         return Row(f"{les.id}/intuition", f"block {item.number}", ok, detail, time.perf_counter() - started)
     at = pack.origin(les.id, "cards", les.cards.index(item), "prompt")
@@ -205,8 +206,8 @@ async def test_pack(
         raise ValueError(f"mutants must be one of {MODES}")
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
-    items: list[tuple[m.Lesson, m.Exercise | m.Card | intuition.Block]] = []
-    texts: dict[str, list[intuition.Block]] = {}  # lesson id -> its runnable intuition blocks
+    items: list[tuple[m.Lesson, m.Exercise | m.Card | Block]] = []
+    texts: dict[str, list[Block]] = {}  # lesson id -> its runnable intuition blocks
     skipped = 0
     # item index -> (the exercise's index in its lesson, a batch of its mutants)
     mutant_of: dict[int, tuple[int, Batch]] = {}
@@ -218,13 +219,13 @@ async def test_pack(
                     mutant_of[len(items)] = (k, batch)
                     items.append((les, ex))
         items += [(les, card) for card in les.cards if isinstance(card, m.PredictCard)]
-        found_blocks = intuition.blocks(les.intuition)
+        found_blocks = blocks(les.intuition)
         texts[les.id] = [b for b in found_blocks if b.runs]
         skipped += len(found_blocks) - len(texts[les.id])
         items += [(les, b) for b in texts[les.id]]
         items += [(les, card) for card in les.cards if isinstance(card, intuition.PROBED) and card.probe]
     counts = {
-        "blocks": sum(isinstance(item, intuition.Block) for _, item in items),
+        "blocks": sum(isinstance(item, Block) for _, item in items),
         "probes": sum(isinstance(item, intuition.PROBED) for _, item in items),
         "skipped": skipped,
     }
@@ -250,7 +251,7 @@ async def test_pack(
         if i in mutant_of:
             pending.setdefault(key, []).append(i)
             key += f" (mutants {len(pending[key])})"
-        if isinstance(item_ex, intuition.Block):
+        if isinstance(item_ex, Block):
             key += f" {item_ex.number}"
         keys.append(key)
     cache = MutantCache()
@@ -283,7 +284,7 @@ async def test_pack(
                 continue
             started = time.perf_counter()
             if not isinstance(item, m.Exercise):
-                before = [b for b in texts[les.id] if isinstance(item, intuition.Block) and b.number < item.number]
+                before = [b for b in texts[les.id] if isinstance(item, Block) and b.number < item.number]
                 row = await _prove_text(predict, pack, les, item, before)
                 parts[index].rows.append(row)
                 echo(row)
