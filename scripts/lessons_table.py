@@ -31,6 +31,11 @@ TOPICS = {
     "reproducibility": "15. Reproducibility",
     "debugging-lab": "16. Bugs and their signatures",
     "capstone": "Capstone: the digits MLP",
+    # issue 24's lessons, placed in pack.yaml after the lesson each builds on
+    "tiny-autograd": "4a. Autograd by hand: a scalar engine",
+    "hooks": "7a. Hooks on tensors and modules",
+    "optimizers": "10a. Optimizers: AdamW, set_to_none, freezing",
+    "memory-levers": "10b. Memory levers: checkpointing, LoRA, accumulation",
 }
 BEGIN, END = "<!-- topics:begin -->", "<!-- topics:end -->"
 

@@ -173,7 +173,7 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
     fault = relay.fault
     if fault is not None:
         if fault.status == "timeout":
-            return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit))
+            return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit, fault))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
         if relay.silent is not None:

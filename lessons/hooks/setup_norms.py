@@ -1,0 +1,56 @@
+import torch
+from torch import nn
+
+
+def output_norms(grad_output_norms):
+    """The norms your hooks recorded during one backward, in the order they ran."""
+    model = _fresh()
+    norms, handles = grad_output_norms(model)
+    _loss(model, _X.requires_grad_()).backward()  # an input that needs grad: no warning
+    return torch.tensor(norms)
+
+
+def true_norms():
+    # the gradient at each Linear's output, kept with retain_grad; backward reaches the last first
+    model = _fresh()
+    h, outs = _X, []
+    for layer in model:
+        h = layer(h)
+        if isinstance(layer, nn.Linear):
+            h.retain_grad()
+            outs.append(h)
+    (h**2).sum().backward()
+    return torch.tensor([o.grad.norm().item() for o in reversed(outs)])
+
+
+def norms_after_remove(grad_output_norms):
+    """How many norms your list holds after the handles are removed and backward ran again."""
+    model = _fresh()
+    norms, handles = grad_output_norms(model)
+    _loss(model, _X.requires_grad_()).backward()
+    for handle in handles:
+        handle.remove()
+    _loss(model, _X2.requires_grad_()).backward()
+    return len(norms)
+
+
+def _input_side(grad_output_norms):
+    # the norms of grad_input[0]: the gradient at each Linear's input
+    model = _fresh()
+    x = _X.clone().requires_grad_()
+    norms, _ = grad_output_norms(model)
+    h, ins = x, []
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            h.retain_grad()
+            ins.append(h)
+        h = layer(h)
+    (h**2).sum().backward()
+    return len(norms) == 3 and torch.allclose(torch.tensor(norms), torch.tensor([i.grad.norm().item() for i in reversed(ins)]))
+
+
+def _every_module(grad_output_norms):
+    model = _fresh()
+    norms, _ = grad_output_norms(model)
+    _loss(model, _X.requires_grad_()).backward()
+    return len(norms) > 3

@@ -1,0 +1,42 @@
+import torch
+from torch import nn
+
+
+def hooked_output(scale_inputs, predict):
+    """Your predict's output with your pre-hook attached."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    return predict(model, _X.clone())
+
+
+def true_hooked_output():
+    return _fresh()(_X * _S)
+
+
+def input_after(scale_inputs, predict):
+    """The caller's x after your predict ran with the hook."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    x = _X.clone()
+    predict(model, x)
+    return x
+
+
+def output_after_remove(scale_inputs, predict):
+    """Your predict's output once the handle your scale_inputs returned is removed."""
+    model = _fresh()
+    scale_inputs(model, _S).remove()
+    return predict(model, _X.clone())
+
+
+def _skips_hooks(predict):
+    # a known-good pre-hook that zeroes the input: a predict that runs hooks gives model(0)
+    model = _fresh()
+    model.register_forward_pre_hook(lambda module, args: (torch.zeros_like(args[0]),))
+    return not torch.allclose(predict(model, _X.clone()), _fresh()(torch.zeros_like(_X)))
+
+
+def _hook_without_effect(scale_inputs):
+    model = _fresh()
+    scale_inputs(model, _S)
+    return torch.allclose(model(_X.clone()), _fresh()(_X))

@@ -1,0 +1,48 @@
+import torch
+from torch import nn
+
+
+def _flat(grads, model):
+    return torch.cat([grads[name].flatten() for name, _ in model.named_parameters()])
+
+
+def recorded(record_grads):
+    """What your dict holds after one backward, in named_parameters() order."""
+    model = _fresh()
+    grads, handles = record_grads(model)
+    _loss(model, _X).backward()
+    return _flat(grads, model)
+
+
+def true_grads():
+    model = _fresh()
+    _loss(model, _X).backward()
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def after_remove(record_grads):
+    """What your dict holds after the handles are removed and a second backward ran on other data."""
+    model = _fresh()
+    grads, handles = record_grads(model)
+    _loss(model, _X).backward()
+    for handle in handles:
+        handle.remove()
+    model.zero_grad()
+    _loss(model, _X2).backward()
+    return _flat(grads, model)
+
+
+def _names_after_one_backward(record_grads):
+    model = _fresh()
+    grads, _ = record_grads(model)
+    _loss(model, _X).backward()
+    return set(grads)
+
+
+def _late_binding(record_grads):
+    return _names_after_one_backward(record_grads) == {"4.bias"}
+
+
+def _keeps_recording(record_grads):
+    # recorded the first backward right, yet the handles did not stop it
+    return torch.equal(recorded(record_grads), true_grads()) and not torch.equal(after_remove(record_grads), true_grads())

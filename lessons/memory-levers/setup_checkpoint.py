@@ -1,0 +1,68 @@
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    """Linear then tanh; counts how often its forward runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.tanh(self.lin(x))
+
+
+def _make():
+    return nn.Sequential(Block(), Block(), Block())
+
+
+_STATE = {k: v.clone() for k, v in _make().state_dict().items()}
+_X, _Y = torch.randn(8, 6), torch.randn(8, 6)
+
+
+def _fresh():
+    blocks = _make()
+    blocks.load_state_dict(_STATE)
+    return blocks
+
+
+def _grads(blocks, out):
+    ((out - _Y) ** 2).mean().backward()
+    return torch.cat([p.grad.flatten() for p in blocks.parameters()])
+
+
+def grads_with(forward):
+    """Every parameter's gradient after backward through your forward."""
+    blocks = _fresh()
+    return _grads(blocks, forward(blocks, _X.clone()))
+
+
+def plain_grads():
+    """The same gradients without checkpointing."""
+    blocks = _fresh()
+    return _grads(blocks, blocks(_X.clone()))
+
+
+def forward_runs(forward):
+    """How many times each block's forward ran, through one forward and one backward."""
+    blocks = _fresh()
+    out = forward(blocks, _X.clone())
+    if out.requires_grad:
+        ((out - _Y) ** 2).mean().backward()
+    return [block.calls for block in blocks]
+
+
+def _has_graph(forward, x):
+    return forward(_fresh(), x).grad_fn is not None
+
+
+def _reentrant(forward):
+    # the reentrant variant records nothing when no input requires grad, and works when one does
+    return not _has_graph(forward, _X.clone()) and _has_graph(forward, _X.clone().requires_grad_())
+
+
+def _no_graph_at_all(forward):
+    return not _has_graph(forward, _X.clone()) and not _has_graph(forward, _X.clone().requires_grad_())

@@ -1,0 +1,65 @@
+import torch
+from torch import nn
+
+# a "pretrained" layer, a batch and a target, and adapter values to probe with
+_BASE = {k: v.clone() for k, v in nn.Linear(6, 4).state_dict().items()}
+_X, _Y = torch.randn(10, 6), torch.randn(10, 4)
+_A, _B = torch.randn(2, 6), torch.randn(4, 2)
+
+
+def _base():
+    base = nn.Linear(6, 4)
+    base.load_state_dict(_BASE)
+    return base
+
+
+def base_output():
+    return _base()(_X).detach()
+
+
+def init_output(LoRALinear):
+    """Your adapted layer's output before any training."""
+    return LoRALinear(_base(), 2)(_X).detach()
+
+
+def trainable(LoRALinear):
+    """The names of the parameters of your adapted layer that require grad."""
+    return sorted(name for name, p in LoRALinear(_base(), 2).named_parameters() if p.requires_grad)
+
+
+def output_with(LoRALinear):
+    """Your layer's output with A and B set to the probe values."""
+    layer = LoRALinear(_base(), 2)
+    with torch.no_grad():
+        layer.A.copy_(_A)
+        layer.B.copy_(_B)
+    return layer(_X).detach()
+
+
+def _train(LoRALinear):
+    layer = LoRALinear(_base(), 2)
+    opt = torch.optim.SGD([p for p in layer.parameters() if p.requires_grad], lr=0.1)
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        loss = ((layer(_X) - _Y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return layer, losses
+
+
+def base_after_training(LoRALinear):
+    """The base layer's weight and bias after 20 SGD steps on your adapted layer."""
+    base = _train(LoRALinear)[0].base
+    return torch.cat([base.weight.detach().flatten(), base.bias.detach().flatten()])
+
+
+def base_before():
+    return torch.cat([_BASE["weight"].flatten(), _BASE["bias"].flatten()])
+
+
+def loss_falls(LoRALinear):
+    """Whether the loss fell over the 20 steps."""
+    losses = _train(LoRALinear)[1]
+    return losses[-1] < losses[0]

@@ -1,0 +1,60 @@
+import torch
+
+# a parameter and the gradients of five steps, drawn once; large lr and wd make decay visible
+_P0 = torch.randn(6, dtype=torch.float64)
+_GRADS = torch.randn(5, 6, dtype=torch.float64)
+LR, WD = 0.1, 0.5
+
+
+def trajectory(adamw_step):
+    """The parameter after each of five calls of your adamw_step, stacked."""
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    out = []
+    for t, g in enumerate(_GRADS, start=1):
+        p, m, v = adamw_step(p, g.clone(), m, v, t, LR, WD)
+        out.append(p.clone())
+    return torch.stack(out)
+
+
+def torch_trajectory(optimizer=torch.optim.AdamW):
+    """The same five steps taken by a torch optimizer with the same lr and weight_decay (AdamW unless told otherwise)."""
+    p = _P0.clone().requires_grad_()
+    opt = optimizer([p], lr=LR, weight_decay=WD)
+    out = []
+    for g in _GRADS:
+        p.grad = g.clone()
+        opt.step()
+        out.append(p.detach().clone())
+    return torch.stack(out)
+
+
+def leaves_arguments_alone(adamw_step):
+    """True when one call of your adamw_step leaves the tensors it was given unchanged."""
+    args = [_P0.clone(), _GRADS[0].clone(), torch.full_like(_P0, 0.1), torch.full_like(_P0, 0.2)]
+    before = [a.clone() for a in args]
+    adamw_step(*args[:2], *args[2:], 3, LR, WD)
+    return all(torch.equal(a, b) for a, b in zip(args, before))
+
+
+def _close(got, expected):
+    return got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def _is_adam_l2(adamw_step):
+    return _close(trajectory(adamw_step), torch_trajectory(torch.optim.Adam))
+
+
+def _decay_without_lr(adamw_step):
+    # weight decay applied as p * (1 - wd): what AdamW's weight_decay would be if lr were 1
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    p2, _, _ = adamw_step(p, _GRADS[0].clone(), m, v, 1, LR, WD)
+    step = LR * torch.sign(_GRADS[0])  # Adam's first step moves each element by lr (eps aside)
+    return torch.allclose(p2, _P0 * (1 - WD) - step, atol=1e-6)
+
+
+def _no_bias_correction(adamw_step):
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    g = _GRADS[0].clone()
+    p2, _, _ = adamw_step(p, g, m, v, 1, LR, WD)
+    m1, v1 = 0.1 * g, 0.001 * g**2
+    return torch.allclose(p2, _P0 * (1 - LR * WD) - LR * m1 / (v1.sqrt() + 1e-8))

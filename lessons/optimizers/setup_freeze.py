@@ -1,0 +1,34 @@
+import torch
+import torch.nn.functional as F
+
+
+def _trained(freeze_body, make_optimizer):
+    model = _fresh()
+    freeze_body(model)
+    opt = make_optimizer(model)
+    for _ in range(3):
+        opt.zero_grad()
+        F.mse_loss(model(_X), _YA).backward()
+        opt.step()
+    return model, opt
+
+
+def trained_parameters(freeze_body, make_optimizer):
+    """Every parameter after three training steps with your freeze_body and make_optimizer."""
+    return _flat(_trained(freeze_body, make_optimizer)[0])
+
+
+def running_mean(freeze_body, make_optimizer):
+    """The body's BatchNorm running mean after those steps (it updates only in training mode)."""
+    return _trained(freeze_body, make_optimizer)[0].body[1].running_mean.clone()
+
+
+def optimized(freeze_body, make_optimizer):
+    """How many parameter tensors your optimizer holds."""
+    return sum(len(group["params"]) for group in _trained(freeze_body, make_optimizer)[1].param_groups)
+
+
+def _evaluated_instead(freeze_body):
+    model = _fresh()
+    freeze_body(model)
+    return not model.body.training and all(p.requires_grad for p in model.body.parameters())

@@ -1,0 +1,37 @@
+import torch
+import torch.nn.functional as F
+
+
+def _warmed():
+    # two steps on both heads: Adam now holds momentum for every parameter
+    model = _fresh()
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(2):
+        opt.zero_grad()
+        h = model.body(_X)
+        (F.mse_loss(model.a(h), _YA) + F.mse_loss(model.b(h), _YB)).backward()
+        opt.step()
+    return model, opt
+
+
+def after_steps(step_a):
+    """Every parameter after three calls of your step_a on the warmed-up model."""
+    model, opt = _warmed()
+    for _ in range(3):
+        step_a(model, opt, _X, _YA)
+    return _flat(model)
+
+
+def head_b_moved(step_a):
+    """Whether head b's weights changed during your three steps on head a."""
+    model, opt = _warmed()
+    before = model.b.weight.detach().clone()
+    for _ in range(3):
+        step_a(model, opt, _X, _YA)
+    return not torch.equal(before, model.b.weight.detach())
+
+
+def _b_grad_zeros(step_a):
+    model, opt = _warmed()
+    step_a(model, opt, _X, _YA)
+    return model.b.weight.grad is not None and not model.b.weight.grad.any()

@@ -1,0 +1,101 @@
+import torch
+
+# Random expression graphs drawn from torch's generator: each new node combines two earlier
+# nodes, and a third of the time the same node twice, so nodes are used more than once.
+_N_GRAPHS, _N_LEAVES, _N_OPS = 8, 3, 7
+
+
+def _graph(leaf, values, picks, ops):
+    nodes = [leaf(v) for v in values]
+    for op, i, j in picks:
+        a = nodes[i % len(nodes)]
+        b = a if j % 3 == 0 else nodes[j % len(nodes)]
+        name = ops[op % len(ops)]
+        if name == "+":
+            nodes.append(a + b)
+        elif name == "*":
+            nodes.append(a * b)
+        elif name == "**":
+            nodes.append(a ** (2 + j % 2))
+        elif name == "tanh":
+            nodes.append(a.tanh())
+        else:
+            nodes.append(a.relu())
+    root = nodes[-1]
+    for node in nodes[len(values) : -1]:  # every node reaches the output, most by several paths
+        root = root + node
+    return nodes[: len(values)], root
+
+
+def _torch_leaf(v):
+    return torch.tensor(v, dtype=torch.float64, requires_grad=True)
+
+
+def _draw(ops):
+    """Leaf values and operation picks of _N_GRAPHS graphs, as tensors (one row per graph)."""
+    values, picks = [], []
+    while len(values) < _N_GRAPHS:
+        v = torch.randn(_N_LEAVES, dtype=torch.float64)
+        p = torch.randint(0, 1000, (_N_OPS, 3))
+        _, root = _graph(_torch_leaf, v.tolist(), p.tolist(), ops)
+        if abs(root.item()) < 1e4:  # keep the numbers tame
+            values.append(v)
+            picks.append(p)
+    return torch.stack(values), torch.stack(picks)
+
+
+_OPS = {"+*": "+*", "all": ["+", "*", "**", "tanh", "relu"]}
+_VALUES_PLUS_TIMES, _PICKS_PLUS_TIMES = _draw(_OPS["+*"])
+_VALUES_ALL, _PICKS_ALL = _draw(_OPS["all"])
+_GRAPHS = {"+*": (_VALUES_PLUS_TIMES, _PICKS_PLUS_TIMES), "all": (_VALUES_ALL, _PICKS_ALL)}
+
+
+def _grads_of(make, kind):
+    rows = []
+    values, picks = _GRAPHS[kind]
+    for v, p in zip(values.tolist(), picks.tolist()):
+        leaves, root = _graph(make, v, p, _OPS[kind])
+        root.backward()
+        rows.append([0.0 if leaf.grad is None else float(leaf.grad) for leaf in leaves])
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+def torch_grads(kind):
+    """The gradients torch.autograd computes for the same graphs."""
+    return _grads_of(_torch_leaf, kind)
+
+
+def grads_with(Value, kind):
+    """The gradients your Value computes for the graphs."""
+    return _grads_of(Value, kind)
+
+
+def _grads_at(Value, build):
+    a, b = Value(2.0), Value(3.0)
+    build(a, b).backward()
+    return (a.grad, b.grad)
+
+
+def _diamond(a, b):
+    # c reaches the output through p and through q: d = a*a*b + a*b*b
+    c = a * b
+    p = c * a
+    q = c * b
+    return p + q
+
+
+# What each classic bug makes of a + a (true a.grad: 2) and the diamond (true: 21, 16).
+def _assigns_grad(Value):
+    return _grads_at(Value, _diamond) in ((9.0, 6.0), (6.0, 4.0))
+
+
+def _loses_repeated_child(Value):
+    return _grads_at(Value, lambda a, b: a + a) == (1.0, 0.0) and _grads_at(Value, _diamond) == (21.0, 16.0)
+
+
+def _not_topological(Value):
+    return _grads_at(Value, _diamond) in ((12.0, 10.0), (15.0, 12.0))
+
+
+def _visits_twice(Value):
+    return _grads_at(Value, _diamond) in ((27.0, 20.0), (30.0, 22.0))
