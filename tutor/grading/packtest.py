@@ -3,7 +3,9 @@
 For every exercise: the reference solution passes, the starter fails, every wrong solution
 fails and its feedback contains what the author said it must (``expect``). Every accepted solution passes too. For every
 predict card: the stored key still matches what torch prints now. Every mutant of the
-reference fails too, unless declared equivalent (mutants.py, mutantrun.py).
+reference fails too, unless declared equivalent (mutants.py, mutantrun.py). Every runnable
+Python block of an intuition states values torch still gives, and every card probe still
+gives its card's key (intuition.py).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.escape import for_terminal
-from tutor.grading import packtimes
+from tutor.grading import intuition, packtimes
 from tutor.grading.confirm import verify_confirmed
-from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult
+from tutor.grading.mutantrun import MODES, Batch, ExerciseMutants, MutantResult, display
 from tutor.grading.mutantrun import first_problem as _first_problem
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
+from tutor.packs.codeblocks import Block, blocks
 from tutor.packs.loader import Pack, check_pack
 from tutor.packs.problems import PackError
 
@@ -46,6 +49,9 @@ class Row:
 class Report:
     rows: list[Row] = field(default_factory=list)
     mutants: dict[str, list[MutantResult]] = field(default_factory=dict)  # item -> its mutants
+    blocks: int = 0  # intuition blocks run
+    skipped: int = 0  # intuition blocks marked no-run
+    probes: int = 0  # card probes run
 
     @property
     def ok(self) -> bool:
@@ -113,6 +119,23 @@ async def _prove_predict_card(kernels: PredictKernels, lesson: m.Lesson, card: m
     started = time.perf_counter()
     ok, detail = prove_key(card, await kernels.predict(card.code))
     return Row(f"{lesson.id}/{card.id}", "predict", ok, detail, time.perf_counter() - started)
+
+
+async def _prove_text(
+    predict: PredictKernels, pack: Pack, les: m.Lesson, item: Block | m.Card, before: list[Block]
+) -> Row:
+    """A predict card, an intuition block or a card's probe, each in a fresh kernel."""
+    if isinstance(item, m.PredictCard):
+        return await _prove_predict_card(predict, les, item)
+    started = time.perf_counter()
+    assert predict.pool is not None  # pack test always runs from a pool
+    if isinstance(item, Block):
+        ok, detail = await intuition.prove_block(predict.pool, les, item, before, pack.origin(les.id, "intuition"))
+        return Row(f"{les.id}/intuition", f"block {item.number}", ok, detail, time.perf_counter() - started)
+    at = pack.origin(les.id, "cards", les.cards.index(item), "prompt")
+    ok, detail = await intuition.prove_probe(predict.pool, les, item)
+    detail = f"{display(at.file)}:{at.line}: {detail}"
+    return Row(f"{les.id}/{item.id}", "probe", ok, detail, time.perf_counter() - started)
 
 
 def _mutant_rows(item: str, found: ExerciseMutants, mode: str, seconds: float) -> list[Row]:
@@ -183,7 +206,9 @@ async def test_pack(
         raise ValueError(f"mutants must be one of {MODES}")
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
-    items: list[tuple[m.Lesson, m.Exercise | m.PredictCard]] = []
+    items: list[tuple[m.Lesson, m.Exercise | m.Card | Block]] = []
+    texts: dict[str, list[Block]] = {}  # lesson id -> its runnable intuition blocks
+    skipped = 0
     # item index -> (the exercise's index in its lesson, a batch of its mutants)
     mutant_of: dict[int, tuple[int, Batch]] = {}
     for les in lessons:
@@ -194,9 +219,19 @@ async def test_pack(
                     mutant_of[len(items)] = (k, batch)
                     items.append((les, ex))
         items += [(les, card) for card in les.cards if isinstance(card, m.PredictCard)]
+        found_blocks = blocks(les.intuition)
+        texts[les.id] = [b for b in found_blocks if b.runs]
+        skipped += len(found_blocks) - len(texts[les.id])
+        items += [(les, b) for b in texts[les.id]]
+        items += [(les, card) for card in les.cards if isinstance(card, intuition.PROBED) and card.probe]
+    counts = {
+        "blocks": sum(isinstance(item, Block) for _, item in items),
+        "probes": sum(isinstance(item, intuition.PROBED) for _, item in items),
+        "skipped": skipped,
+    }
     parts = [Report() for _ in items]
     if not items:
-        return Report()
+        return Report(skipped=skipped)
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     # Every case is a verification as `check` makes it: a fresh learner's kernel, and the
     # exercise's judge (kept from one case to the next); a mutant batch and a predict card
@@ -216,6 +251,8 @@ async def test_pack(
         if i in mutant_of:
             pending.setdefault(key, []).append(i)
             key += f" (mutants {len(pending[key])})"
+        if isinstance(item_ex, Block):
+            key += f" {item_ex.number}"
         keys.append(key)
     cache = MutantCache()
     found: dict[str, list[MutantResult]] = {}
@@ -246,8 +283,9 @@ async def test_pack(
                         echo(row)
                 continue
             started = time.perf_counter()
-            if isinstance(item, m.PredictCard):
-                row = await _prove_predict_card(predict, les, item)
+            if not isinstance(item, m.Exercise):
+                before = [b for b in texts[les.id] if isinstance(item, Block) and b.number < item.number]
+                row = await _prove_text(predict, pack, les, item, before)
                 parts[index].rows.append(row)
                 echo(row)
             else:
@@ -261,7 +299,7 @@ async def test_pack(
         cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found})
+    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found}, **counts)
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -300,12 +338,23 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
         mutants = {item: [asdict(r) for r in results] for item, results in report.mutants.items()}
         print(
             json.dumps(
-                {"pack": pack.id, "ok": report.ok, "rows": [asdict(r) for r in report.rows], "mutants": mutants},
+                {
+                    "pack": pack.id,
+                    "ok": report.ok,
+                    "rows": [asdict(r) for r in report.rows],
+                    "mutants": mutants,
+                    "intuition_blocks": report.blocks,
+                    "intuition_blocks_skipped": report.skipped,
+                    "card_probes": report.probes,
+                },
                 indent=2,
             )
         )
     else:
-        print(f"{len(report.rows) - len(failed)} passed, {len(failed)} failed")
+        print(
+            f"{len(report.rows) - len(failed)} passed, {len(failed)} failed "
+            f"({report.blocks} intuition blocks run, {report.skipped} marked no-run; {report.probes} card probes)"
+        )
         for r in failed:
             print(f"  {r.item} {r.case}: {for_terminal(r.detail)}", file=sys.stderr)
     return 0 if report.ok else 1

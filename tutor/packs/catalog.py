@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 def content_hash(item: m.Strict) -> str:
     """A short, stable hash of an item's content, to notice when it changed."""
-    return hashlib.sha256(item.model_dump_json().encode()).hexdigest()[:16]
+    # A card's probe is for pack test, never shown: adding one does not change the card.
+    return hashlib.sha256(item.model_dump_json(exclude={"probe"}).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

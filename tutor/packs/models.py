@@ -386,13 +386,21 @@ class _Card(Strict):
     teaches: str | None = Field(None, description="heading of the intuition section that teaches this (for leeches)")
 
 
+class _Probed(Strict):
+    probe: Expr | None = Field(
+        None,
+        description="a Python expression that pack test evaluates in a fresh kernel (after the lesson's prelude) "
+        "and grades as an answer to the card: the key must still be what torch gives",
+    )
+
+
 class ChoiceOption(Strict):
     text: str = Field(min_length=1)
     correct: bool = False
     feedback: str = Field(min_length=1, description="shown when the learner picks this option")
 
 
-class ChoiceCard(_Card):
+class ChoiceCard(_Probed, _Card):
     type: Literal["choice"]
     options: list[ChoiceOption] = Field(min_length=2, max_length=9)
 
@@ -403,7 +411,7 @@ class ChoiceCard(_Card):
         return self
 
 
-class ShortCard(_Card):
+class ShortCard(_Probed, _Card):
     type: Literal["short"]
     answers: list[str] = Field(default_factory=list, description="accepted answers (normalised before comparing)")
     regex: str | None = Field(None, description="a full-match regular expression also accepted")
@@ -421,7 +429,7 @@ class ShortCard(_Card):
         return self
 
 
-class NumericCard(_Card):
+class NumericCard(_Probed, _Card):
     type: Literal["numeric"]
     answer: float
     tolerance: float = Field(0.0, ge=0, description="absolute tolerance")
@@ -443,7 +451,7 @@ class PredictCard(_Card):
 CLOZE_BLANK = re.compile(r"\{\{(.+?)\}\}")
 
 
-class ClozeCard(_Card):
+class ClozeCard(_Probed, _Card):
     """``text`` with blanks written ``{{answer}}`` or ``{{answer|alternative}}``."""
 
     type: Literal["cloze"]

@@ -24,8 +24,17 @@ FILENAME = "trusted-packs.json"
 
 
 def pack_has_python(pack: Pack) -> bool:
-    """Exercises always carry Python (a solution and checks); of cards only predict does."""
-    return any(lesson.exercises or any(card.type == "predict" for card in lesson.cards) for lesson in pack.lessons)
+    """Exercises always carry Python (a solution and checks); of cards predict does, and
+    any card with a probe; so does an intuition with a runnable Python block (pack test
+    runs those)."""
+    from tutor.packs.codeblocks import blocks
+
+    return any(
+        lesson.exercises
+        or any(card.type == "predict" or getattr(card, "probe", None) for card in lesson.cards)
+        or any(block.runs for block in blocks(lesson.intuition))
+        for lesson in pack.lessons
+    )
 
 
 def needs_trust(pack: Pack) -> bool:

@@ -244,6 +244,10 @@ def _validate_card(
         rep.at((*base, "teaches"), f"no heading {card.teaches!r} in this lesson's intuition")
     if isinstance(card, m.PredictCard):
         _check_code(card.code, where.field(*base, "code"), (*base, "code"), rep)
+    probe = getattr(card, "probe", None)
+    if probe is not None:
+        probe_path = (*base, "probe")
+        _check_code(probe, where.expr(*probe_path), probe_path, rep, what="probe", mode="eval")
     if isinstance(card, m.ClozeCard):
         for blank in m.CLOZE_BLANK.findall(card.text):
             if not all(alt.strip() for alt in blank.split("|")):
