@@ -24,6 +24,7 @@ X_val, y_val = _tensors(_X_all, _y_all, _val_rows)
 import copy
 
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 
 class Standardize(nn.Module):
@@ -41,7 +42,64 @@ class Standardize(nn.Module):
         return self
 
     def forward(self, x):
+        _forward_log.append((len(x), self.training, torch.is_grad_enabled()))
         return (x - self.mean) / self.std
+
+
+_forward_log = []  # (rows, training, grad enabled) of every pass through the model's norm
+
+
+def _training_passes_in_eval_mode():
+    return sum(1 for rows, training, grad in _forward_log if grad and not training and rows != len(X_val))
+
+
+def _validation_passes_in_train_mode():
+    return sum(1 for rows, training, grad in _forward_log if not grad and training)
+
+
+# Stale gradients: a step whose .grad is the previous step's plus this step's backward()
+# calls (gradients never cleared). Tensor hooks add up what each backward() brings.
+_stale_steps = []
+_arrived = {}  # id(parameter) -> the sum of the gradients arrived since the last step
+_after_step = {}  # id(parameter) -> .grad as the last step left it
+
+
+def _arrive(p):
+    def hook(g):
+        _arrived[id(p)] = _arrived.get(id(p), 0) + g.detach().clone()
+
+    return hook
+
+
+def _before_step(opt, args, kwargs):
+    try:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if id(p) not in _arrived and id(p) not in _after_step:
+                    p.register_hook(_arrive(p))
+                    continue
+                old, new = _after_step.get(id(p)), _arrived.get(id(p))
+                if p.grad is None or old is None or not isinstance(new, torch.Tensor):
+                    continue
+                if not torch.allclose(p.grad, new, rtol=1e-4, atol=1e-6) and torch.allclose(
+                    p.grad, old + new, rtol=1e-4, atol=1e-6
+                ):
+                    _stale_steps.append(len(_stale_steps))
+                    return
+    except Exception:
+        pass  # a tensor without data (the meta device): nothing to compare
+
+
+def _step_done(opt, args, kwargs):
+    for group in opt.param_groups:
+        for p in group["params"]:
+            _arrived[id(p)] = 0
+            if p.grad is not None:
+                _after_step[id(p)] = p.grad.detach().clone()
+
+
+register_optimizer_step_pre_hook(_before_step)
+register_optimizer_step_post_hook(_step_done)
 
 
 def _accuracy(model, X, y):

@@ -32,6 +32,15 @@ def grads_after(update, max_norm=1e9):
     return _grads(m)
 
 
+def grads_after_two(update):
+    # two calls on one model (lr = 0): the second must not add onto the first one's .grad
+    m = make_model()
+    opt = torch.optim.SGD(m.parameters(), lr=0.0)
+    update(m, opt, micro_batches, 1e9)
+    update(m, opt, micro_batches, 1e9)
+    return _grads(m)
+
+
 def params_after(update, max_norm):
     m = make_model()
     update(m, torch.optim.SGD(m.parameters(), lr=0.1), micro_batches, max_norm)
