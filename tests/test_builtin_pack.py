@@ -55,8 +55,8 @@ def test_lists_in_cloze_cards_take_any_order():
 def test_pack_test_of_the_built_in_pack_is_green(tmp_path):
     env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path)}
     r = subprocess.run(
-        # Mutants off: the built-in checks have survivors today (listed in lessons/README.md).
-        [sys.executable, "-m", "tutor", "pack", "test", str(REPO / "lessons"), "--json", "--mutants", "off"],
+        # Mutants on: every built-in exercise kills every mutant not declared equivalent.
+        [sys.executable, "-m", "tutor", "pack", "test", str(REPO / "lessons"), "--json", "--mutants", "summary"],
         capture_output=True,
         text=True,
         env=env,
@@ -73,6 +73,7 @@ def test_pack_test_of_the_built_in_pack_is_green(tmp_path):
         for ex in lesson.exercises:
             item = f"{lesson.id}/{ex.id}"
             assert {(item, "solution"), (item, "starter")} <= cases
+            assert all(r["outcome"] != "survived" for r in report["mutants"].get(item, [])), item
             assert all((item, f"wrong {i + 1}") in cases for i in range(len(ex.wrong_solutions)))
         for card in lesson.cards:
             if isinstance(card, m.PredictCard):

@@ -146,7 +146,7 @@ async def verify_judged(
     relay = _Relay(learner, started + ceiling + CHECK_SLACK, on_output, begin)
     relay.begin_request = begin_id
     request = secrets.token_hex(16)
-    from tutor.grading.verify import build_payload  # the judge gets all the single-kernel path gets
+    from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
     judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
     try:
@@ -178,7 +178,7 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("error", INTERRUPTED)
         if relay.silent is not None:
             return Verdict("error", SILENT.format(why=relay.silent))
-        from tutor.grading.verify import crash_sentence
+        from tutor.grading.outcome import crash_sentence
 
         return Verdict("crashed", crash_sentence(fault))
     result = None
@@ -195,6 +195,6 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             f"{judged.error.ename}: {judged.error.evalue}" if judged.error else f"the judge's kernel {judged.status}"
         )
         return Verdict("crashed", f"The checker could not finish ({detail}).")
-    from tutor.grading.verify import verdict_from_result
+    from tutor.grading.outcome import verdict_from_result
 
     return verdict_from_result(result)

@@ -202,7 +202,10 @@ async def run_batch(pool: KernelPool, ex: m.Exercise, origin: Pos, cache: Mutant
                     result.outcome = "survived"
                 else:
                     result.detail = first_problem(verdict)
-                    cache.add_kill(kill_key)
+                    if verdict.status != "authoring-error":
+                        # A broken exercise (its setup failed) proves nothing about its checks:
+                        # the reference fails too, and such a "kill" must not be remembered.
+                        cache.add_kill(kill_key)
             result.seconds = time.perf_counter() - started
             out.results.append(result)
     finally:

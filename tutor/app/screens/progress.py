@@ -110,8 +110,9 @@ class ProgressScreen(TutorScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#lesson-table", DataTable)
-        # Short headers: at 80 columns the longest built-in title leaves room for all five.
-        table.add_columns("Lesson", "Passed", "Attempts", "Hints", "Cards seen")
+        # Short headers: at 80 columns, with a scrollbar for the rows, the longest built-in
+        # title leaves room for all five ("Cards": seen of all).
+        table.add_columns("Lesson", "Passed", "Attempts", "Hints", "Cards")
         self.load()
 
     @work(group="progress", exclusive=True, exit_on_error=False)
