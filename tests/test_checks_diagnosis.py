@@ -382,3 +382,14 @@ def test_the_trace_leaves_torch_as_it_found_it():
     assert torch.Tensor.backward is not before[0]["backward"]
     tracer.uninstall()
     assert [dict(vars(o)) for o in owners] == before and random.seed == seed
+
+
+def test_a_missing_backward_is_named_as_the_reference_names_it_and_step_only_with_an_optimizer():
+    # No optimizer and no `loss` anywhere: the sentence must not invent either.
+    solution = "a = torch.tensor(2.0, requires_grad=True)\nc = a * 3\nc.backward()\n"
+    code = "a = torch.tensor(2.0, requires_grad=True)\nc = a * 3\na.grad = torch.tensor(5.0)\n"
+    r = verify(code, solution, [check(kind="tensor", expr="a", compare=["values", "grad"])])
+    assert not r["passed"]
+    said = " ".join(r["mistakes"])
+    assert "the reference calls c.backward() once; your code never calls it" in said, r
+    assert "loss" not in said and "step()" not in said, said

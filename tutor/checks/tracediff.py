@@ -101,7 +101,8 @@ def _optimizer(learner, ref):
     rb, lb = rs.count("B"), ls.count("B")
     rz, lz = rs.count("Z"), ls.count("Z")
     rstep, lstep = rs.count("S"), ls.count("S")
-    loss = _first_name(learner, "backward", "loss")
+    # Named as the learner's code names it, else as the reference does (never a made-up name).
+    loss = _first_name(learner, "backward", None) or _first_name(ref, "backward", "loss")
     if rstep and not lstep:
         if not lb:
             return (
@@ -113,10 +114,9 @@ def _optimizer(learner, ref):
             f"so the gradients are computed but the weights never change"
         )
     if rb and not lb:
-        return (
-            f"the reference calls {loss}.backward() {_times(rb)}; your code never calls it, so no gradients are "
-            f"computed (and step() has nothing to apply)"
-        )
+        # step() is mentioned only where there is an optimizer to step.
+        after = " (and step() has nothing to apply)" if rstep or lstep else ""
+        return f"the reference calls {loss}.backward() {_times(rb)}; your code never calls it, so no gradients are computed{after}"
     if lstep and _step_without_backward(ls) and not _step_without_backward(rs):
         return (
             f"your code calls {lopt}.step() before {loss}.backward(): step() applies whatever .grad holds at that "
