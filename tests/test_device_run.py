@@ -76,10 +76,11 @@ def test_code_that_needs_data_on_meta_is_not_blamed_but_a_device_mismatch_is(cat
 
 def test_numpy_without_cpu_fails_with_the_error_a_gpu_gives(catalog):
     target = "numpy-bridge/back-to-numpy"
-    v = verdict(catalog, target, "scores_np = scores.detach().numpy().copy()\n")
+    later = "with torch.no_grad():\n    scores.zero_()\n"  # the starter's own lines, kept
+    v = verdict(catalog, target, "scores_np = scores.detach().numpy().copy()\n" + later)
     assert v.status == "fail", v.feedback()
     assert "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()" in v.feedback()
-    ok = verdict(catalog, target, "scores_np = scores.detach().cpu().numpy().copy()\n")
+    ok = verdict(catalog, target, "scores_np = scores.detach().cpu().numpy().copy()\n" + later)
     assert ok.passed, ok.feedback()
 
 
