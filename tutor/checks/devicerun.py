@@ -218,6 +218,12 @@ _NO_DATA = (
 _DEVICE_NAMES = ("cpu", "cuda", "meta", "mps")
 
 
+def no_data_error(ename: str, evalue: str) -> bool:
+    """Whether an error is the meta device's missing data (``.item()``, copying out)."""
+    text = f"{ename}: {evalue}".lower()
+    return any(phrase in text for phrase in _NO_DATA)
+
+
 def device_error(ename: str, evalue: str) -> bool:
     """Whether an error is about devices (as a GPU would raise it), not about meta's missing data."""
     import re
