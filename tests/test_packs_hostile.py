@@ -166,3 +166,21 @@ def test_a_number_too_long_for_python_is_a_problem(pack):
     lesson_yaml(pack).write_text(text.replace("id: first-steps", "id: " + "9" * 5000, 1))
     _, problems = check_pack(pack, cache=False)
     assert problems and all(p.file.endswith("lesson.yaml") for p in problems)
+
+
+def test_a_yaml_bomb_is_refused_without_libyaml_too(monkeypatch):
+    # PyYAML's pure-Python composer recurses per level: without libyaml, [[[[... must be
+    # refused before it composes (it could exhaust the C stack rather than raise).
+    import yaml
+
+    from tutor.packs import yamlsrc
+
+    class PurePython(yaml.BaseLoader):
+        def resolve(self, kind, value, implicit):
+            return "?"
+
+    monkeypatch.setattr(yamlsrc, "_C_COMPOSER", False)
+    monkeypatch.setattr(yamlsrc, "_Loader", PurePython)
+    with pytest.raises(yamlsrc.YamlSyntaxError, match="nests deeper than"):
+        yamlsrc.compose("[" * 100_000)
+    assert yamlsrc.compose("a: [1, {b: [2]}]\n") is not None

@@ -51,9 +51,46 @@ class YamlSyntaxError(Exception):
         self.line, self.col, self.message = line, col, message
 
 
+_C_COMPOSER = hasattr(yaml, "CBaseLoader")
+_OPEN = (
+    yaml.FlowSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.BlockMappingStartToken,
+)
+_CLOSE = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+
+
+def _refuse_deep(text: str) -> None:
+    """Refuse nesting deeper than MAX_YAML_DEPTH before composing with PyYAML's pure-Python
+    composer (where libyaml is missing): it recurses once per level and can exhaust the C
+    stack on a YAML bomb such as ``[[[[...`` instead of raising. The scanner does not recurse;
+    it runs only when the text could nest that deep."""
+    if _C_COMPOSER:
+        return  # libyaml's composer refuses such nesting itself
+    brackets = text.count("[") + text.count("{")
+    indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
+    if brackets <= MAX_YAML_DEPTH and indent <= 2 * MAX_YAML_DEPTH:
+        return
+    depth = 0
+    for token in yaml.scan(text, Loader=_Loader):
+        if isinstance(token, _OPEN):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                mark = token.start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"YAML nests deeper than {MAX_YAML_DEPTH} levels (the limit per file)",
+                )
+        elif isinstance(token, _CLOSE):
+            depth -= 1
+
+
 def compose(text: str) -> yaml.Node | None:
     """The node tree of one YAML document (None when empty); raises YamlSyntaxError."""
     try:
+        _refuse_deep(text)
         return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
