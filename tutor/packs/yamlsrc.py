@@ -51,7 +51,6 @@ class YamlSyntaxError(Exception):
         self.line, self.col, self.message = line, col, message
 
 
-_C_COMPOSER = hasattr(yaml, "CBaseLoader")
 _OPEN = (
     yaml.FlowSequenceStartToken,
     yaml.FlowMappingStartToken,
@@ -62,12 +61,10 @@ _CLOSE = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToke
 
 
 def _refuse_deep(text: str) -> None:
-    """Refuse nesting deeper than MAX_YAML_DEPTH before composing with PyYAML's pure-Python
-    composer (where libyaml is missing): it recurses once per level and can exhaust the C
-    stack on a YAML bomb such as ``[[[[...`` instead of raising. The scanner does not recurse;
-    it runs only when the text could nest that deep."""
-    if _C_COMPOSER:
-        return  # libyaml's composer refuses such nesting itself
+    """Refuse nesting deeper than MAX_YAML_DEPTH before composing: PyYAML's composer recurses
+    once per level (libyaml's calls back into Python at each), and some releases (6.0)
+    exhaust the C stack on a YAML bomb such as ``[[[[...`` instead of raising. The scanner
+    does not recurse; it runs only when the text could nest that deep."""
     brackets = text.count("[") + text.count("{")
     indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
     if brackets <= MAX_YAML_DEPTH and indent <= 2 * MAX_YAML_DEPTH:
