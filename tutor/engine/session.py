@@ -154,12 +154,15 @@ class KernelSession:
                 notice = await self._ensure_ready()
                 if notice:
                     run.emit(StateEvent("ready", notice))
+                conn, refused = self._conn, self._conn.refused if self._conn is not None else 0
                 if run.outcome is None:
                     clock = self._cpu_clock() if cpu_limit is not None else None
                     if cpu_limit is not None and clock is None:
                         timeout = cpu_limit if timeout is None else min(timeout, cpu_limit)
                     run.cpu_clock, run.cpu_limit = clock, cpu_limit if clock is not None else None
                     await self._execute(run, code, timeout, silent)
+                if conn is not None and conn is self._conn:
+                    run.refused = conn.refused - refused
             finally:
                 if self._run is run:
                     self._run = None

@@ -20,7 +20,7 @@ import asyncio
 import json
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
@@ -87,7 +87,9 @@ class _Relay:
     silent: str | None = None  # why the learner's kernel, still running, gave no answer
 
     def answer(self, run: RunResult, request: str) -> str:
-        self.runs.append(run)
+        # Kept for the verdict: what it says of the run, not the answers (each is handed
+        # on once) nor the output of every relayed call, so a flood costs one run's buffer.
+        self.runs.append(run if not self.runs else _kept(run))
         if run.status in ("timeout", "crashed", "interrupted"):
             self.fault = run
             return "fault:" + json.dumps({"status": run.status, "message": run.message or ""})
@@ -95,6 +97,9 @@ class _Relay:
             bundle = display.data.get(ANSWER_MIME)
             if isinstance(bundle, dict) and bundle.get("request") == request and isinstance(bundle.get("body"), str):
                 return "ok:" + bundle["body"]
+        if run.refused:  # the answer was lost with output too large to take: the code's doing
+            self.fault = run
+            return "fault:" + json.dumps({"status": "refused", "message": run.message or ""})
         # The kernel is alive but what should answer did not: the learner's code replaced it
         # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
         self.fault = run
@@ -122,6 +127,13 @@ class _Relay:
         return self.answer(run, request)
 
     begin_request: str = ""
+
+
+def _kept(run: RunResult) -> RunResult:
+    """A relayed run without its output and answers: only displays in the checker's own
+    result formats (a forgery, see _verdict) stay."""
+    forged = [d for d in run.displays if RESULT_MIME in d.data or OLD_RESULT_MIME in d.data]
+    return replace(run, output="", displays=forged)
 
 
 async def verify_judged(
@@ -176,6 +188,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit, fault))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
+        if fault.refused and fault.message:
+            return Verdict("error", fault.message)
         if relay.silent is not None:
             return Verdict("error", SILENT.format(why=relay.silent))
         from tutor.grading.outcome import crash_sentence

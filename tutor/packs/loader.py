@@ -98,11 +98,18 @@ class Pack(PackNames):
 class _Reporter:
     """Turns paths inside a YAML file into Problems with positions."""
 
-    def __init__(self, root: Path, located: Located | None, file: Path):
+    def __init__(self, root: Path, located: Located | None, file: Path, real_root: Path | None = None):
         self.root, self.located, self.file = root, located, file
+        self._real_root = real_root  # given by a caller that reads many files of one pack
         self.problems: list[Problem] = []
         self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
         self.data: object = None
+
+    @property
+    def real_root(self) -> Path:
+        if self._real_root is None:
+            self._real_root = self.root.resolve()
+        return self._real_root
 
     def at(
         self,
@@ -129,7 +136,7 @@ class _Reporter:
 
 def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | None:
     real = path.resolve()
-    if not inside(rep.root.resolve(), real):
+    if not inside(rep.real_root, real):
         rep.at(path_in_yaml, f"{path.name} is reached through a link that leads out of the pack (to {real})")
         return None
     try:

@@ -102,9 +102,9 @@ def _fields(node: yaml.Node | None, rep: _Reporter, path: tuple) -> _Fields | No
     return _Fields(rep, path, node, nodes)
 
 
-def _outline_lesson(root: Path, lesson_id: str) -> tuple[LessonOutline | None, list[Problem]]:
+def _outline_lesson(root: Path, real_root: Path, lesson_id: str) -> tuple[LessonOutline | None, list[Problem]]:
     file = root / lesson_id / LESSON_FILE
-    rep = _Reporter(root, None, file)
+    rep = _Reporter(root, None, file, real_root)
     text = _read_text(file, rep)  # bounded, and never through a link out of the pack
     if text is None:
         return None, rep.problems
@@ -144,10 +144,11 @@ def outline_pack(root: str | Path, *, builtin: bool = False) -> tuple[PackOutlin
     if manifest is None:
         return None, problems
     lessons = []
+    real_root = root.resolve()
     for lesson_id in manifest.lessons:
         if not (root / lesson_id / LESSON_FILE).is_file():
             continue  # reported with the manifest
-        lesson, found = _outline_lesson(root, lesson_id)
+        lesson, found = _outline_lesson(root, real_root, lesson_id)
         problems += found
         if lesson is not None:
             lessons.append(lesson)
