@@ -11,29 +11,9 @@ import pytest
 pytest.importorskip("textual")
 
 from test_app_support import wait_for, wait_ready
-from test_packs_outline import write_pack
+from test_packs_outline import LESSON, write_pack
 
-GOOD = """\
-id: {id}
-title: Lesson {id}
-intuition: |
-  # Lesson {id}
-  Some prose.
-exercises:
-  - id: make
-    title: Make it
-    prompt: Make `t`.
-    starter: "t = ...\\n"
-    solution: "t = 1\\n"
-    checks:
-      - kind: value
-        expr: t
-cards:
-  - id: one
-    type: short
-    prompt: "{id}: one?"
-    answers: ["1"]
-"""
+GOOD = LESSON.replace("{n}", "{id}")
 # The outline (titles, ids) is fine; the body is not: an unknown check kind on line 13.
 BROKEN = GOOD.replace("kind: value", "kind: nonsense")
 
@@ -126,7 +106,7 @@ async def test_the_quiz_loads_only_the_lessons_whose_cards_it_asks(tmp_path, par
         await wait_for(pilot, lambda: app.screen.query_one("#lessons").option_count == 4, 30, "the lessons")
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen) and app.screen.queue, 30, "the quiz")
-        assert [r.key for r in app.screen.queue] == ["a/one"]  # b's card is left out, c is not in the quiz
+        assert [r.key for r in app.screen.queue] == ["a/one", "a/two"]  # b's card is left out, c is not in the quiz
         assert sorted(lessons_loaded(parses)) == ["a", "b"]
         [note] = [n for n in app._notifications if n.title == "Cards left out"]
         assert "b/lesson.yaml:13:15:" in note.message, note.message

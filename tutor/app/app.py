@@ -156,6 +156,7 @@ class TutorApp(App):
             await self.kernels.start()
 
     def _load_blocking(self):
+        from tutor.packs.catalog import Outline
         from tutor.packs.lazy_catalog import LazyCatalog
         from tutor.packs.trust import TrustStore
         from tutor.progress import ProgressStore
@@ -168,12 +169,13 @@ class TutorApp(App):
             store.notice = (
                 f"{str(exc).rstrip('.')}. Your progress is shown, but nothing new can be saved until that is fixed."
             )
-        catalog = LazyCatalog.load(
+        outline = Outline.load(
             self.options.packs,
             builtin=self.options.builtin,
             installed=self.options.installed,
             language=store.settings().language or None,
         )
+        catalog = LazyCatalog(outline)
         return catalog, store, TrustStore(self.data_dir)
 
     def _set_kernel_status(self, status: KernelStatus) -> None:

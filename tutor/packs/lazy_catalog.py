@@ -23,7 +23,7 @@ from tutor.packs.cache import open_cache
 from tutor.packs.catalog import CardRef, Outline
 from tutor.packs.loader import Pack, load_lesson
 from tutor.packs.outline import LessonOutline, PackOutline
-from tutor.packs.problems import PackError, Problem
+from tutor.packs.problems import Problem
 
 
 @dataclass
@@ -33,17 +33,6 @@ class LazyCatalog:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()  # lessons load in worker threads
         self._loaded: dict[str, Pack] = {}  # pack id -> the pack with the lessons loaded so far
-
-    @classmethod
-    def load(
-        cls,
-        extra_dirs: list[str] | None = None,
-        *,
-        builtin: bool = True,
-        installed: bool | None = None,
-        language: str | None = None,
-    ) -> LazyCatalog:
-        return cls(Outline.load(extra_dirs, builtin=builtin, installed=installed, language=language))
 
     @property
     def packs(self) -> list[PackOutline]:
@@ -85,9 +74,9 @@ class LazyCatalog:
 
     def load_lesson(self, pack_id: str, lesson_id: str) -> tuple[Pack, m.Lesson]:
         """The lesson, loaded now or earlier this session, and the pack that holds it. Blocks
-        (files and validation): call it from a thread. A lesson with problems raises
-        PackError, whose sentence names the first one (FILE:LINE:COL); a lesson no longer
-        in the packs raises TutorError."""
+        (files and validation): call it from a thread. A lesson with problems, or no
+        longer in the packs, raises TutorError: one sentence, the first problem's
+        FILE:LINE:COL."""
         outline = self.pack(pack_id)
         if outline is None or outline.lesson(lesson_id) is None:
             raise TutorError(f"Lesson {lesson_id!r} is no longer in the loaded packs")
@@ -105,7 +94,9 @@ class LazyCatalog:
                 cache.save(prune=False)  # the pack's other lessons stay remembered
             if lesson is None or problems:
                 problems.sort(key=lambda p: (p.file, p.line, p.col))
-                raise PackError(outline.root, problems)
+                more = len(problems) - 1
+                rest = f" (and {more} more: `ptfund-tutor pack validate {outline.root}` lists them)" if more else ""
+                raise TutorError(f"{problems[0]}{rest}")
             order = [les.id for les in outline.lessons]
             pack.lessons = sorted([*pack.lessons, lesson], key=lambda les: order.index(les.id))
             pack.origins.update({(lesson_id, *k): v for k, v in origins.items()})
