@@ -107,6 +107,15 @@ cards:
 """
 
 
+def predict_pack(pack: Path, flood: str) -> Path:
+    """A pack whose one card predicts the output of ``flood`` and then 'done'."""
+    (pack / "flood").mkdir(parents=True)
+    body = "".join(f"      {line}\n" for line in (FLOODS[flood] + "print('done')\n").splitlines())
+    (pack / "flood" / "lesson.yaml").write_text(PREDICT_LESSON.format(code=body.rstrip("\n")))
+    (pack / "pack.yaml").write_text("id: floods\ntitle: Floods\nversion: '1'\nlessons: [flood]\n")
+    return pack
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("flood", ["a million lines", "one 500 MB line", "displays"])
@@ -114,11 +123,7 @@ def test_a_predict_card_that_floods_keeps_the_quiz_small(tmp_path, flood):
     from tutor.packs.catalog import Catalog
     from tutor.packs.trust import TrustStore
 
-    pack = tmp_path / "pack"
-    (pack / "flood").mkdir(parents=True)
-    body = "".join(f"      {line}\n" for line in (FLOODS[flood] + "print('done')\n").splitlines())
-    (pack / "flood" / "lesson.yaml").write_text(PREDICT_LESSON.format(code=body.rstrip("\n")))
-    (pack / "pack.yaml").write_text("id: floods\ntitle: Floods\nversion: '1'\nlessons: [flood]\n")
+    pack = predict_pack(tmp_path / "pack", flood)
     home = tmp_path / "home"
     catalog = Catalog.load([str(pack)], builtin=False)
     assert not catalog.problems, catalog.problems
@@ -130,6 +135,21 @@ def test_a_predict_card_that_floods_keeps_the_quiz_small(tmp_path, flood):
     assert rc == 0, (rc, out[-2000:], err[-2000:])
     assert "Traceback" not in out + err, err[-2000:]
     assert "Session: 1 card" in out, out[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pack_test_of_a_card_that_prints_500_mb_in_one_line_says_so_and_stays_small(tmp_path):
+    from tutor.engine.faults import output_refused
+    from tutor.engine.output import MAX_MESSAGE_BYTES
+
+    pack = predict_pack(tmp_path / "pack", "one 500 MB line")
+    rc, out, err, peak = run_measured(["pack", "test", "--trust", "--mutants", "off", str(pack)], tmp_path / "home")
+    print(f"pack test, one 500 MB line: the host peaked at {peak:.0f} MB")
+    assert peak < HOST_LIMIT_MB, f"pack test peaked at {peak:.0f} MB"
+    assert rc == 1 and "FAIL flood/noisy" in out, (rc, out, err)
+    assert output_refused(MAX_MESSAGE_BYTES) in out  # not a stale key: the output was dropped
+    assert "Traceback" not in out + err and "no IOPub idle" not in err, err
 
 
 @pytest.mark.slow

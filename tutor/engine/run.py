@@ -66,6 +66,7 @@ class Run:
         self.last_iopub = 0.0
         self.last_output: float | None = None  # monotonic time of the last printed output
         self.refused = 0  # messages of this run refused for their size (connection.py)
+        self.refused_from = 0  # the connection's count of refusals when the run began
         self._flush_scheduled = False
         # CPU time (session.execute's cpu_limit): the kernel's clock, the limit, samples.
         self.cpu_clock: Callable[[], float | None] | None = None

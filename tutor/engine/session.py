@@ -154,7 +154,8 @@ class KernelSession:
                 notice = await self._ensure_ready()
                 if notice:
                     run.emit(StateEvent("ready", notice))
-                conn, refused = self._conn, self._conn.refused if self._conn is not None else 0
+                conn = self._conn
+                refused = run.refused_from = conn.refused if conn is not None else 0
                 if run.outcome is None:
                     clock = self._cpu_clock() if cpu_limit is not None else None
                     if cpu_limit is not None and clock is None:
@@ -524,7 +525,13 @@ class KernelSession:
                 ):
                     # The reply came but IOPub's idle never did (a publisher over its
                     # high-water mark drops messages): the run is over all the same.
-                    log.warning("no IOPub idle for %s; ending the run on its reply", run.msg_id)
+                    # After a message refused for its size, the reconnection lost it: expected.
+                    lost = self._conn is not None and self._conn.refused > run.refused_from
+                    log.log(
+                        logging.DEBUG if lost else logging.WARNING,
+                        "no IOPub idle for %s; ending the run on its reply",
+                        run.msg_id,
+                    )
                     run.done.set_result(None)
                     break
                 if run.interrupt_at is not None:
