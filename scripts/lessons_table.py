@@ -38,6 +38,7 @@ TOPICS = {
     "memory-levers": "10b. Memory levers: checkpointing, LoRA, accumulation",
     "iterable-data": "9a. Iterable datasets and DataLoader workers",
     "mixed-precision": "14a. Mixed precision: autocast, GradScaler, loss scaling",
+    "reading-transformers": "10c. Reading transformer code: attention shapes, masks, the residual stream",
 }
 BEGIN, END = "<!-- topics:begin -->", "<!-- topics:end -->"
 
