@@ -52,7 +52,6 @@ class Report:
     blocks: int = 0  # intuition blocks run
     skipped: int = 0  # intuition blocks marked no-run
     probes: int = 0  # card probes run
-    passed_over: list[tuple[str, str]] = field(default_factory=list)  # (lesson, why): outside its torch range
 
     @property
     def ok(self) -> bool:
@@ -201,15 +200,12 @@ async def test_pack(
     from tutor.grading.mutantcache import MutantCache
     from tutor.grading.mutantrun import batches, combine, run_batch
     from tutor.grading.review import PredictKernels
-    from tutor.grading.torchrange import outside_range
     from tutor.grading.verify import KERNELS_PER_VERIFICATION, Verifier
 
     if mutants not in MODES:
         raise ValueError(f"mutants must be one of {MODES}")
 
     lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
-    passed_over = [(les.id, why) for les in lessons if (why := outside_range(les))]
-    lessons = [les for les in lessons if les.id not in dict(passed_over)]
     items: list[tuple[m.Lesson, m.Exercise | m.Card | Block]] = []
     texts: dict[str, list[Block]] = {}  # lesson id -> its runnable intuition blocks
     skipped = 0
@@ -235,7 +231,7 @@ async def test_pack(
     }
     parts = [Report() for _ in items]
     if not items:
-        return Report(skipped=skipped, passed_over=passed_over)
+        return Report(skipped=skipped)
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     # Every case is a verification as `check` makes it: a fresh learner's kernel, and the
     # exercise's judge (kept from one case to the next); a mutant batch and a predict card
@@ -303,8 +299,7 @@ async def test_pack(
         cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    found_mutants = {k: found[k] for k in pending if k in found}
-    return Report([row for part in parts for row in part.rows], found_mutants, **counts, passed_over=passed_over)
+    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found}, **counts)
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -351,18 +346,14 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
                     "intuition_blocks": report.blocks,
                     "intuition_blocks_skipped": report.skipped,
                     "card_probes": report.probes,
-                    "lessons_skipped": [{"lesson": les, "reason": why} for les, why in report.passed_over],
                 },
                 indent=2,
             )
         )
     else:
-        for les, why in report.passed_over:
-            print(f"skip {les:<{width}}  {why}")
         print(
             f"{len(report.rows) - len(failed)} passed, {len(failed)} failed "
             f"({report.blocks} intuition blocks run, {report.skipped} marked no-run; {report.probes} card probes)"
-            + (f"; {len(report.passed_over)} lessons skipped for their torch range" if report.passed_over else "")
         )
         for r in failed:
             print(f"  {r.item} {r.case}: {for_terminal(r.detail)}", file=sys.stderr)

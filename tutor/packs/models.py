@@ -497,16 +497,6 @@ class Lesson(Strict):
     )
     exercises: list[Exercise] = Field(default_factory=list)
     cards: list[Card] = Field(default_factory=list)
-    torch: str | None = Field(
-        None,
-        description="the torch versions this lesson needs where narrower than the pack's range, e.g. '>=2.4': "
-        "pack test skips the lesson on another torch and says why",
-    )
-
-    @field_validator("torch")
-    @classmethod
-    def _lesson_specifier(cls, v: str | None) -> str | None:
-        return None if v is None else torch_range(v)
 
     @model_validator(mode="after")
     def _prelude_first(self) -> Lesson:
@@ -544,15 +534,10 @@ class PackManifest(Strict):
     @field_validator("torch")
     @classmethod
     def _specifier(cls, v: str) -> str:
-        return torch_range(v)
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-
-def torch_range(v: str) -> str:
-    """``v`` if it is a version range such as '>=2.2' (pack.yaml's and a lesson's ``torch``)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    try:
-        SpecifierSet(v)
-    except InvalidSpecifier:
-        raise ValueError(f"not a version range such as '>=2.2': {v!r}") from None
-    return v
+        try:
+            SpecifierSet(v)
+        except InvalidSpecifier:
+            raise ValueError(f"not a version range such as '>=2.2': {v!r}") from None
+        return v
