@@ -495,8 +495,22 @@ class Lesson(Strict):
         description="code every exercise's setup starts with (imports, data, helpers); it runs in the same "
         "namespace as the setup, the reference solution and the learner's code",
     )
+    torch: str = Field(
+        "",
+        description="the torch releases the lesson needs, as a version specifier (e.g. '>=2.4'); where the "
+        "installed torch is outside it, pack test skips the lesson with the reason and check refuses it",
+    )
     exercises: list[Exercise] = Field(default_factory=list)
     cards: list[Card] = Field(default_factory=list)
+
+    @field_validator("torch")
+    @classmethod
+    def _torch_specifier(cls, value: str) -> str:
+        from tutor.packs.torchneed import parse
+
+        if value.strip():
+            parse(value)
+        return value.strip()
 
     @model_validator(mode="after")
     def _prelude_first(self) -> Lesson:
