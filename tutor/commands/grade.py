@@ -1,4 +1,5 @@
-"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json] [--report DIR]`` and ``grade --gradescope DIR``.
+"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json] [--report DIR] [--hidden-checks all] [--reveal]``
+and ``grade --gradescope DIR``.
 
 The gradebook goes to --out (CSV) and/or stdout (CSV, or JSON with --json); progress goes
 to stderr: a bar on a terminal, one line per learner otherwise. See docs/grading.md.
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         _end_every_process()  # nothing of the class may run once results are written
         if cache is not None:
             cache.close()
+    book.reveal, book.hide_all = args.reveal, args.hidden_checks == "all"
     if cache is not None and not args.gradescope:
         print(f"ptfund-tutor: verdicts cached in {cache.path} (reused when a file is unchanged)", file=sys.stderr)
 
