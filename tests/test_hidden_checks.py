@@ -273,6 +273,14 @@ def test_gradescope_visibility_per_test_and_no_secret_unless_revealed(pack: Path
     assert [t["visibility"] for t in revealed["tests"]] == ["visible", "hidden", "after_due_date"]
 
 
+def test_grade_json_conceals_each_learners_verdict_unless_revealed(pack: Path):
+    learner = _gradebook(pack).to_json()["learners"][0]["verdicts"]["vault/open"]
+    assert sum(c["hidden"] for c in learner["checks"]) == 2
+    assert_no_secret(json.dumps(learner))
+    revealed = _gradebook(pack, reveal=True).to_json()["learners"][0]["verdicts"]["vault/open"]
+    assert "old stories" in json.dumps(revealed) and not any(c["hidden"] for c in revealed["checks"])
+
+
 def test_grade_policy_all_hides_what_the_pack_shows(pack: Path):
     data = results(_gradebook(pack, hide_all=True))
     assert [t["visibility"] for t in data["tests"]] == ["visible", "hidden", "hidden", "after_due_date", "hidden"]
