@@ -396,3 +396,54 @@ def test_gradescope_run_with_hidden_checks_shows_no_expected_value_until_reveale
     assert r.returncode == 0, r.stderr
     text = (autograder / "results" / "results.json").read_text()
     assert "271.8" in text and "old stories" in text and "Say the word" in text, text
+
+
+@pytest.mark.slow
+def test_watch_says_how_many_hidden_checks_failed_and_nothing_more(pack: Path, tmp_path: Path):
+    import threading
+    import time
+
+    folder = tmp_path / "exercises"
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp_path / "h"), "PTFUND_TUTOR_NO_WARM": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "--pack", str(pack), "watch", str(folder), "--trust"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def wait(condition, what: str, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert proc.poll() is None and time.monotonic() < deadline, f"{what}: {''.join(said)}"
+            time.sleep(0.2)
+
+    try:
+        file = folder / "secrets" / "vault" / "open.py"  # a pack of its own: a folder of its own
+        wait(lambda: "save it to check it" in "".join(said), "the first exercise")
+        # The file watch starts just after that line: save again (other text) until a check begins.
+        saves = 0
+        while "Checking" not in "".join(said):
+            assert saves < 60 and proc.poll() is None, "".join(said)
+            file.write_text(WRONG + f"# save {saves}\n")
+            saves += 1
+            deadline = time.monotonic() + 5
+            while "Checking" not in "".join(said) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        wait(lambda: "hidden checks failed" in "".join(said), "the verdict")
+        proc.stdin.write("x\n")
+        proc.stdin.flush()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(timeout=10)
+    text = "".join(said)
+    assert "✗ 2 hidden checks failed" in text, text
+    assert_no_secret(text)
