@@ -25,12 +25,7 @@ WRONG_SHAPE = "t has the wrong shape"
 
 @pytest.fixture
 def pack(tmp_path: Path) -> Path:
-    return make_pack(tmp_path / "pack")
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return tmp_path / "data"
+    return make_pack(tmp_path / "pack")  # the app tests' pack: apptest, basics/zeros first
 
 
 def _verdict(passed: bool, mistake: str | None = None) -> Verdict:
@@ -87,9 +82,10 @@ def test_a_report_that_is_not_one_is_one_sentence(tmp_path: Path):
         load(tmp_path / "missing.json")
 
 
-async def test_the_app_shows_pass_rates_and_ranked_mistakes(pack: Path, data: Path, tmp_path: Path):
+async def test_the_app_shows_pass_rates_and_ranked_mistakes(pack: Path, tmp_path: Path):
     from tutor.app.screens.class_report import ClassReportScreen
 
+    data = tmp_path / "data"
     path = _report(pack, data, tmp_path / "week1")
     app = make_app(pack, data, kernels=False)
     async with app.run_test(size=(120, 50)) as pilot:
@@ -118,9 +114,10 @@ async def test_the_app_shows_pass_rates_and_ranked_mistakes(pack: Path, data: Pa
         await wait_for(pilot, lambda: not isinstance(app.screen, ClassReportScreen), 10, "back")
 
 
-async def test_a_broken_report_is_said_on_the_screen(pack: Path, data: Path, tmp_path: Path):
+async def test_a_broken_report_is_said_on_the_screen(pack: Path, tmp_path: Path):
     from tutor.app.screens.class_report import ClassReportScreen
 
+    data = tmp_path / "data"
     path = _report(pack, data, tmp_path / "week1")
     path.write_text("[1, 2")
     app = make_app(pack, data, kernels=False)
