@@ -447,3 +447,36 @@ def test_watch_says_how_many_hidden_checks_failed_and_nothing_more(pack: Path, t
     text = "".join(said)
     assert "✗ 2 hidden checks failed" in text, text
     assert_no_secret(text)
+
+
+@pytest.mark.slow
+def test_pack_test_reads_hidden_checks_in_full(tmp_path: Path):
+    """An author's wrong solution may expect a hidden check's own message: pack test proves
+    it against the checks described in full."""
+    wrong = (
+        "    wrong_solutions:\n"
+        "      - code: |\n"
+        "          t = torch.full((4,), 271.828)\n"
+        "          word = 'xyzzy'\n"
+        "          def probe(x):\n"
+        "              return x\n"
+        "        expect: The word is in the old stories.\n"
+    )
+    lesson = LESSON.replace("    mistakes:\n", wrong + "    mistakes:\n", 1)
+    root = make_pack(tmp_path / "secrets", lesson=lesson)
+    r = cli("pack", "test", str(root), "--mutants", "off", "--trust", "--json", home=tmp_path / "h")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    rows = {row["case"]: row for row in json.loads(r.stdout)["rows"]}
+    assert rows["wrong 1"]["ok"] and rows["solution"]["ok"], rows
+
+
+def test_grade_takes_a_policy_and_reveal(capsys):
+    from tutor.cli import build_parser
+
+    args = build_parser().parse_args(["grade", "subs", "--hidden-checks", "all", "--reveal"])
+    assert args.hidden_checks == "all" and args.reveal
+    default = build_parser().parse_args(["grade", "subs"])
+    assert default.hidden_checks == "marked" and not default.reveal
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["grade", "subs", "--hidden-checks", "some"])
+    assert exit_.value.code == 2 and "invalid choice: 'some'" in capsys.readouterr().err
