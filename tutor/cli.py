@@ -219,8 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--hidden-checks",
         choices=("marked", "all"),
         default="marked",
-        help="which checks the learners' results only count: those the pack hides (default) or all but the "
-        "ones marked hidden: false",
+        help="the hidden checks, which the learners' results count without describing: marked, those the pack "
+        "hides (default); all, every check not marked hidden: false",
     )
     p.add_argument(
         "--reveal", action="store_true", help="describe hidden checks in full (after the deadline); see docs/grading.md"

@@ -418,7 +418,8 @@ def every_check_hidden(exercise: Exercise) -> Exercise:
 
 
 def every_check_shown(exercise: Exercise) -> Exercise:
-    """The exercise with its hidden checks described in full (``pack test``, ``grade --reveal``)."""
+    """The exercise with its hidden checks described in full: what ``pack test`` and ``grade``
+    decide with (``grade`` conceals each learner's verdict when it writes it)."""
     if not any(c.is_hidden for c in exercise.checks):
         return exercise
     checks = [c.model_copy(update={"hidden": False, "visibility": None}) if c.is_hidden else c for c in exercise.checks]
