@@ -9,6 +9,7 @@ from ..compare import (
     shares_storage,
     tensor_problems,
     tolerance,
+    type_problems,
     value_problems,
 )
 from ..context import AuthoringError, Context, Outcome, display
@@ -49,6 +50,8 @@ def check_value(check: dict, ctx: Context) -> Outcome:
     actual = ctx.eval_learner(expr)
     expected = ctx.eval_ref(check.get("expected") or expr)
     problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
+    if check.get("strict_types"):
+        problems = type_problems(actual, expected, name) + problems
     ctx.absorb(problems)
     shown_actual, shown_expected = short_repr(actual), short_repr(expected)
     if problems:

@@ -1,0 +1,250 @@
+"""What porting an outside test suite needs from function checks: structured inputs
+(shapes, indices within a shape, permutations, broadcastable shapes, dtypes), properties
+without a reference, output arguments, a time budget, no meta run without tensors,
+strict types, labels and no `_` names on failing lines, and YAML's own syntax in an
+expression said as "quote it"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from test_checks_support import check, only, verify
+
+from tutor.packs.loader import check_pack
+from tutor.packs.scaffold import new_pack
+
+# Every test here verifies in a real kernel (or runs the judge as one does).
+pytestmark = pytest.mark.slow
+
+
+def test_broadcastable_shape_pairs_find_a_broadcast_that_ignores_ones():
+    ref = "import torch\ndef shape_broadcast(a, b):\n    return tuple(torch.broadcast_shapes(a, b))\n"
+    naive = "def shape_broadcast(a, b):\n    return tuple(max(x, y) for x, y in zip(a, b))\n"  # no alignment
+    c = check(
+        kind="function",
+        name="shape_broadcast",
+        args=[{"type": "shape", "ndim": [1, 3]}, {"type": "shape", "broadcasts_with": "a"}],
+        cases=40,
+    )
+    assert verify(ref, ref, [c])["passed"]
+    r = only(verify(naive, ref, [c]))
+    assert not r["passed"] and r["message"].startswith("shape_broadcast fails for a = (")
+    assert ", b = (" in r["message"] and "on cpu" in r["message"]
+
+
+def test_indices_within_a_shape_and_permutations_of_its_dimensions():
+    ref = (
+        "def to_position(index, shape):\n"
+        "    pos, step = 0, 1\n"
+        "    for i, s in reversed(list(zip(index, shape))):\n"
+        "        pos, step = pos + i * step, step * s\n"
+        "    return pos\n"
+    )
+    column_major = ref.replace("reversed(list(zip(index, shape)))", "zip(index, shape)")
+    c = check(
+        kind="function",
+        name="to_position",
+        args=[{"type": "index", "of": "shape"}, {"type": "shape", "ndim": [2, 3], "min": 2}],
+        cases=20,
+    )
+    # an index refers to an earlier argument only
+    r = only(verify(ref, ref, [c]))
+    assert not r["passed"] and "'shape' is not an earlier argument" in r["message"]
+    c = check(
+        kind="function",
+        name="to_position",
+        args=[
+            {"type": "shape", "name": "shape", "ndim": [2, 3], "min": 2},
+            {"type": "index", "of": "shape", "name": "index"},
+        ],
+        cases=20,
+    )
+    flipped = lambda src: src.replace("(index, shape)", "(shape, index)", 1)  # noqa: E731
+    assert verify(flipped(ref), flipped(ref), [c])["passed"]
+    r = only(verify(flipped(column_major), flipped(ref), [c]))
+    assert r["message"].startswith("to_position fails for shape = (2, 2), index = (")
+    assert "result is" in r["message"]
+
+    perm_ref = "import torch\ndef permuted(x, order):\n    return x.permute(*order)\n"
+    transposed = "import torch\ndef permuted(x, order):\n    return x.permute(*order[::-1])\n"
+    p = check(
+        kind="function",
+        name="permuted",
+        args=[{"type": "tensor", "shape": ["a", "b", "c"]}, {"type": "permutation", "of": "x"}],
+        dims={"a": [1, 3], "b": [1, 3], "c": [1, 3]},
+        distinct_dims=True,
+        devices=["default"],
+    )
+    assert verify(perm_ref, perm_ref, [p])["passed"]
+    msg = only(verify(transposed, perm_ref, [p]))["message"]
+    assert "order = (0, 1, 2)" in msg, msg  # the identity is case 0 and the smallest failing case
+
+
+def test_dtype_arguments_and_no_meta_run_for_a_function_given_no_tensors():
+    ref = "import torch\ndef ones_of(n, dtype):\n    return torch.ones(n, dtype=dtype)\n"
+    c = check(
+        kind="function",
+        name="ones_of",
+        args=[{"type": "int", "min": 1, "max": 4}, {"type": "dtype", "dtypes": ["float32", "int64", "bool"]}],
+        cases=12,
+    )
+    r = only(verify(ref, ref, [c]))
+    # the default devices are [default, meta]; with no tensor argument only the first runs
+    assert r["message"] == "✓ ones_of matches the reference on 12 generated cases (cpu)", r
+    wrong = "import torch\ndef ones_of(n, dtype):\n    return torch.ones(n)\n"
+    msg = only(verify(wrong, ref, [c]))["message"]
+    assert "dtype = torch.bool" in msg and "result has dtype torch.float32, expected torch.bool" in msg, msg
+
+
+def test_a_property_needs_no_reference_and_shows_its_sub_values():
+    solution = "import torch\ndef normalise(x):\n    return x / x.sum(-1, keepdim=True)\n"
+    c = check(
+        kind="function",
+        name="normalise",
+        args=[{"type": "tensor", "name": "x", "shape": ["n", "m"], "min": 0.5, "max": 2.0}],
+        dims={"n": [1, 3], "m": [2, 4]},
+        property="torch.allclose(result.sum(-1), torch.ones(x.shape[0]))",
+        cases=10,
+    )
+    # the solution need not define it: the property is the whole check
+    r = only(verify(solution, "", [c]))
+    assert r["passed"] and r["message"] == "✓ normalise satisfies the property on 20 generated cases (cpu and meta)"
+    wrong = "import torch\ndef normalise(x):\n    return x / x.sum()\n"
+    msg = only(verify(wrong, "", [c]))["message"]
+    assert msg.startswith(
+        "normalise fails for x of shape (2, 2) float32 on cpu: "
+        "torch.allclose(result.sum(-1), torch.ones(x.shape[0])) failed: result.sum(-1) is tensor(["
+    ), msg
+    assert "torch.ones(x.shape[0]) is tensor([1., 1.]); result is tensor([[" in msg and "; x is tensor([[" in msg
+    # without a reference the property cannot lean on the reference's parameter names
+    with pytest.raises(ValidationError, match="names every argument"):
+        check(kind="function", name="f", args=[{"type": "int"}], property="result > 0")
+    # a reference that breaks the property is the exercise's fault
+    bad_ref = check(**{**c, "reference": "_half"})
+    r = only(verify(solution, "", [bad_ref], setup="import torch\ndef _half(x):\n    return x / 2\n"))
+    assert r["details"].get("authoring_error") and "does not satisfy the property" in r["message"]
+
+
+def test_an_output_argument_is_compared_after_the_call_and_a_property_reads_it():
+    ref = "import torch\ndef column_sums(x, out):\n    out.copy_(x.sum(0))\n"
+    doubled = "import torch\ndef column_sums(x, out):\n    out.copy_(x.sum(0) * 2)\n"
+    args = [
+        {"type": "tensor", "name": "x", "shape": ["n", "m"]},
+        {"type": "tensor", "name": "out", "shape": ["m"], "transform": "x * 0"},
+    ]
+    c = check(kind="function", name="column_sums", args=args, dims={"n": [1, 3], "m": [1, 3]}, mutates=["out"])
+    assert verify(ref, ref, [c])["passed"]
+    msg = only(verify(doubled, ref, [c]))["message"]
+    assert "out after the call[0] is " in msg and ", expected " in msg, msg
+    p = check(**{**c, "property": "torch.allclose(out, x.sum(0))", "mutates": ["out"]})
+    assert verify(ref, "", [p])["passed"]
+    msg = only(verify(doubled, "", [p]))["message"]
+    assert "torch.allclose(out, x.sum(0)) failed: out is tensor(" in msg, msg
+
+
+def test_a_time_budget_bounds_the_cases_instead_of_a_cap():
+    ref = "import torch\ndef double(x):\n    return x * 2\n"
+    c = check(
+        kind="function",
+        name="double",
+        args=[{"type": "tensor", "shape": ["n"]}],
+        dims={"n": [1, 3]},
+        cases=100_000,
+        time_budget=0.5,
+        devices=["default"],
+    )
+    r = only(verify(ref, ref, [c]))
+    assert r["passed"] and r["details"]["time_budget_reached"] is True
+    assert 2 <= r["details"]["ran"] < 100_000
+    with pytest.raises(ValidationError):
+        check(**{**c, "cases": 100_001})
+
+
+def test_strict_types_tell_a_list_from_a_tuple_and_a_tensor():
+    ref = "def pair(n):\n    return (n, n + 1)\n"
+    listed = "def pair(n):\n    return [n, n + 1]\n"
+    c = check(kind="function", name="pair", args=[{"type": "int"}], cases=3)
+    assert verify(listed, ref, [c])["passed"]  # equal values of list and tuple match by default
+    msg = only(verify(listed, ref, [check(**{**c, "strict_types": True})]))["message"]
+    assert "result is a list, expected a tuple (the exact type is checked)" in msg, msg
+    v = check(kind="value", expr="t", expected="torch.tensor([1, 2])")
+    assert verify("t = [1, 2]", "", [v])["passed"]
+    msg = only(verify("t = [1, 2]", "", [check(**{**v, "strict_types": True})]))["message"]
+    assert msg.startswith("t is a list, expected a tensor (the exact type is checked)"), msg
+
+
+def test_failing_lines_carry_the_label_and_never_a_setup_helpers_name():
+    # A setup helper that runs the learner's class: the check names the helper, feedback must not.
+    setup = "import torch\ndef _module_facts(size_a):\n    return Net(size_a).width\n"
+    ref = "class Net:\n    def __init__(self, n):\n        self.width = n * 2\n"
+    wrong = ref.replace("n * 2", "n + 2")
+    c = check(kind="function", name="_module_facts", args=[{"type": "int", "min": 1, "max": 5}], cases=5)
+    msg = only(verify(wrong, ref, [c], setup=setup))["message"]
+    assert "_module_facts" not in msg and msg.startswith("your code fails for size_a = 1 on cpu"), msg
+    labelled = check(**{**c, "label": "Net's width"})
+    msg = only(verify(wrong, ref, [labelled], setup=setup))["message"]
+    assert msg.startswith("Net's width fails for size_a = 1 on cpu"), msg
+    ok = only(verify(ref, ref, [labelled], setup=setup))["message"]
+    assert ok.startswith("✓ Net's width matches the reference")
+    # a python check's label leads its failing line as it does its passing one
+    py = check(kind="python", code="assert t == 2", label="t is two")
+    assert only(verify("t = 2", "", [py]))["message"] == "✓ t is two passed"
+    assert only(verify("t = 3", "", [py]))["message"] == "t is two: t == 2 failed: t is 3"
+    boom = check(kind="python", code="import math\nmath.sqrt(t)", label="t's root")
+    assert only(verify("t = -3", "", [boom]))["message"].startswith("t's root raised ValueError")
+
+
+def test_python_check_wording_has_no_generator_repr_and_no_false_failed():
+    gen = check(kind="python", code="assert all(v > 0 for v in xs)")
+    msg = only(verify("xs = [3, -1, 2]", "", [gen]))["message"]
+    assert "generator" not in msg and "0x" not in msg, msg
+    assert msg == "all(v > 0 for v in xs) failed: the first item that fails has v = -1; xs is [3, -1, 2]", msg
+    pairs = check(kind="python", code="assert all(a < b for a, b in zip(xs, ys))")
+    msg = only(verify("xs = [1, 5]\nys = [2, 3]", "", [pairs]))["message"]
+    assert "the first item that fails has a = 5, b = 3; xs is [1, 5]; ys is [2, 3]" in msg, msg
+    plain = check(kind="python", code="assert False, 'xs must be sorted'")
+    assert only(verify("xs = 1", "", [plain]))["message"] == "xs must be sorted"
+    # `and` keeps its short circuit and shows the operand that was false, with its sides
+    both = check(kind="python", code="assert t is not None and t.sum() == 3")
+    msg = only(verify("t = torch.ones(2)", "", [both]))["message"]
+    assert msg == "t is not None and t.sum() == 3 failed: t is tensor([1., 1.]); t.sum() is tensor(2.)", msg
+    assert only(verify("t = None", "", [both]))["message"] == "t is not None and t.sum() == 3 failed: t is None"
+    obj = check(kind="python", code="assert f is None")
+    assert "0x" not in only(verify("f = object()", "", [obj]))["message"]
+
+
+def _pack(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    new_pack(root)
+    return root
+
+
+def _lesson(root: Path) -> Path:
+    return next(root.rglob("lesson.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("lambda x: x", 'quote it, e.g. expr: "lambda x: x"'),
+        ("x: 1", 'quote it, e.g. expr: "x: 1"'),
+        ("*args", 'quote it, e.g. expr: "*args"'),
+        ("*args + 1", 'quote it, e.g. expr: "*args + 1"'),
+        ("&t", "which YAML reads as an anchor"),
+        ("!t", "which YAML reads as a tag"),
+    ],
+)
+def test_every_yaml_reading_of_an_expression_says_quote_it_at_file_line_col(tmp_path: Path, value: str, says: str):
+    root = _pack(tmp_path)
+    f = _lesson(root)
+    text = f.read_text()
+    assert "        expr: t\n" in text
+    f.write_text(text.replace("        expr: t\n", f"        expr: {value}\n"))
+    line = f.read_text().splitlines().index(f"        expr: {value}") + 1
+    _, problems = check_pack(root)
+    found = [p for p in problems if says in p.message]
+    assert found, [str(p) for p in problems]
+    assert found[0].line == line and found[0].col > 1 and "quote it" in found[0].message
+    assert str(found[0]).startswith(f"{found[0].file}:{line}:{found[0].col}: ")
