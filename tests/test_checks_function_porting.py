@@ -175,20 +175,26 @@ def test_strict_types_tell_a_list_from_a_tuple_and_a_tensor():
     assert msg.startswith("t is a list, expected a tensor (the exact type is checked)"), msg
 
 
-def test_failing_lines_carry_the_label_and_never_a_setup_helpers_name():
-    # A setup helper that runs the learner's class: the check names the helper, feedback must not.
-    setup = "import torch\ndef _module_facts(size_a):\n    return Net(size_a).width\n"
-    ref = "class Net:\n    def __init__(self, n):\n        self.width = n * 2\n"
-    wrong = ref.replace("n * 2", "n + 2")
-    c = check(kind="function", name="_module_facts", args=[{"type": "int", "min": 1, "max": 5}], cases=5)
-    msg = only(verify(wrong, ref, [c], setup=setup))["message"]
+# A setup helper that runs the learner's class: the check names the helper, feedback must not.
+FACTS_SETUP = "import torch\ndef _module_facts(size_a):\n    return Net(size_a).width\n"
+NET = "class Net:\n    def __init__(self, n):\n        self.width = n * 2\n"
+FACTS = {"kind": "function", "name": "_module_facts", "args": [{"type": "int", "min": 1, "max": 5}], "cases": 5}
+
+
+def test_a_setup_helpers_name_is_never_shown():
+    msg = only(verify(NET.replace("n * 2", "n + 2"), NET, [check(**FACTS)], setup=FACTS_SETUP))["message"]
     assert "_module_facts" not in msg and msg.startswith("your code fails for size_a = 1 on cpu"), msg
-    labelled = check(**{**c, "label": "Net's width"})
-    msg = only(verify(wrong, ref, [labelled], setup=setup))["message"]
+
+
+def test_a_function_checks_label_leads_its_failing_line():
+    labelled = check(**FACTS, label="Net's width")
+    msg = only(verify(NET.replace("n * 2", "n + 2"), NET, [labelled], setup=FACTS_SETUP))["message"]
     assert msg.startswith("Net's width fails for size_a = 1 on cpu"), msg
-    ok = only(verify(ref, ref, [labelled], setup=setup))["message"]
+    ok = only(verify(NET, NET, [labelled], setup=FACTS_SETUP))["message"]
     assert ok.startswith("✓ Net's width matches the reference")
-    # a python check's label leads its failing line as it does its passing one
+
+
+def test_a_python_checks_label_leads_its_failing_line():
     py = check(kind="python", code="assert t == 2", label="t is two")
     assert only(verify("t = 2", "", [py]))["message"] == "✓ t is two passed"
     assert only(verify("t = 3", "", [py]))["message"] == "t is two: t == 2 failed: t is 3"
@@ -196,7 +202,7 @@ def test_failing_lines_carry_the_label_and_never_a_setup_helpers_name():
     assert only(verify("t = -3", "", [boom]))["message"].startswith("t's root raised ValueError")
 
 
-def test_python_check_wording_has_no_generator_repr_and_no_false_failed():
+def test_python_check_shows_the_first_failing_item_of_all_not_a_generator_repr():
     gen = check(kind="python", code="assert all(v > 0 for v in xs)")
     msg = only(verify("xs = [3, -1, 2]", "", [gen]))["message"]
     assert "generator" not in msg and "0x" not in msg, msg
@@ -204,9 +210,14 @@ def test_python_check_wording_has_no_generator_repr_and_no_false_failed():
     pairs = check(kind="python", code="assert all(a < b for a, b in zip(xs, ys))")
     msg = only(verify("xs = [1, 5]\nys = [2, 3]", "", [pairs]))["message"]
     assert "the first item that fails has a = 5, b = 3; xs is [1, 5]; ys is [2, 3]" in msg, msg
+
+
+def test_python_check_assert_false_with_a_message_says_only_the_message():
     plain = check(kind="python", code="assert False, 'xs must be sorted'")
     assert only(verify("xs = 1", "", [plain]))["message"] == "xs must be sorted"
-    # `and` keeps its short circuit and shows the operand that was false, with its sides
+
+
+def test_python_check_shows_the_sub_values_of_and_in_short_circuit_order_and_no_addresses():
     both = check(kind="python", code="assert t is not None and t.sum() == 3")
     msg = only(verify("t = torch.ones(2)", "", [both]))["message"]
     assert msg == "t is not None and t.sum() == 3 failed: t is tensor([1., 1.]); t.sum() is tensor(2.)", msg
