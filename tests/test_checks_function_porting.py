@@ -259,3 +259,13 @@ def test_every_yaml_reading_of_an_expression_says_quote_it_at_file_line_col(tmp_
     assert found, [str(p) for p in problems]
     assert found[0].line == line and found[0].col > 1 and "quote it" in found[0].message
     assert str(found[0]).startswith(f"{found[0].file}:{line}:{found[0].col}: ")
+
+
+def test_a_failing_case_shows_its_small_tensor_inputs_as_they_were_before_the_call():
+    ref = "import torch\ndef total(x):\n    return x.sum(0)\n"
+    code = "import torch\ndef total(x):\n    s = x.sum(0) + 1\n    x.zero_()\n    return s\n"
+    c = check(kind="function", name="total", args=[{"type": "tensor", "shape": ["n", 2]}], dims={"n": [1, 8]})
+    msg = only(verify(code, ref, [c]))["message"]
+    assert "; where x is tensor([[" in msg and "tensor([[0., 0.]])" not in msg, msg  # not the zeroed copy
+    big = check(**{**c, "dims": {"n": [7, 8]}})  # 14 elements and more: their shape says enough
+    assert "where x is" not in only(verify(code, ref, [big]))["message"]

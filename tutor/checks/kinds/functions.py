@@ -283,6 +283,19 @@ def _property_problems(prop: str, out, args, labels: list, meta: bool) -> list:
     return [Problem("property", f"{prop} failed" + (f": {sides}" if sides else ""), "true", "false")]
 
 
+INPUT_SHOWN = 12  # a failing case's tensor inputs of at most this many elements are shown by value
+
+
+def _inputs_shown(labels: list, before: list) -> str:
+    """'; where x is tensor([[...]])' for the failing case's small tensor inputs, as they were
+    before the call: the learner can run the same call (the case says shapes and numbers)."""
+    parts = []
+    for label, snap in zip(labels, before, strict=False):
+        if snap is not None and not snap[0].is_meta and snap[0].numel() <= INPUT_SHOWN:
+            parts.append(f"{label} is {short_repr(snap[0], 100)}")
+    return f"; where {', '.join(parts)}" if parts else ""
+
+
 def _shown_name(name: str, ctx: Context) -> str:
     """How feedback names the checked function: its label, else its name, never a setup
     helper's ``_`` name (the helper runs the learner's code: that is what is checked)."""
@@ -442,14 +455,15 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             details.pop("absorb", None)
         if sentences:
             pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
-            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
+            where = _inputs_shown(labels, before)
+            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair, where))
 
     device_names = [str(d) for d in devices]
     if failures:
         failures.sort(key=lambda f: f[0])
-        _, case, dev, sentences, details, (expected, actual) = failures[0]
+        _, case, dev, sentences, details, (expected, actual), where = failures[0]
         ctx.absorb(details.pop("absorb", []))  # signatures of the case reported, not of others
-        message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
+        message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
         return Outcome(
