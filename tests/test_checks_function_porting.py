@@ -173,6 +173,9 @@ def test_strict_types_tell_a_list_from_a_tuple_and_a_tensor():
     assert verify("t = [1, 2]", "", [v])["passed"]
     msg = only(verify("t = [1, 2]", "", [check(**{**v, "strict_types": True})]))["message"]
     assert msg.startswith("t is a list, expected a tensor (the exact type is checked)"), msg
+    tensor_ref = "import torch\ndef pair(n):\n    return torch.tensor([n, n + 1])\n"
+    msg = only(verify(listed, tensor_ref, [check(**{**c, "strict_types": True})]))["message"]
+    assert msg.count("expected a tensor") == 1, msg  # said once, not again by the lenient comparison
 
 
 # A setup helper that runs the learner's class: the check names the helper, feedback must not.

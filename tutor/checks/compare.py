@@ -567,6 +567,13 @@ def type_problems(actual, expected, name: str) -> list:
     return []
 
 
+def with_strict_types(problems: list, actual, expected, name: str) -> list:
+    """``problems`` led by :func:`type_problems`; a type sentence of the lenient comparison
+    that would repeat it is dropped."""
+    typed = type_problems(actual, expected, name)
+    return typed + [p for p in problems if not (typed and p.prop == "type")]
+
+
 def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> list:
     """Equality that does what a learner means: Size vs tuple, tensor vs list, NaN vs NaN."""
     if isinstance(actual, torch.nn.Module) and isinstance(expected, torch.nn.Module):

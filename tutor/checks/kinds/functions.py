@@ -8,7 +8,7 @@ from time import monotonic
 import torch
 
 from .. import wire
-from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, type_problems, value_problems
+from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems, with_strict_types
 from ..context import AuthoringError, Context, Outcome
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
 from ..explain import evaluate
@@ -435,7 +435,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                     inputs=inputs,
                 )
                 if strict:
-                    problems = type_problems(out, ref_out, "result") + problems
+                    problems = with_strict_types(problems, out, ref_out, "result")
                 if not problems and "grad" in compare and not meta:
                     try:
                         problems = _backward_problems(out, ref_out, case, ref_case, labels, tol, seed + i, remote)

@@ -9,8 +9,8 @@ from ..compare import (
     shares_storage,
     tensor_problems,
     tolerance,
-    type_problems,
     value_problems,
+    with_strict_types,
 )
 from ..context import AuthoringError, Context, Outcome, display
 from ..describe import join_names, short_repr, type_phrase
@@ -51,7 +51,7 @@ def check_value(check: dict, ctx: Context) -> Outcome:
     expected = ctx.eval_ref(check.get("expected") or expr)
     problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
     if check.get("strict_types"):
-        problems = type_problems(actual, expected, name) + problems
+        problems = with_strict_types(problems, actual, expected, name)
     ctx.absorb(problems)
     shown_actual, shown_expected = short_repr(actual), short_repr(expected)
     if problems:
