@@ -9,9 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from test_checks_support import check, only, verify
 
+from tutor.checks.generate import generate_case
 from tutor.packs.loader import check_pack
 from tutor.packs.scaffold import new_pack
 
@@ -32,6 +36,31 @@ def test_broadcastable_shape_pairs_find_a_broadcast_that_ignores_ones():
     r = only(verify(naive, ref, [c]))
     assert not r["passed"] and r["message"].startswith("shape_broadcast fails for a = (")
     assert ", b = (" in r["message"] and "on cpu" in r["message"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), index=st.integers(0, 40), ndim=st.integers(0, 4))
+def test_structured_inputs_keep_their_promises(seed: int, index: int, ndim: int):
+    specs = [
+        {"type": "shape", "ndim": [ndim, ndim + 1]},
+        {"type": "shape", "broadcasts_with": "a"},
+        {"type": "tensor", "broadcasts_with": "a"},
+        {"type": "permutation", "of": "a"},
+        {"type": "dtype", "dtypes": ["int8", "float64"]},
+    ]
+    names = ["a", "b", "t", "order", "kind"]
+    case = generate_case(specs, {}, seed, index, "cpu", names)
+    a, b, t, order, kind = case.args
+    assert len(a) in (ndim, ndim + 1) and all(1 <= s <= 4 for s in a)
+    torch.broadcast_shapes(a, b)  # raises unless they broadcast
+    torch.broadcast_shapes(a, t.shape)
+    assert b != a and t.shape != torch.Size(a)
+    assert sorted(order) == list(range(len(a)))
+    assert kind in (torch.int8, torch.float64)
+    if all(s >= 1 for s in a):
+        at = generate_case([*specs[:1], {"type": "index", "of": "a"}], {}, seed, index, "cpu", ["a", "i"]).args[1]
+        assert len(at) == len(a) and all(0 <= i < s for i, s in zip(at, a, strict=True))
+    assert generate_case(specs, {}, seed, index, "cpu", names).describe() == case.describe()  # deterministic
 
 
 def test_indices_within_a_shape_and_permutations_of_its_dimensions():
@@ -118,6 +147,12 @@ def test_a_property_needs_no_reference_and_shows_its_sub_values():
         "torch.allclose(result.sum(-1), torch.ones(x.shape[0])) failed: result.sum(-1) is tensor(["
     ), msg
     assert "torch.ones(x.shape[0]) is tensor([1., 1.]); result is tensor([[" in msg and "; x is tensor([[" in msg
+    # a property may call setup's helpers; feedback never shows their `_` names
+    helper = check(**{**c, "property": "_sums_to_one(result)"})
+    setup = "import torch\ndef _sums_to_one(t):\n    return torch.allclose(t.sum(-1), torch.ones(t.shape[0]))\n"
+    assert verify(solution, "", [helper], setup=setup)["passed"]
+    msg = only(verify(wrong, "", [helper], setup=setup))["message"]
+    assert "_sums_to_one" not in msg and "the check's property failed: result is tensor([[" in msg, msg
     # without a reference the property cannot lean on the reference's parameter names
     with pytest.raises(ValidationError, match="names every argument"):
         check(kind="function", name="f", args=[{"type": "int"}], property="result > 0")

@@ -194,9 +194,10 @@ def _free_names(test: ast.expr) -> list:
     return out
 
 
-def evaluate(source: str, scope: dict) -> tuple[object, str]:
+def evaluate(source: str, scope: dict, hidden=lambda src: False) -> tuple[object, str]:
     """Evaluate the expression ``source`` in ``scope`` (modified: temporaries land there);
-    returns its value and, for a false value, the sides as :meth:`Condition.sides` says them."""
+    returns its value and, for a false value, the sides as :meth:`Condition.sides` says them
+    (leaving out the operands ``hidden`` says)."""
     text = source.strip()
     test = ast.parse(text, "<check>", "eval").body
     condition = Condition(test, 0, [0], text)
@@ -210,4 +211,4 @@ def evaluate(source: str, scope: dict) -> tuple[object, str]:
     scope[SEEN], scope[WITNESS] = seen, witness
     exec(compile(module, "<check>", "exec", dont_inherit=True), scope)
     value = scope[result]
-    return value, ("" if value else condition.sides(seen, scope))
+    return value, ("" if value else condition.sides(seen, scope, hidden))

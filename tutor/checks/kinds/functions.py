@@ -9,7 +9,7 @@ import torch
 
 from .. import wire
 from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems, with_strict_types
-from ..context import AuthoringError, Context, Outcome
+from ..context import AuthoringError, Context, Outcome, private_names
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
 from ..explain import evaluate
 from ..generate import SpecError, generate_case
@@ -268,19 +268,22 @@ def _labels(check: dict, ref_fn, fn) -> list:
     ]
 
 
-def _property_problems(prop: str, out, args, labels: list, meta: bool) -> list:
-    """The check's ``property`` on one call: [] when it holds, else one Problem saying why not."""
-    scope = {**FALLBACKS, "math": math, **dict(zip(labels, args, strict=False)), "result": out}
+def _property_problems(prop: str, out, args, labels: list, meta: bool, helpers: dict) -> list:
+    """The check's ``property`` on one call: [] when it holds, else one Problem saying why not.
+    ``helpers`` are the reference namespace's names (setup's helpers), which it may call."""
+    scope = {**helpers, **FALLBACKS, "math": math, **dict(zip(labels, args, strict=False)), "result": out}
+    private = bool(private_names(prop))
+    shown = "the check's property" if private else prop
     try:
-        value, sides = evaluate(prop, scope)
+        value, sides = evaluate(prop, scope, hidden=lambda src: bool(private_names(src)))
         holds = bool(value)
     except Exception as exc:
         if meta:
             return []  # no data on meta (values, or tensors made on another device): the real devices decide
-        return [Problem("property", f"{prop} could not be evaluated: {exception_phrase(exc)}", "true", "an error")]
+        return [Problem("property", f"{shown} could not be evaluated: {exception_phrase(exc)}", "true", "an error")]
     if holds:
         return []
-    return [Problem("property", f"{prop} failed" + (f": {sides}" if sides else ""), "true", "false")]
+    return [Problem("property", f"{shown} failed" + (f": {sides}" if sides else ""), "true", "false")]
 
 
 INPUT_SHOWN = 12  # a failing case's tensor inputs of at most this many elements are shown by value
@@ -318,6 +321,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         return Outcome(False, f"{shown} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
 
     labels = _labels(check, ref_fn, fn)
+    helpers = {k: v for k, v in ctx.ref.items() if not k.startswith("__")}
     tensor_args = [labels[i] for i, spec in enumerate(check["args"]) if spec.get("type") == "tensor"]
     hint = (
         (f"create new tensors with device={tensor_args[0]}.device (or torch.zeros_like / {tensor_args[0]}.new_zeros)")
@@ -370,10 +374,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 if ref_exc is not None and meta:
                     skipped += 1  # the reference itself needs real data here: nothing to compare
                     continue
-                if ref_exc is None and prop and _property_problems(prop, ref_out, ref_case.args, labels, meta):
+                broken = _property_problems(prop, ref_out, ref_case.args, labels, meta, helpers) if prop else []
+                if ref_exc is None and broken:
                     raise AuthoringError(
                         f"the reference {oracle} does not satisfy the property for {ref_case.describe()}: "
-                        f"{_property_problems(prop, ref_out, ref_case.args, labels, meta)[0].sentence}"
+                        f"{broken[0].sentence}"
                     )
             planned.append((order, dev, meta, i, ref_case, case, ref_out, ref_exc))
     answers = None
@@ -443,7 +448,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                         problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
                 problems = _mutated_problems(after, ref_case.args, labels, mutates, tol, meta) + problems
             if prop:
-                problems = problems + _property_problems(prop, out, after, labels, meta)
+                problems = problems + _property_problems(prop, out, after, labels, meta, helpers)
             problems = _input_problems(shown, changed, labels, mutates) + problems
             details["absorb"] = problems
             sentences = [p.sentence for p in problems]
