@@ -6,6 +6,8 @@ expression said as "quote it"."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -307,3 +309,84 @@ def test_a_failing_case_shows_its_small_tensor_inputs_as_they_were_before_the_ca
     assert "; where x is tensor([[" in msg and "tensor([[0., 0.]])" not in msg, msg  # not the zeroed copy
     big = check(**{**c, "dims": {"n": [7, 8]}})  # 14 elements and more: their shape says enough
     assert "where x is" not in only(verify(code, ref, [big]))["message"]
+
+
+PORTED_PACK = """\
+id: porting
+title: Porting
+version: "1.0.0"
+authors: [A. Teacher]
+description: Ported tests.
+torch: ">=2.2"
+lessons: [strides]
+"""
+
+PORTED_LESSON = """\
+id: strides
+title: Strides
+summary: Positions from indices.
+intuition: |
+  ## Strides
+  A stride says how far to step.
+exercises:
+  - id: position
+    title: Index to position
+    prompt: Write `to_position(shape, index)`, the row-major position of `index` in `shape`.
+    starter: |
+      def to_position(shape, index):
+          ...
+    solution: |
+      def to_position(shape, index):
+          pos, step = 0, 1
+          for s, i in reversed(list(zip(shape, index))):
+              pos, step = pos + i * step, step * s
+          return pos
+    checks:
+      - kind: function
+        id: in-range
+        name: to_position
+        args:
+          - {type: shape, name: shape, ndim: [1, 3], min: 2, max: 4}
+          - {type: index, name: index, of: shape}
+        property: "0 <= result < math.prod(shape)"
+      - kind: function
+        id: matches
+        name: to_position
+        label: your to_position
+        args:
+          - {type: shape, name: shape, ndim: [1, 3], min: 2, max: 4}
+          - {type: index, name: index, of: shape}
+        cases: 30
+    wrong_solutions:
+      - code: |
+          def to_position(shape, index):
+              pos, step = 0, 1
+              for s, i in zip(shape, index):
+                  pos, step = pos + i * step, step * s
+              return pos
+        expect: "your to_position fails for shape = ("
+        why: column-major
+      - code: |
+          def to_position(shape, index):
+              return sum(index) * 100
+        expect: "0 <= result < math.prod(shape) failed: result is"
+        why: out of range
+"""
+
+
+def test_pack_test_proves_a_ported_exercise_with_structured_inputs_and_a_property_in_real_kernels(tmp_path: Path):
+    # minitorch's index-to-position test as an instructor ports it: shapes, indices within
+    # them, a property without a reference, then the reference; wrong solutions quote both.
+    root = tmp_path / "porting"
+    (root / "strides").mkdir(parents=True)
+    (root / "pack.yaml").write_text(PORTED_PACK)
+    (root / "strides" / "lesson.yaml").write_text(PORTED_LESSON)
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "--data-dir", str(tmp_path / "data"), "pack", "test", str(root), "--trust"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "5 passed, 0 failed" in out.stdout, out.stdout
+    assert "('0 <= result < math.prod(shape) failed: result is' shown)" in out.stdout
