@@ -298,6 +298,7 @@ def test_every_yaml_reading_of_an_expression_says_quote_it_at_file_line_col(tmp_
     found = [p for p in problems if says in p.message]
     assert found, [str(p) for p in problems]
     assert found[0].line == line and found[0].col > 1 and "quote it" in found[0].message
+    assert len([p for p in problems if p.line == line]) == 1, [str(p) for p in problems]  # said once
     assert str(found[0]).startswith(f"{found[0].file}:{line}:{found[0].col}: ")
 
 
@@ -390,3 +391,15 @@ def test_pack_test_proves_a_ported_exercise_with_structured_inputs_and_a_propert
     assert out.returncode == 0, out.stdout + out.stderr
     assert "5 passed, 0 failed" in out.stdout, out.stdout
     assert "('0 <= result < math.prod(shape) failed: result is' shown)" in out.stdout
+
+
+def test_an_alias_of_an_anchor_elsewhere_in_an_expression_says_quote_it(tmp_path: Path):
+    # `*args` naming an anchor parses: the expression silently becomes another field's value
+    root = _pack(tmp_path)
+    f = _lesson(root)
+    text = f.read_text().replace("title: First steps with tensors", "title: &args First steps with tensors", 1)
+    f.write_text(text.replace("        expr: t\n", "        expr: *args\n", 1))
+    line = f.read_text().splitlines().index("        expr: *args") + 1
+    problems = [p for p in check_pack(root)[1] if p.line == line]
+    assert len(problems) == 1 and "which YAML reads as an alias" in problems[0].message, problems
+    assert 'quote it, e.g. expr: "*args"' in problems[0].message

@@ -103,6 +103,7 @@ class _Reporter:
         self.problems: list[Problem] = []
         self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
         self.data: object = None
+        self.quoted: set[tuple] = set()  # paths already told "quote it": their schema errors only repeat it
 
     def at(
         self,
@@ -200,6 +201,8 @@ def _validation_problems(exc: ValidationError, data: Any, rep: _Reporter) -> Non
     for err in exc.errors(include_url=False):
         loc = err["loc"]
         path = _data_path(data, loc)
+        if path in rep.quoted:
+            continue
         kind = err["type"]
         msg = err["msg"]
         if msg.startswith("Value error, "):
@@ -299,6 +302,7 @@ def _yaml_marks_in_expressions(text: str, located: Located, rep: _Reporter) -> N
         value = after[1:].strip()
         if value[:1] in _YAML_MARKS:
             at = col + rest.index(value, len(key))
+            rep.quoted.add(path[:-1])
             rep.at(
                 path[:-1],
                 f"starts with {value[0]!r}, which YAML reads as {_YAML_MARKS[value[0]]}, not as part of the "
