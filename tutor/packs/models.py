@@ -219,8 +219,8 @@ class FunctionCheck(_Check, _Tolerance):
         gt=0,
         le=600,
         description=(
-            "seconds the judge spends making cases and running the reference on them; the cases made by then "
-            "are the ones the learner's function gets (count the learner's calls against time_limit too)"
+            "seconds for making cases and running the reference and the learner's function on them, per world "
+            "and split across devices; no further batch of cases starts after it (the first two cases always run)"
         ),
     )
     devices: list[InputDevice] = Field(

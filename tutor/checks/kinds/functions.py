@@ -254,7 +254,8 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed, remote=No
     return found
 
 
-CALLS_PER_REQUEST = 1000  # a function check's cases cross to the learner's kernel in requests of this many
+CALLS_PER_REQUEST = 1000  # a function check's cases cross to the learner's kernel in requests of at most this many
+FIRST_BATCH = 50  # cases of the first batch per device (the default 25 go in one request); later ones double
 
 
 def _labels(check: dict, ref_fn, fn) -> list:
@@ -341,61 +342,47 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     if unknown:
         raise AuthoringError(f"mutates names {join_names(unknown)}, which {shown} has no argument called")
 
-    failures, ran, skipped, cut = [], 0, 0, False
-    # The reference first, on every case; the learner's function then gets all its cases
-    # in few requests when it lives in the learner's kernel (not one round trip a case).
-    # Making cases stops at the time budget, each device getting its share.
-    planned = []
-    for order, dev in enumerate(devices):
-        meta = dev.type == "meta"
-        until = monotonic() + budget / len(devices)
-        for i in range(cases):
-            if i >= 2 and monotonic() > until:
-                cut = True
-                break
-            try:
-                distinct = bool(check.get("distinct_dims"))
-                ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
-                case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
-            except SpecError as spec_error:
-                raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
-            ref_out, ref_exc = None, None
-            if ref_fn is not None:
-                seed_all(seed + i)  # functions that draw random numbers draw the same ones
-                ref_before = _snapshot(ref_case.args)
-                with ctx.side("ref"):
-                    ref_out, ref_exc = _call(ref_fn, ref_case.args)
-                ref_changed = [labels[j] for j in changed_inputs(ref_before, ref_case.args) if labels[j] not in mutates]
-                if ref_exc is None and ref_changed:
-                    raise AuthoringError(
-                        f"the reference {oracle} changes its argument {join_names(ref_changed)} in place: "
-                        "declare it under mutates, or make the reference leave its inputs alone"
-                    )
-                if ref_exc is not None and meta:
-                    skipped += 1  # the reference itself needs real data here: nothing to compare
-                    continue
-                broken = _property_problems(prop, ref_out, ref_case.args, labels, meta, helpers) if prop else []
-                if ref_exc is None and broken:
-                    raise AuthoringError(
-                        f"the reference {oracle} does not satisfy the property for {ref_case.describe()}: "
-                        f"{broken[0].sentence}"
-                    )
-            planned.append((order, dev, meta, i, ref_case, case, ref_out, ref_exc))
-    answers = None
-    if hasattr(fn, "call_many"):  # the learner's function, in the learner's kernel
-        calls = []
-        for _, _, meta, i, _, case, ref_out, ref_exc in planned:
-            want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
-            calls.append((case.args, _grad_output(ref_out, seed + i) if want else None, seed + i))
-        answers = []
-        for start in range(0, len(calls), CALLS_PER_REQUEST):
-            answers.extend(fn.call_many(calls[start : start + CALLS_PER_REQUEST]))
+    failures: list = []
+    counts = {"ran": 0, "skipped": 0}
     strict = bool(check.get("strict_types"))
-    for k, (order, dev, meta, i, ref_case, case, ref_out, ref_exc) in enumerate(planned):
-        remote = None
+    distinct = bool(check.get("distinct_dims"))
+
+    def plan(order: int, dev, i: int):
+        """Case ``i`` on ``dev``, the reference called on its own copy (None: skipped)."""
+        meta = dev.type == "meta"
+        try:
+            ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
+            case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
+        except SpecError as spec_error:
+            raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
+        ref_out, ref_exc = None, None
+        if ref_fn is not None:
+            seed_all(seed + i)  # functions that draw random numbers draw the same ones
+            ref_before = _snapshot(ref_case.args)
+            with ctx.side("ref"):
+                ref_out, ref_exc = _call(ref_fn, ref_case.args)
+            ref_changed = [labels[j] for j in changed_inputs(ref_before, ref_case.args) if labels[j] not in mutates]
+            if ref_exc is None and ref_changed:
+                raise AuthoringError(
+                    f"the reference {oracle} changes its argument {join_names(ref_changed)} in place: "
+                    "declare it under mutates, or make the reference leave its inputs alone"
+                )
+            if ref_exc is not None and meta:
+                counts["skipped"] += 1  # the reference itself needs real data here: nothing to compare
+                return None
+            broken = _property_problems(prop, ref_out, ref_case.args, labels, meta, helpers) if prop else []
+            if ref_exc is None and broken:
+                raise AuthoringError(
+                    f"the reference {oracle} does not satisfy the property for {ref_case.describe()}: "
+                    f"{broken[0].sentence}"
+                )
+        return (order, dev, meta, i, ref_case, case, ref_out, ref_exc)
+
+    def judge_case(entry, remote) -> None:
+        """The learner's call of one planned case (``remote``: its answer from the learner's kernel)."""
+        order, dev, meta, i, ref_case, case, ref_out, ref_exc = entry
         before = _snapshot(case.args)  # the judge's copy: only the learner's kernel's was called
-        if answers is not None:
-            remote = answers[k]
+        if remote is not None:
             out, exc = remote.get("value"), remote.get("raised")
             after = list(remote.get("args") or [])
             changed = changed_inputs(before, after, remote.get("versions"))
@@ -408,15 +395,15 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         if meta and exc is not None and _needs_data(exc):
             # Right on every real device, unable to run where there is no data (a loop over
             # .item() values): meta tells nothing here, as when the reference needs data.
-            skipped += 1
-            continue
+            counts["skipped"] += 1
+            return
         scan(out, "result")
-        ran += 1
-        details = {}
+        counts["ran"] += 1
+        details: dict = {}
         problems: list = []
         if ref_exc is not None:
             if exc is not None and exception_matches(exc, type(ref_exc).__name__):
-                continue
+                return
             sentences = (
                 [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
                 if exc is not None
@@ -450,18 +437,47 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if prop:
                 problems = problems + _property_problems(prop, out, after, labels, meta, helpers)
             problems = _input_problems(shown, changed, labels, mutates) + problems
-            details["absorb"] = problems
             sentences = [p.sentence for p in problems]
             if problems:
+                details["absorb"] = problems
                 details["problems"] = [
                     {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
                 ]
-        if not sentences:
-            details.pop("absorb", None)
         if sentences:
             pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
             where = _inputs_shown(labels, before)
             failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair, where))
+
+    # Cases go in batches: the reference on a batch, then the learner's function on it in one
+    # request when it lives in the learner's kernel (not one round trip a case). The time
+    # budget, each device's share of it, ends them: the first two cases always run, and a
+    # slow learner's function can cut its cases short only after the first batch.
+    cut = False
+    remote_fn = hasattr(fn, "call_many")
+    for order, dev in enumerate(devices):
+        until = monotonic() + budget / len(devices)
+        i, size = 0, FIRST_BATCH
+        while i < cases:
+            batch: list = []
+            while i < cases and len(batch) < size and not (i >= 2 and monotonic() > until):
+                entry = plan(order, dev, i)
+                i += 1
+                if entry is not None:
+                    batch.append(entry)
+            answers: list = [None] * len(batch)
+            if remote_fn and batch:
+                calls = []
+                for _, _, meta, k, _, case, ref_out, ref_exc in batch:
+                    want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
+                    calls.append((case.args, _grad_output(ref_out, seed + k) if want else None, seed + k))
+                answers = fn.call_many(calls)
+            for entry, answer in zip(batch, answers, strict=True):
+                judge_case(entry, answer)
+            if i < cases and monotonic() > until:
+                cut = True
+                break
+            size = min(size * 2, CALLS_PER_REQUEST)
+    ran, skipped = counts["ran"], counts["skipped"]
 
     device_names = [str(d) for d in devices]
     if failures:
