@@ -197,6 +197,10 @@ def test_a_time_budget_bounds_the_cases_instead_of_a_cap():
     assert 2 <= r["details"]["ran"] < 100_000
     with pytest.raises(ValidationError):
         check(**{**c, "cases": 100_001})
+    # a slow learner's function cannot cut the first batch short: its 50 cases all run
+    slow = "import time, torch\ndef double(x):\n    time.sleep(0.04)\n    return x * 2\n"
+    r = only(verify(slow, ref, [check(**{**c, "time_budget": 1.0})]))
+    assert r["passed"] and r["details"]["ran"] == 50 and r["details"]["time_budget_reached"] is True, r
 
 
 def test_strict_types_tell_a_list_from_a_tuple_and_a_tensor():
