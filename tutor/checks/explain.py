@@ -11,6 +11,7 @@ generator's repr; values whose repr is an object address are left out.
 
 import ast
 import builtins
+import functools
 import re
 
 from .describe import short_repr
@@ -18,6 +19,7 @@ from .describe import short_repr
 TEMP = "__ptfund_v"
 SEEN = "__ptfund_seen"  # key -> {operand index: value} of the condition being tested
 WITNESS = "__ptfund_witness"
+RESULT = "__ptfund_result"
 _OBJECT_REPR = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
 _FIRST = "<the first item that fails>"  # the part that holds all(...)'s witness
 _NOT_SHOWN = frozenset(dir(builtins)) | {"torch", "np", "nn", "F", "math", "ref", "DEVICE"}
@@ -194,21 +196,25 @@ def _free_names(test: ast.expr) -> list:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str):
+    """The condition of ``source`` and the code computing it into RESULT (a function check
+    evaluates its property once per case: parsed once)."""
+    text = source.strip()
+    test = ast.parse(text, "<check>", "eval").body
+    condition = Condition(test, 0, [0], text)
+    statements = [*condition.statements, ast.Assign(targets=[ast.Name(RESULT, ast.Store())], value=condition.result)]
+    module = ast.fix_missing_locations(ast.Module(body=statements, type_ignores=[]))
+    return condition, compile(module, "<check>", "exec", dont_inherit=True)
+
+
 def evaluate(source: str, scope: dict, hidden=lambda src: False) -> tuple[object, str]:
     """Evaluate the expression ``source`` in ``scope`` (modified: temporaries land there);
     returns its value and, for a false value, the sides as :meth:`Condition.sides` says them
     (leaving out the operands ``hidden`` says)."""
-    text = source.strip()
-    test = ast.parse(text, "<check>", "eval").body
-    condition = Condition(test, 0, [0], text)
-    result = f"{TEMP}_result"
-    statements = [
-        *condition.statements,
-        ast.Assign(targets=[ast.Name(result, ast.Store())], value=condition.result),
-    ]
-    module = ast.fix_missing_locations(ast.Module(body=statements, type_ignores=[]))
+    condition, code = _compiled(source)
     seen: dict = {0: {}}
     scope[SEEN], scope[WITNESS] = seen, witness
-    exec(compile(module, "<check>", "exec", dont_inherit=True), scope)
-    value = scope[result]
+    exec(code, scope)
+    value = scope[RESULT]
     return value, ("" if value else condition.sides(seen, scope, hidden))
