@@ -15,6 +15,7 @@ rest of the library keeps to the standard library, torch and numpy.
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import sys
@@ -27,7 +28,8 @@ from .namespaces import INTERRUPTS, BoundedOutput, captured
 MAX_TESTS = 200  # records sent back; more are summed up in one
 MAX_MESSAGE = 1500  # characters of one test's message
 MAX_LINES = 20
-OUTCOMES = ("passed", "failed", "error", "skipped", "timeout")
+_ENVIRON = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PY_COLORS": "0"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class TestTimedOut(BaseException):
@@ -53,8 +55,10 @@ def run_file(
     collector = _Collector(folder, timeout)
     restore = _as_module(module, module_name)
     profile = _hypothesis_profile()
-    environ = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the plugins named below, never what is installed
+    # Only the plugins named below, never what is installed; plain text, whatever the kernel's
+    # environment asks of terminals (a kernel may set FORCE_COLOR).
+    environ = {key: os.environ.get(key) for key in _ENVIRON}
+    os.environ.update(_ENVIRON)
     try:
         path = os.path.join(folder, filename)
         with open(path, "w", encoding="utf-8") as f:
@@ -71,6 +75,7 @@ def run_file(
             "--confcutdir",
             folder,
             "-q",
+            "--color=no",
             "-p",
             "no:cacheprovider",
             "-p",
@@ -85,10 +90,11 @@ def run_file(
         with captured(BoundedOutput(limit=0)), collector.timer():  # pytest's own report never floods
             pytest.main(args, plugins=[collector])
     finally:
-        if environ is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = environ
+        for key, value in environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         if profile is not None:
             profile()
         restore()
@@ -213,10 +219,10 @@ def _message(report) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     text = str(getattr(crash, "message", "") or "")
     if not text:
-        long = str(getattr(report, "longreprtext", "") or "")
+        long = _ANSI.sub("", str(getattr(report, "longreprtext", "") or ""))
         lines = [line[1:].strip() for line in long.splitlines() if line.startswith("E ")]
         text = "\n".join(lines) or (long.strip().splitlines() or [""])[-1]
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    lines = [line.rstrip() for line in _ANSI.sub("", text).splitlines() if line.strip()]
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"... {len(lines) - MAX_LINES} more lines"]
     text = "\n".join(lines)
@@ -262,15 +268,18 @@ def _hypothesis_profile():
     on disk, no health check about speed. Returns how to put the previous profile back, or
     None without hypothesis."""
     try:
-        from hypothesis import HealthCheck, settings
+        from hypothesis import HealthCheck, Phase, settings
     except ImportError:
         return None
+    # The explain phase names lines of pytest's and hypothesis's own files: noise to a learner.
+    phases = [phase for phase in Phase if phase.name != "explain"]
     previous = getattr(settings, "_current_profile", None) or "default"
     settings.register_profile(
         "ptfund-tests",
         deadline=None,
         database=None,
         print_blob=False,
+        phases=phases,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
     )
     settings.load_profile("ptfund-tests")

@@ -41,6 +41,8 @@ def check_pytest(check: dict, ctx: Context) -> Outcome:
     expected = defined_tests(source)
     if not expected:
         raise AuthoringError("the test file defines no test (functions named test_...)")
+    if ctx.code_error is not None:  # importing a module whose code raises fails, as it would for the course
+        return Outcome(False, f"the tests could not import your code: {ctx.code_error.phrase()}")
     request = {
         "source": source,
         "module": check["module"],
