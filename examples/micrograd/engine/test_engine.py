@@ -3,7 +3,6 @@ import math
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-
 from micrograd.engine import Value
 
 
