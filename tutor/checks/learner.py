@@ -212,14 +212,19 @@ def _pytest(request: dict) -> dict:
 
     ns = _state["worlds"].get(str(request.get("world") or "main")) or {}
     name = str(request.get("module") or "")
-    report = run_file(
-        str(request.get("source") or ""),
-        ns.get(MODULE_KEY),
-        name,
-        seed=int(request.get("seed") or 0),
-        timeout=float(request.get("timeout") or 10.0),
-        filename=str(request.get("filename") or ""),
-    )
+    try:
+        report = run_file(
+            str(request.get("source") or ""),
+            ns.get(MODULE_KEY),
+            name,
+            seed=int(request.get("seed") or 0),
+            timeout=float(request.get("timeout") or 10.0),
+            filename=str(request.get("filename") or ""),
+        )
+    except (KeyboardInterrupt, Tampered):
+        raise
+    except Exception as exc:  # answered as data, so the judge says it in a sentence
+        report = {"tests": [], "problem": f"the tests could not run ({type(exc).__name__}: {str(exc)[:300]})"}
     _check_guard("while its tests ran")
     return report
 

@@ -28,7 +28,8 @@ from .namespaces import INTERRUPTS, BoundedOutput, captured
 MAX_TESTS = 200  # records sent back; more are summed up in one
 MAX_MESSAGE = 1500  # characters of one test's message
 MAX_LINES = 20
-_ENVIRON = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PY_COLORS": "0"}
+# No installed plugin, no options or plugins from the environment, plain text.
+_ENVIRON = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "", "PY_COLORS": "0"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -51,12 +52,15 @@ def run_file(
     if not isinstance(module, types.ModuleType):
         return {"tests": [], "problem": f"the code was not run as the module {module_name}"}
     filename = filename or "test_" + module_name.rsplit(".", 1)[-1] + ".py"
-    folder = tempfile.mkdtemp(prefix="ptfund-tests-")
+    try:
+        # TMPDIR names the confined kernel's scratch folder (tempfile may have cached another
+        # one before the kernel was forked).
+        folder = tempfile.mkdtemp(prefix="ptfund-tests-", dir=os.environ.get("TMPDIR") or None)
+    except OSError as exc:
+        return {"tests": [], "problem": f"the test file could not be written to the kernel's scratch folder ({exc})"}
     collector = _Collector(folder, timeout)
     restore = _as_module(module, module_name)
     profile = _hypothesis_profile()
-    # Only the plugins named below, never what is installed; plain text, whatever the kernel's
-    # environment asks of terminals (a kernel may set FORCE_COLOR).
     environ = {key: os.environ.get(key) for key in _ENVIRON}
     os.environ.update(_ENVIRON)
     try:
@@ -88,7 +92,7 @@ def run_file(
         if profile is not None:
             args += ["-p", "_hypothesis_pytestplugin", f"--hypothesis-seed={seed}"]
         with captured(BoundedOutput(limit=0)), collector.timer():  # pytest's own report never floods
-            pytest.main(args, plugins=[collector])
+            collector.exit_code = int(pytest.main(args, plugins=[collector]))
     finally:
         for key, value in environ.items():
             if value is None:
@@ -114,6 +118,7 @@ class _Collector:
         self.tests: dict = {}  # name -> record, in the order pytest ran them
         self.problem: str | None = None
         self.interrupted: str | None = None
+        self.exit_code = 0
 
     # ---------------------------------------------------------------- hooks
 
@@ -204,7 +209,12 @@ class _Collector:
             tests = [*tests[: MAX_TESTS - 1], more]
         problem = self.problem or (self.interrupted if tests else None)
         if problem is None and not tests:
-            problem = "pytest found no test in the test file"
+            # 5: no tests collected; 3 and 4 (pytest's internal and usage errors) are not the file's.
+            problem = (
+                "pytest found no test in the test file"
+                if self.exit_code in (0, 5)
+                else f"pytest stopped before running any test (exit code {self.exit_code})"
+            )
         return {"tests": tests, "problem": problem}
 
 
