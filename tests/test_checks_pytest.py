@@ -20,7 +20,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from tutor.packs.loader import check_pack
-from tutor.packs.models import Check
+from tutor.packs.models import Check, Mistake
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "micrograd"
@@ -63,10 +63,13 @@ class TestRepr:
 """
 
 
-def run(code: str, tests: str = TESTS, timeout: float = 10.0, setup: str = "") -> dict:
+def run(code: str, tests: str = TESTS, timeout: float = 10.0, setup: str = "", **fields) -> dict:
     from tutor.checks.judge import run_local
 
-    check = TypeAdapter(Check).validate_python({"kind": "pytest", "code": tests, "module": MODULE, "timeout": timeout})
+    check = TypeAdapter(Check).validate_python(
+        {"kind": "pytest", "code": tests, "module": MODULE, "timeout": timeout, **fields}
+    )
+    mistakes = [Mistake(failed_check="adding", message="Add, do not subtract.", id="subtracts").model_dump()]
     result = run_local(
         {
             "setup": setup,
@@ -74,7 +77,7 @@ def run(code: str, tests: str = TESTS, timeout: float = 10.0, setup: str = "") -
             "solution": GOOD,
             "seed": 0,
             "checks": [check.model_dump()],
-            "mistakes": [],
+            "mistakes": mistakes if fields.get("id") == "adding" else [],
             "device": "cpu",
             "worlds": [{"seed": 1, "variant": ""}],
             "module": MODULE,
@@ -113,6 +116,17 @@ def test_failures_carry_pytests_assertion_and_hypothesis_example():
 
 
 @pytest.mark.slow
+def test_the_checks_id_names_its_tests_and_its_message_and_mistakes_lead_once():
+    wrong = GOOD.replace("self.data + other.data", "self.data - other.data")
+    result = run(wrong, id="adding", message="Look at __add__.")
+    checks = by_id(result)
+    assert list(checks) == ["adding::test_add", "adding::test_add_property", "adding::TestRepr::test_repr"]
+    assert checks["adding::test_add"]["message"].startswith("Look at __add__.\ntest_add failed")
+    assert checks["adding::test_add_property"]["message"].startswith("test_add_property failed")
+    assert result["mistakes"] == ["Add, do not subtract."] and result["mistake_ids"] == ["subtracts"]
+
+
+@pytest.mark.slow
 def test_a_test_that_runs_forever_is_stopped_in_one_sentence_and_the_others_still_run():
     looping = GOOD.replace("return Value(self.data + other.data)", "while True:\n            pass")
     checks = by_id(run(looping, timeout=1))
@@ -126,6 +140,15 @@ def test_code_that_skips_its_tests_or_does_not_import_fails():
     checks = by_id(run(skipping))
     assert checks["test_add"]["message"].startswith("test_add failed"), checks
     assert "your code skipped this test (later)" in checks["test_add"]["message"]
+    # Skips the test file asks for are the author's: they pass as skipped.
+    marked = TESTS + (
+        "\n\n@pytest.mark.skip(reason='not yet')\ndef test_later():\n    assert False\n"
+        "\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"
+        "\n\ndef test_skips_itself():\n    pytest.skip('no GPU here')\n"
+    )
+    checks = by_id(run(GOOD, marked))
+    assert checks["test_later"] == {**checks["test_later"], "passed": True, "message": "✓ test_later skipped: not yet"}
+    assert checks["test_known"]["passed"] and checks["test_skips_itself"]["passed"], checks
     missing = run("class Valu:\n    pass\n")
     assert [c["message"] for c in missing["checks"]] == [
         "the test file could not be loaded: ImportError: cannot import name 'Value' from 'micrograd.engine' "

@@ -123,8 +123,13 @@ class _Collector:
     # ---------------------------------------------------------------- hooks
 
     def pytest_collectreport(self, report) -> None:
-        if report.failed and self.problem is None:
+        if self.problem is not None:
+            return
+        if report.failed:
             self.problem = "the test file could not be loaded: " + _message(report)
+        elif report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+            self.problem = f"the test file skipped all of its tests ({reason})"
 
     def pytest_runtest_logreport(self, report) -> None:
         name = report.nodeid.split("::", 1)[-1]
@@ -154,7 +159,7 @@ class _Collector:
         if isinstance(longrepr, tuple) and len(longrepr) == 3:
             where, _, reason = longrepr
             reason = str(reason).removeprefix("Skipped: ")
-        if hasattr(report, "wasxfail") or (where and str(where).startswith(self.folder)):
+        if hasattr(report, "wasxfail") or (where and _inside(str(where), self.folder)):
             return {"outcome": "skipped", "message": reason}
         # A skip the test file did not ask for: the code under test skipped its own test.
         return {
@@ -241,10 +246,18 @@ def _message(report) -> str:
 
 def _line(report, folder: str) -> int | None:
     crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None and str(getattr(crash, "path", "")).startswith(folder):
+    if crash is not None and _inside(str(getattr(crash, "path", "")), folder):
         return int(crash.lineno)
     location = getattr(report, "location", None)
     return int(location[1]) + 1 if location and isinstance(location[1], int) else None
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is the test file's (pytest may name it through a resolved link)."""
+    if not path or path.startswith("<"):
+        return False
+    real = os.path.realpath(folder)
+    return path.startswith(folder) or os.path.realpath(path).startswith(real)
 
 
 def _as_module(module, name: str):
