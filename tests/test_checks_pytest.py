@@ -184,7 +184,13 @@ def test_a_test_the_file_defines_that_reports_nothing_fails():
         "_collect = _p.Module.collect\n"
         "_p.Module.collect = lambda self: [i for i in _collect(self) if i.name != 'test_add']\n"
     )
-    checks = by_id(run(dropping))
+    # A fixture named test_... and a Test class with __init__ are not tests: nothing missing there.
+    tests = TESTS + (
+        "\n\n@pytest.fixture\ndef test_data():\n    return 1\n"
+        "\n\nclass TestHelper:\n    def __init__(self):\n        pass\n\n    def test_not_collected(self):\n        pass\n"
+    )
+    assert run(GOOD, tests)["passed"]
+    checks = by_id(run(dropping, tests))
     assert checks["test_add"] == {**checks["test_add"], "passed": False}
     assert checks["test_add"]["message"] == "test_add failed: no result came back for this test"
 

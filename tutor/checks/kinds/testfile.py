@@ -15,24 +15,34 @@ from ..guard import Tampered
 from ..namespaces import MODULE_KEY
 
 _FAILING = ("failed", "error", "timeout")
+MAX_RECORDS = 200  # as many as the learner's side sends (pytestrun.MAX_TESTS)
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_test(node) -> bool:
+    """A function pytest collects: named test..., and not a fixture."""
+    if not isinstance(node, _FUNCTIONS) or not node.name.startswith("test"):
+        return False
+    return not any("fixture" in ast.unparse(d) for d in node.decorator_list)
 
 
 def defined_tests(source: str) -> list:
     """The test functions the file defines at its top level and in its Test classes, as
-    pytest names them (without parameters)."""
+    pytest names them (without parameters). A class with ``__init__`` is not collected."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise AuthoringError(f"the test file does not parse (line {exc.lineno}: {exc.msg})") from None
     names = []
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     for node in tree.body:
-        if isinstance(node, functions) and node.name.startswith("test"):
+        if isinstance(node, _FUNCTIONS) and _is_test(node):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            names += [
-                f"{node.name}::{f.name}" for f in node.body if isinstance(f, functions) and f.name.startswith("test")
-            ]
+            methods = [f for f in node.body if isinstance(f, _FUNCTIONS)]
+            if not any(f.name == "__init__" for f in methods):
+                names += [f"{node.name}::{f.name}" for f in methods if _is_test(f)]
     return names
 
 
@@ -91,8 +101,10 @@ def check_pytest(check: dict, ctx: Context) -> Outcome:
 
 def _records(value) -> list:
     """The learner's kernel's records, kept only where each is the plain data it should be."""
-    out = []
+    out: list = []
     for item in value if isinstance(value, list) else []:
+        if len(out) >= MAX_RECORDS:
+            break
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         outcome = item.get("outcome")
