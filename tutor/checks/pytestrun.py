@@ -84,7 +84,7 @@ def run_file(
             "no:cacheprovider",
             "-p",
             "no:faulthandler",
-            "--capture=sys",
+            "--capture=no",  # prints go to the bounded sink below, never into memory
             "--import-mode=importlib",
             "-o",
             "python_files=*.py",
