@@ -296,7 +296,9 @@ def _hypothesis_profile():
         return None
     # The explain phase names lines of pytest's and hypothesis's own files: noise to a learner.
     phases = [phase for phase in Phase if phase.name != "explain"]
-    previous = getattr(settings, "_current_profile", None) or "default"
+    # get_current_profile_name arrived in hypothesis 6.119; older ones keep the name privately.
+    current = getattr(settings, "get_current_profile_name", None)
+    previous = (current() if current else getattr(settings, "_current_profile", None)) or "default"
     settings.register_profile(
         "ptfund-tests",
         deadline=None,
