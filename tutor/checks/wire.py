@@ -554,7 +554,8 @@ class Decoder:
         if tag == "device":
             index = value.get("index")
             try:
-                return torch.device(str(value.get("type")), index if type(index) is int else None)
+                where = str(value.get("type"))
+                return torch.device(where, index) if type(index) is int else torch.device(where)
             except (RuntimeError, ValueError):
                 raise WireError("a device torch does not know") from None
         if tag == "bytes":
@@ -641,16 +642,9 @@ class Decoder:
 
     def _meta(self, layout: dict, depth: int) -> torch.Tensor:
         """A meta tensor from its layout (meta tensors hold no data to send)."""
-        shape, stride, offset = layout.get("shape"), layout.get("stride"), layout.get("offset")
+        shape, stride, offset = _sizes(layout.get("shape")), _sizes(layout.get("stride")), layout.get("offset")
         dtype = self(layout.get("dtype"), depth + 1)
-        dims = (shape, stride)
-        if (
-            type(dtype) is not torch.dtype
-            or not all(type(d) is list and len(d) <= 64 and all(type(n) is int and n >= 0 for n in d) for d in dims)
-            or len(shape) != len(stride)
-            or type(offset) is not int
-            or offset < 0
-        ):
+        if type(dtype) is not torch.dtype or len(shape) != len(stride) or type(offset) is not int or offset < 0:
             raise WireError("a meta tensor whose layout is not shapes and strides")
         try:
             return torch.empty(0, dtype=dtype, device="meta").as_strided(shape, stride, offset)
@@ -686,6 +680,12 @@ class Decoder:
         ):
             getattr(module, attr).update({-(i + 1): None for i in range(min(hooks.get(kind, 0), 1000))})
         return module
+
+
+def _sizes(value) -> list[int]:
+    if type(value) is not list or len(value) > 64 or not all(type(n) is int and n >= 0 for n in value):
+        raise WireError("a meta tensor whose layout is not shapes and strides")
+    return value
 
 
 def _number(value) -> float:
