@@ -282,3 +282,34 @@ def test_the_example_pack_through_check_pack_test_grade_and_gradescope(tmp_path:
     assert test["status"] == "failed"
     assert "✗ test_relu failed (line 79 of the tests): assert 1 == 0" in test["output"]
     assert "✓ test_product_rule passed" in test["output"]
+
+
+def test_hiding_and_gradescope_tell_a_pytest_checks_lines_apart():
+    """A pytest check is one verdict line per test: the checks after it keep their places."""
+    from tutor.grading.hiding import check_of_lines, conceal
+    from tutor.grading.verdict import CheckLine, Verdict
+    from tutor.packs.models import Exercise
+
+    exercise = Exercise(
+        id="ex",
+        title="Ex",
+        prompt="Do it.",
+        solution="x = 1",
+        checks=[
+            {"kind": "value", "expr": "x"},
+            {"kind": "pytest", "code": TESTS, "module": MODULE},
+            {"kind": "pytest", "id": "more", "code": TESTS, "module": MODULE},
+            {"kind": "value", "expr": "x", "hidden": True},
+        ],
+    )
+    lines = [
+        CheckLine(None, "value", True, "x matches"),
+        CheckLine("pytest-2::test_add", "pytest", False, "test_add failed: assert 1 == 2"),
+        CheckLine("pytest-2::test_add_property", "pytest", True, "test_add_property passed"),
+        CheckLine("more::test_add", "pytest", True, "test_add passed"),
+        CheckLine(None, "value", False, "x is 1, expected 2"),
+    ]
+    assert check_of_lines(lines, exercise) == [0, 1, 1, 2, 3]
+    verdict = conceal(Verdict("fail", "2 of 5 checks fail.", checks=lines), exercise)
+    assert [c.hidden for c in verdict.checks] == [False, False, False, False, True]
+    assert verdict.checks[1].message == "test_add failed: assert 1 == 2"

@@ -376,7 +376,8 @@ def _tests_as_checks(results: list, checks: list) -> list:
                 message, authored = f"{authored}\n{message}", ""
             out.append(
                 {
-                    "id": f"{result['id']}::{test['name']}" if result.get("id") else test["name"],
+                    # The check's id (or its place) first: the host tells the lines of each check apart by it.
+                    "id": f"{result.get('id') or f'pytest-{index + 1}'}::{test['name']}",
                     "kind": "pytest",
                     "passed": bool(test["passed"]),
                     "expected": None,
