@@ -117,6 +117,12 @@ def test_errors_of_metas_missing_data_are_not_device_errors():
 
     assert not device_error("NotImplementedError", "Cannot copy out of meta tensor; no data!")
     assert not device_error("RuntimeError", "Tensor.item() cannot be called on meta tensors")
+    # torch 2.2 says it so
+    assert not device_error(
+        "NotImplementedError",
+        "aten::_local_scalar_dense: attempted to run this operator with Meta tensors, but there was no abstract "
+        "impl or Meta kernel registered.",
+    )
     assert device_error(
         "RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"
     )

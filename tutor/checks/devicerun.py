@@ -265,6 +265,9 @@ _NO_DATA = (
     "on meta tensors",
     "data-dependent",
     "cannot access data pointer",
+    # torch 2.2's words for .item() and for an operator with no meta kernel
+    "_local_scalar_dense",
+    "attempted to run this operator with meta tensors",
 )
 _DEVICE_NAMES = ("cpu", "cuda", "meta", "mps")
 

@@ -89,6 +89,13 @@ class ValueCheck(_Check, _Tolerance):
     kind: Literal["value"]
     expr: Expr
     expected: Expr | None = Field(None, description="expression in the reference namespace; default: expr itself")
+    strict_types: bool = Field(
+        False,
+        description=(
+            "the value must have the expected one's type: a list is not a tuple, a tuple or list is not a tensor "
+            "(by default equal values of these types match)"
+        ),
+    )
 
 
 class TensorCheck(_Check, _Tolerance):
@@ -158,17 +165,41 @@ class SameAsSolutionCheck(_Check, _Tolerance):
     names: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(min_length=1)
 
 
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Range = Annotated[list[int], Field(min_length=2, max_length=2)]
+
+
 class ArgSpec(Strict):
     """One generated argument of a function check."""
 
-    type: Literal["tensor", "int", "float", "choice"]
-    shape: list[int | str] | None = Field(None, description="tensor shape; strings are dimension names from dims")
+    type: Literal["tensor", "int", "float", "choice", "shape", "index", "permutation", "dtype"] = Field(
+        description=(
+            "tensor, int, float, choice; shape: a tuple of sizes; index: a tuple of indices within a shape; "
+            "permutation: an order of 0..k-1; dtype: a torch dtype from dtypes"
+        )
+    )
+    name: Name | None = Field(
+        None, description="the argument's name in feedback and in property (default: the reference's parameter name)"
+    )
+    shape: list[int | str] | None = Field(
+        None, description="tensor shape, or the shape an index lies within; strings are dimension names from dims"
+    )
     dtypes: list[Literal[INPUT_DTYPES]] = Field(default_factory=lambda: ["float32"])  # type: ignore[valid-type]
     requires_grad: bool = False
     min: float | None = None
     max: float | None = None
     values: list | None = Field(None, description="choices for type: choice")
-    dim: str | None = Field(None, description="type: int only: the size of this named dimension (from dims)")
+    dim: str | None = Field(
+        None, description="int: the size of this named dimension (from dims); permutation: its length"
+    )
+    ndim: Range | None = Field(None, description="shape: [low, high] number of dimensions (default [1, 3])")
+    of: Name | None = Field(
+        None,
+        description="index: within this earlier argument's shape; permutation: of this earlier argument's dimensions",
+    )
+    broadcasts_with: Name | None = Field(
+        None, description="shape or tensor: a shape that broadcasts with this earlier argument's (never the same one)"
+    )
     sorted: bool = Field(False, description="tensor: values sorted ascending along the last dimension")
     unique: bool = Field(False, description="tensor: no value repeats (integer tensors draw without replacement)")
     transform: str | None = Field(
@@ -179,16 +210,28 @@ class ArgSpec(Strict):
 
     @model_validator(mode="after")
     def _fits_type(self) -> ArgSpec:
-        if self.type == "tensor" and self.shape is None:
-            raise ValueError("a tensor argument needs a shape")
-        if self.dim is not None and self.type != "int":
-            raise ValueError("dim ties an int argument to a dimension's size: it needs type: int")
+        if self.type == "tensor" and self.shape is None and self.broadcasts_with is None:
+            raise ValueError("a tensor argument needs a shape (or broadcasts_with)")
+        if self.dim is not None and self.type not in ("int", "permutation"):
+            raise ValueError(
+                "dim ties an int or a permutation to a dimension's size: it needs type: int or permutation"
+            )
         if (self.sorted or self.unique) and self.type != "tensor":
             raise ValueError("sorted and unique apply to tensor arguments")
         if self.type == "choice" and not self.values:
             raise ValueError("a choice argument needs values")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError("min is larger than max")
+        if self.ndim is not None and (self.type != "shape" or self.ndim[0] > self.ndim[1] or self.ndim[0] < 0):
+            raise ValueError("ndim is [low, high] (low <= high, both >= 0) of a shape argument")
+        if self.of is not None and self.type not in ("index", "permutation"):
+            raise ValueError("of applies to index and permutation arguments")
+        if self.type == "index" and (self.of is None) == (self.shape is None):
+            raise ValueError("an index argument needs exactly one of of (an earlier argument) and shape")
+        if self.type == "permutation" and (self.of is None) == (self.dim is None):
+            raise ValueError("a permutation argument needs exactly one of of (an earlier argument) and dim")
+        if self.broadcasts_with is not None and self.type not in ("shape", "tensor"):
+            raise ValueError("broadcasts_with applies to shape and tensor arguments")
         return self
 
 
@@ -196,15 +239,25 @@ class FunctionCheck(_Check, _Tolerance):
     """Call the learner's function and the reference on generated inputs; report the smallest failing case."""
 
     kind: Literal["function"]
-    name: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    name: Name
     args: list[ArgSpec] = Field(min_length=1)
-    dims: dict[str, Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
-        default_factory=dict, description="dimension name -> [low, high] (inclusive)"
+    dims: dict[str, Range] = Field(default_factory=dict, description="dimension name -> [low, high] (inclusive)")
+    cases: int = Field(25, ge=1, le=100_000, description="how many cases, at most (time_budget may stop it sooner)")
+    time_budget: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        description=(
+            "seconds for making cases and running the reference and the learner's function on them, per world "
+            "and split across devices; no further batch of cases starts after it (the first two cases always run)"
+        ),
     )
-    cases: int = Field(25, ge=1, le=500)
     devices: list[InputDevice] = Field(
         default_factory=lambda: ["default", "meta"],
-        description="devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped",
+        description=(
+            "devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped, "
+            "and a function given no tensors runs on the first only"
+        ),
     )
     compare: list[TensorProperty] = Field(default_factory=lambda: ["shape", "dtype", "device", "values"], min_length=1)
     broadcast: bool = Field(
@@ -214,16 +267,38 @@ class FunctionCheck(_Check, _Tolerance):
     distinct_dims: bool = Field(
         False, description="give the named dimensions different sizes in every case (a swapped axis then shows)"
     )
-    reference: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
+    reference: Name | None = Field(
         None, description="the oracle: a function defined in setup, instead of the solution's function of this name"
     )
-    mutates: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
-        default_factory=list,
+    property: Expr | None = Field(
+        None,
         description=(
-            "arguments the function is meant to change in place: compared with the reference's after the call; "
-            "every other tensor argument must come back unchanged (values and version counter)"
+            "an expression that must be true in every case, over the arguments (by name, after the call) and "
+            "result (what the function returned); with it, results are compared with a reference only when "
+            "reference is given"
         ),
     )
+    mutates: list[Name] = Field(
+        default_factory=list,
+        description=(
+            "arguments the function is meant to change in place (output arguments): compared with the "
+            "reference's after the call; every other tensor argument must come back unchanged (values and "
+            "version counter)"
+        ),
+    )
+    strict_types: bool = Field(
+        False,
+        description=(
+            "results must have the reference's type: a list is not a tuple, a tuple or list is not a tensor "
+            "(by default equal values of these types match)"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _property_names(self) -> FunctionCheck:
+        if self.property is not None and self.reference is None and any(a.name is None for a in self.args):
+            raise ValueError("a property check without a reference names every argument (name: on each of args)")
+        return self
 
 
 class PythonCheck(_Check):
