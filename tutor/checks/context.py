@@ -115,6 +115,11 @@ class Context:
         """The judge's client of the learner's kernel (None when both run in this process)."""
         return getattr(self._learner, "client", None)
 
+    @property
+    def world(self) -> str:
+        """The name of the learner's world these checks look at ("main", "world-2", ...)."""
+        return str(getattr(self._learner, "name", "main"))
+
     def seed_learner(self, seed: int) -> None:
         """Seed this process, and the learner's kernel before its next call."""
         seed_all(seed)

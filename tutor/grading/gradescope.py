@@ -14,7 +14,10 @@ from pathlib import Path
 from tutor.errors import TutorError
 from tutor.files import Unreadable, describe, read_json_file, write_atomic
 from tutor.grading.gradebook import MISSING, Cell, Gradebook
+from tutor.grading.hiding import check_of_lines
 from tutor.grading.submissions import Column
+from tutor.grading.verdict import CheckLine
+from tutor.packs import models as m
 
 # Gradescope's metadata is a few kilobytes nested a few levels; past these it is not theirs.
 MAX_METADATA_BYTES = 1 << 20
@@ -76,28 +79,37 @@ def _check_tests(book: Gradebook, column: Column, cell: Cell, number: int) -> li
     own test above carries the score; these carry none."""
     tests: list[dict] = []
     lines = cell.verdict.checks if cell.verdict else []
-    for index, check in enumerate(book.graded_exercise(column).checks):
+    exercise = book.graded_exercise(column)
+    owners = check_of_lines(lines, exercise)
+    for index, check in enumerate(exercise.checks):
         if check.gradescope_visibility == "visible":
             continue
-        line = lines[index] if index < len(lines) else None
-        passed = line is not None and line.passed
-        order = len(tests) + 1
-        if book.reveal and line is not None:
-            name = check.id or check.label or f"{check.kind} check {index + 1}"
-            output = line.message
-        else:
-            name = f"hidden check {order}"
-            output = "Passes." if passed else ("Fails." if line is not None else "Not checked.")
-        tests.append(
-            {
-                "name": f"{column.name}: {name}",
-                "number": f"{number}.{order}",
-                "status": "passed" if passed else "failed",
-                "output": output,
-                "visibility": check.gradescope_visibility,
-            }
-        )
+        # A pytest check is one line per test, so one Gradescope test each.
+        own: list[CheckLine | None] = [line for line, owner in zip(lines, owners, strict=True) if owner == index]
+        for line in own or [None]:
+            tests.append(_check_test(book, column, check, index, line, number, len(tests) + 1))
     return tests
+
+
+def _check_test(
+    book: Gradebook, column: Column, check: m.Check, index: int, line: CheckLine | None, number: int, order: int
+) -> dict:
+    passed = line is not None and line.passed
+    if book.reveal and line is not None:
+        name = check.id or check.label or f"{check.kind} check {index + 1}"
+        if check.kind == "pytest" and line.id:
+            name = line.id  # ID::TEST: which of the check's tests
+        output = line.message
+    else:
+        name = f"hidden check {order}"
+        output = "Passes." if passed else ("Fails." if line is not None else "Not checked.")
+    return {
+        "name": f"{column.name}: {name}",
+        "number": f"{number}.{order}",
+        "status": "passed" if passed else "failed",
+        "output": output,
+        "visibility": check.gradescope_visibility,
+    }
 
 
 def write_results(root: Path, book: Gradebook) -> Path:

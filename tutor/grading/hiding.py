@@ -21,18 +21,47 @@ from tutor.packs import models as m
 BROKEN = "This exercise is broken: one of its hidden checks could not run. Tell the pack's author."
 
 
+def check_of_lines(lines: list[CheckLine], exercise: m.Exercise) -> list[int | None]:
+    """For each line of a verdict, the index of the exercise's check it reports (None: a line
+    of no check, such as the device run's). A check is one line, except a pytest check, which
+    is one line per test, each id ``ID::TEST`` (``pytest-N::TEST`` without an id)."""
+    out: list[int | None] = []
+    position = 0
+    for index, check in enumerate(exercise.checks):
+        if position >= len(lines):
+            break
+        if check.kind != "pytest":
+            out.append(index)
+            position += 1
+            continue
+        key = check.id or f"pytest-{index + 1}"
+        taken = 0
+        while position < len(lines) and lines[position].kind == "pytest":
+            line_id = lines[position].id or ""
+            if taken and line_id != key and not line_id.startswith(key + "::"):
+                break
+            out.append(index)
+            position += 1
+            taken += 1
+        if not taken:  # a line of another kind where the check's should be: keep the places as they are
+            out.append(index)
+            position += 1
+    return out + [None] * (len(lines) - len(out))
+
+
 def conceal(verdict: Verdict, exercise: m.Exercise) -> Verdict:
     """``verdict`` with the exercise's hidden checks reduced to passed or failed."""
-    flags = [c.is_hidden for c in exercise.checks]
-    if not any(flags):
+    hidden = [c.is_hidden for c in exercise.checks]
+    if not any(hidden):
         return verdict
+    flags = [index is not None and hidden[index] for index in check_of_lines(verdict.checks, exercise)]
     hidden_ids = {c.id for c in exercise.checks if c.is_hidden and c.id}
     tied = {mk.stable_id for mk in exercise.mistakes if mk.failed_check in hidden_ids}
     lines: list[CheckLine] = []
     secrets: list[str] = []  # what the hidden checks said, kept out of the headline
     # The verdict's lines follow the exercise's checks (a device run may add one at the end).
     for index, line in enumerate(verdict.checks):
-        if index < len(flags) and flags[index]:
+        if flags[index]:
             lines.append(CheckLine(id=None, kind="hidden", passed=line.passed, message="", hidden=True))
             secrets += [text for text in (line.id, line.message, line.expected, line.actual) if text]
         else:

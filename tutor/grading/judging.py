@@ -64,6 +64,7 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
         "code": code,
         "seed": exercise.seed,
         "device": device,
+        "module": exercise.learner_module,  # a module name only: the tests come after the code ran
     }
 
 

@@ -313,6 +313,27 @@ class PythonCheck(_Check):
     )
 
 
+MODULE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+
+
+class PytestCheck(_Check):
+    """An outside course's pytest file (hypothesis allowed), run as it is against the
+    learner's code imported as ``module``; each test is reported as a check of its own."""
+
+    kind: Literal["pytest"]
+    code: Code = Field(
+        min_length=1, description="the test file, usually the name of a .py file beside the YAML (test_engine.py)"
+    )
+    module: str = Field(
+        pattern=MODULE_NAME,
+        max_length=200,
+        description="the module the learner's code is imported as by the tests, e.g. micrograd.engine",
+    )
+    timeout: float = Field(
+        10.0, gt=0, le=600, description="seconds of CPU time each test may take before it is stopped and fails"
+    )
+
+
 class SourceCheck(_Check):
     """Rules on the learner's source, read with ``ast`` (nothing runs).
 
@@ -342,7 +363,8 @@ Check = Annotated[
     | StateDictCheck
     | SameAsSolutionCheck
     | FunctionCheck
-    | PythonCheck,
+    | PythonCheck
+    | PytestCheck,
     Field(discriminator="kind"),
 ]
 
@@ -471,6 +493,11 @@ class Exercise(Strict):
             return []
         variants = self.variants or [""]
         return [{"seed": self.seed + n, "variant": code} for n, code in enumerate(variants, 1)]
+
+    @property
+    def learner_module(self) -> str | None:
+        """The module name the learner's code runs as (its pytest checks import it), or None."""
+        return next((c.module for c in self.checks if isinstance(c, PytestCheck)), None)
 
     @property
     def follows_device(self) -> bool:
