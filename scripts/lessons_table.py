@@ -36,6 +36,9 @@ TOPICS = {
     "hooks": "7a. Hooks on tensors and modules",
     "optimizers": "10a. Optimizers: AdamW, set_to_none, freezing",
     "memory-levers": "10b. Memory levers: checkpointing, LoRA, accumulation",
+    "iterable-data": "9a. Iterable datasets and DataLoader workers",
+    "mixed-precision": "14a. Mixed precision: autocast, GradScaler, loss scaling",
+    "reading-transformers": "10c. Reading transformer code: attention shapes, masks, the residual stream",
 }
 BEGIN, END = "<!-- topics:begin -->", "<!-- topics:end -->"
 

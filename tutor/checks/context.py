@@ -115,6 +115,11 @@ class Context:
         """The judge's client of the learner's kernel (None when both run in this process)."""
         return getattr(self._learner, "client", None)
 
+    @property
+    def world(self) -> str:
+        """The name of the learner's world these checks look at ("main", "world-2", ...)."""
+        return str(getattr(self._learner, "name", "main"))
+
     def seed_learner(self, seed: int) -> None:
         """Seed this process, and the learner's kernel before its next call."""
         seed_all(seed)
@@ -185,7 +190,7 @@ class Context:
         """A learner-facing sentence for an exception raised while checking ``expr``.
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
-        what = self.display(expr) if shown else "the check"
+        what = self.display(expr) if shown else (self.label or "the check")
         if isinstance(exc, Raised):
             return self._explain_raised(exc, expr, what)
         mine = own_frames(exc)

@@ -450,6 +450,7 @@ def run(payload: dict, client: Client) -> dict:
                     "code": code,
                     "seed": seed,
                     "track_generators": True,
+                    "module": payload.get("module"),
                 }
             )
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
@@ -504,7 +505,15 @@ def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, f
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
     begun = client.request(
-        {"op": "begin", "world": name, "setup": setup, "code": code, "seed": seed, "device": str(device)}
+        {
+            "op": "begin",
+            "world": name,
+            "setup": setup,
+            "code": code,
+            "seed": seed,
+            "device": str(device),
+            "module": payload.get("module"),
+        }
     )
     if "refused" in begun:
         return _failed(str(begun["refused"]))
@@ -564,6 +573,7 @@ def run_local(payload: dict) -> dict:
         "code": payload.get("code") or "",
         "seed": int(payload.get("seed") or 0),
         "device": payload.get("device") or "cpu",
+        "module": payload.get("module"),
     }
 
     import contextlib

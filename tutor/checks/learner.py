@@ -137,6 +137,8 @@ def _answer(request: dict) -> dict:
         return {"names": _names(request.get("world") or "main")}
     if op == "calls":
         return _calls(request)
+    if op == "pytest":
+        return _pytest(request)
     target = request.get("target")
     segment = request.get("segment", "run")
     if request.get("seed") is not None:
@@ -203,6 +205,30 @@ def _calls(request: dict) -> dict:
     return {"answers": encoded, "trace": _events(segment)}
 
 
+def _pytest(request: dict) -> dict:
+    """An author's test file against the learner's code as a module (pytestrun.py)."""
+    from .namespaces import MODULE_KEY
+    from .pytestrun import run_file
+
+    ns = _state["worlds"].get(str(request.get("world") or "main")) or {}
+    name = str(request.get("module") or "")
+    try:
+        report = run_file(
+            str(request.get("source") or ""),
+            ns.get(MODULE_KEY),
+            name,
+            seed=int(request.get("seed") or 0),
+            timeout=float(request.get("timeout") or 10.0),
+            filename=str(request.get("filename") or ""),
+        )
+    except (KeyboardInterrupt, Tampered):
+        raise
+    except Exception as exc:  # answered as data, so the judge says it in a sentence
+        report = {"tests": [], "problem": f"the tests could not run ({type(exc).__name__}: {str(exc)[:300]})"}
+    _check_guard("while its tests ran")
+    return report
+
+
 def _engine_interrupt() -> bool:
     from .namespaces import learner_interrupt
 
@@ -264,7 +290,7 @@ def _begin(request: dict) -> dict:
     world = str(request.get("world") or "main")
     device = torch.device(str(request.get("device") or "cpu"))
     seed = int(request.get("seed") or 0)
-    ns = new_namespace(device)
+    ns = new_namespace(device, request.get("module"))
     _state["worlds"][world] = ns
     tracker = None
     if request.get("track_generators"):

@@ -11,6 +11,7 @@ import io
 import linecache
 import random
 import traceback
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,8 +60,21 @@ def _seed_started_generators(seed: int) -> None:
         torch.mps.manual_seed(seed)
 
 
-def new_namespace(device: torch.device) -> dict:
-    return {"__name__": "__main__", "__builtins__": builtins, "DEVICE": device}
+MODULE_KEY = "__ptfund_module__"  # in a namespace that is a module's: the module itself
+
+
+def new_namespace(device: torch.device, module: str | None = None) -> dict:
+    """A namespace for setup and code; with ``module`` (an exercise with a pytest check),
+    the ``__dict__`` of a module of that name, so the learner's functions' globals are the
+    module's own and tests that import it (or patch it) see the same names."""
+    base = {"__name__": "__main__", "__builtins__": builtins, "DEVICE": device}
+    if not module:
+        return base
+    mod = types.ModuleType(module)
+    ns = mod.__dict__
+    ns.update(base, __name__=module)
+    ns[MODULE_KEY] = mod
+    return ns
 
 
 def register_source(filename: str, source: str) -> None:

@@ -179,8 +179,12 @@ def _data(value) -> list | None:
 def worlds_alike(first: dict, second: dict, checks: list) -> bool:
     """Whether a further world gave the reference the same data as the first: then it
     proves nothing more (a setup without random draws; pack test asks for a variant).
-    Function checks draw their own inputs in each world, so they always differ."""
-    if any(c.get("kind") == "function" for c in checks):
+    Function checks draw their own inputs in each world, and so do the hypothesis tests of a
+    pytest check (seeded with the world's seed), so they always differ."""
+    if any(
+        c.get("kind") == "function" or (c.get("kind") == "pytest" and "hypothesis" in str(c.get("code")))
+        for c in checks
+    ):
         return False
     for key, value in first.items():
         if key.startswith("__") or key not in second:
@@ -230,7 +234,7 @@ def _recording(tracer, side: str):
 
 
 def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage, payload) -> dict:
-    ref, learner = new_namespace(device), new_namespace(device)
+    ref, learner = new_namespace(device), new_namespace(device, payload.get("module"))
     quiet = BoundedOutput(limit=0)
     with captured(quiet):  # the reference's prints would give the answer away
         seed_all(seed)
@@ -272,7 +276,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
 def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, first: dict, alike: list) -> dict | None:
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
-    ref, learner = new_namespace(device), new_namespace(device)
+    ref, learner = new_namespace(device), new_namespace(device, payload.get("module"))
     with captured(quiet):  # the learner's code already printed once, in the first world
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
@@ -343,6 +347,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
         results = _with_device_run(payload, results, checks, device_run)
     if guard is not None:
         guard.verify("while the checks ran it")
+    results = _tests_as_checks(results, checks)
     return jsonable(
         {
             "passed": error is None and all(r["passed"] for r in results),
@@ -352,6 +357,36 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
             "mistake_ids": [i for _, i in messages],
         }
     )
+
+
+def _tests_as_checks(results: list, checks: list) -> list:
+    """Each test of a pytest check reported as a check of its own (kinds/testfile.py), the
+    author's message before the first failing one."""
+    out = []
+    for index, result in enumerate(results):
+        tests = (result.get("details") or {}).get("tests") if result.get("kind") == "pytest" else None
+        if not isinstance(tests, list) or not tests:
+            out.append(result)
+            continue
+        check = checks[index] if index < len(checks) else {}
+        authored = (check.get("message") or "").strip()
+        for test in tests:
+            message = test["message"]
+            if authored and not test["passed"]:
+                message, authored = f"{authored}\n{message}", ""
+            out.append(
+                {
+                    # The check's id (or its place) first: the host tells the lines of each check apart by it.
+                    "id": f"{result.get('id') or f'pytest-{index + 1}'}::{test['name']}",
+                    "kind": "pytest",
+                    "passed": bool(test["passed"]),
+                    "expected": None,
+                    "actual": None,
+                    "message": message,
+                    "details": {"test": test["name"], "outcome": test["outcome"], "check": result.get("id")},
+                }
+            )
+    return out
 
 
 def _with_device_run(payload: dict, results: list, checks: list, learner_run=None) -> list:

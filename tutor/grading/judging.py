@@ -64,6 +64,7 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
         "code": code,
         "seed": exercise.seed,
         "device": device,
+        "module": exercise.learner_module,  # a module name only: the tests come after the code ran
     }
 
 
@@ -170,7 +171,9 @@ async def verify_judged(
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
     learner_runs += [r for r in relay.runs if r not in learner_runs]
-    verdict = _verdict(judged, relay, learner_runs, request, limit)
+    from tutor.grading.hiding import conceal
+
+    verdict = conceal(_verdict(judged, relay, learner_runs, request, limit), exercise)
     verdict.output = learner_runs[0].output if learner_runs else ""
     verdict.elapsed = time.perf_counter() - started
     return verdict

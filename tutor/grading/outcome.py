@@ -26,6 +26,7 @@ def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
         "device_run": exercise.follows_device,
         "time_limit": exercise.time_limit,
         "worlds": exercise.worlds(),
+        "module": exercise.learner_module,
     }
 
 

@@ -197,6 +197,12 @@ def _validate_exercise(ex: m.Exercise, base: tuple, where: _Where, rep: _Reporte
                     _report_unknown(
                         value, _expr_mode(check, name), known, where.expr(*cpath, name), (*cpath, name), rep
                     )
+    modules = {check.module for check in ex.checks if check.kind == "pytest"}
+    if len(modules) > 1:
+        rep.at(
+            (*base, "checks"),
+            f"its pytest checks import the code as different modules ({', '.join(sorted(modules))}): use one",
+        )
     _validate_mistakes(ex, base, where, rep, known, check_ids)
     for k, wrong in enumerate(ex.wrong_solutions):
         wpath = (*base, "wrong_solutions", k)
@@ -298,13 +304,24 @@ def _validate_check(
         _check_code(value, expr_origin(*cpath, name), (*cpath, name), rep, what=name, mode=_expr_mode(check, name))
     if check.kind == "python":
         _check_code(check.code, origin(*cpath, "code"), (*cpath, "code"), rep)
+    if check.kind == "pytest":
+        _validate_pytest(check, cpath, origin, rep)
     if check.kind == "source":
         for key in ("forbid", "require"):
             for r, rule in enumerate(getattr(check, key)):
                 if not rule.strip():
                     rep.at((*cpath, key, r), "is empty")
     if check.kind == "function":
+        if check.property is not None:
+            _check_code(
+                check.property, expr_origin(*cpath, "property"), (*cpath, "property"), rep, what="property", mode="eval"
+            )
         for a, arg in enumerate(check.args):
+            earlier = [b.name for b in check.args[:a]]
+            for key in ("of", "broadcasts_with"):
+                ref = getattr(arg, key)
+                if ref is not None and all(earlier) and ref not in earlier:
+                    rep.at((*cpath, "args", a, key), f"{ref!r} is not the name of an earlier argument")
             if arg.dim is not None and arg.dim not in check.dims:
                 rep.at((*cpath, "args", a, "dim"), f"dimension {arg.dim!r} is not defined in dims")
             if arg.transform is not None:
@@ -322,6 +339,34 @@ def _validate_check(
         for name, (lo, hi) in check.dims.items():
             if lo < 0 or lo > hi:
                 rep.at((*cpath, "dims", name), f"range [{lo}, {hi}] needs 0 <= low <= high")
+
+
+# A learner's module under one of these names would hide the real one from the tests.
+_TAKEN_MODULES = frozenset({"torch", "numpy", "pytest", "_pytest", "hypothesis", "ptfund_checks", "tutor"})
+
+
+def _validate_pytest(check: Any, cpath: tuple, origin: Callable[..., Pos], rep: _Reporter) -> None:
+    import sys
+
+    _check_code(check.code, origin(*cpath, "code"), (*cpath, "code"), rep, what="the test file")
+    top = check.module.split(".")[0]
+    if top in _TAKEN_MODULES or top in sys.stdlib_module_names:
+        rep.at(
+            (*cpath, "module"),
+            f"{top} is a module the tests need as it is: name the learner's code as the tests import it (micrograd.engine)",
+        )
+    try:
+        tree = ast.parse(check.code)
+    except SyntaxError:
+        return
+    if not any(
+        (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))
+        or (isinstance(n, ast.ClassDef) and n.name.startswith("Test"))
+        for n in tree.body
+    ):
+        rep.at(
+            (*cpath, "code"), "the test file defines no test: pytest runs functions named test_... (and Test classes)"
+        )
 
 
 # Names every check expression may use without the exercise defining them (the check

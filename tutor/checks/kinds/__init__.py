@@ -5,6 +5,7 @@ from .modules import check_module, check_state_dict
 from .python import check_python
 from .raises import check_raises
 from .source import check_source
+from .testfile import check_pytest
 from .values import check_same_as_solution, check_tensor, check_value
 
 KINDS = {
@@ -17,4 +18,5 @@ KINDS = {
     "function": check_function,
     "python": check_python,
     "source": check_source,
+    "pytest": check_pytest,
 }

@@ -1,0 +1,65 @@
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+# N rows of features and targets, stored in chunks that are already batches
+_N = int(torch.randint(18, 30, ()))
+X, Y = torch.randn(_N, 3), torch.randn(_N, 1)
+CHUNK = 4
+
+
+class ChunkStream(IterableDataset):
+    """Yields ready-made batches {"x", "y", "rows", "worker", "pass"}, each chunk from one worker.
+
+    "pass" counts how many times this copy of the dataset has been iterated."""
+
+    def __init__(self, x, y, chunk):
+        self.x, self.y, self.chunk = x, y, chunk
+        self.passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        starts = range(0, len(self.x), self.chunk)
+        for start in list(starts)[worker::workers]:
+            end = start + self.chunk
+            yield {
+                "x": self.x[start:end],
+                "y": self.y[start:end],
+                "rows": torch.arange(start, min(end, len(self.x))),
+                "worker": worker,
+                "pass": self.passes,
+            }
+
+
+def _epochs(make_loader, epochs=2):
+    loader = make_loader(ChunkStream(X, Y, CHUNK))
+    return [list(loader) for _ in range(epochs)]
+
+
+def batch_shapes(make_loader):
+    """The shape of each batch's x in the first epoch, in the order they came."""
+    return [list(b["x"].shape) for b in _epochs(make_loader, 1)[0]]
+
+
+def rows_seen(make_loader):
+    """The row numbers of every batch in the second epoch, sorted."""
+    return sorted(int(r) for b in _epochs(make_loader)[1] for r in b["rows"].flatten())
+
+
+def workers_used(make_loader):
+    """The worker ids that produced batches in the first epoch."""
+    return sorted({int(b["worker"]) for b in _epochs(make_loader, 1)[0]})
+
+
+def passes_in_second_epoch(make_loader):
+    """How many times each worker's copy of the dataset had been iterated, as seen in epoch 2."""
+    return sorted({int(b["pass"]) for b in _epochs(make_loader)[1]})
+
+
+def _error(make_loader):
+    try:
+        _epochs(make_loader)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""

@@ -1,0 +1,81 @@
+import torch
+from torch import nn
+
+# a model on DEVICE and a loss whose gradients are about 1e-8: below float16's smallest
+# subnormal (6e-8), so a float16 backward flushes most of them to zero
+_STATE = {k: v.clone() for k, v in nn.Linear(8, 1).state_dict().items()}
+_X, _Y = torch.randn(16, 8, device=DEVICE), torch.randn(16, 1, device=DEVICE)
+
+
+def loss_fn(model):
+    with torch.autocast(device_type=_X.device.type, dtype=torch.float16):
+        out = model(_X)
+    return 1e-7 * ((out.float() - _Y) ** 2).mean()
+
+
+def _fresh():
+    model = nn.Linear(8, 1).to(DEVICE)
+    model.load_state_dict(_STATE)
+    return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+def _grads(model):
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def _params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def grads_after(scaled_step, scale):
+    """The gradients your scaled_step leaves, with the given scale."""
+    model, opt = _fresh()
+    scaled_step(model, opt, loss_fn, scale)
+    return _grads(model)
+
+
+def true_grads():
+    """The same loss's gradients computed in float32 throughout."""
+    model, _ = _fresh()
+    with torch.autocast(device_type=_X.device.type, enabled=False):
+        (1e-7 * ((model(_X) - _Y) ** 2).mean()).backward()
+    return _grads(model)
+
+
+def weights_after(scaled_step, scales):
+    """The weights after one call of your scaled_step per scale, and what each call returned."""
+    model, opt = _fresh()
+    stepped = [bool(scaled_step(model, opt, loss_fn, scale)) for scale in scales]
+    return _params(model), stepped
+
+
+def stepped(scaled_step, scales):
+    return weights_after(scaled_step, scales)[1]
+
+
+def moved(scaled_step, scales):
+    """How far the weights moved, largest change."""
+    model, _ = _fresh()
+    return float((weights_after(scaled_step, scales)[0] - _params(model)).abs().max())
+
+
+# for the feedback only
+def _zeros(scaled_step):
+    try:
+        return bool((grads_after(scaled_step, 2.0**16) == 0).any())
+    except Exception:
+        return False
+
+
+def _times(scaled_step, k):
+    try:
+        return torch.allclose(grads_after(scaled_step, 2.0**16), true_grads() * k, rtol=0.02)
+    except Exception:
+        return False
+
+
+def _not_finite(scaled_step):
+    try:
+        return not bool(torch.isfinite(weights_after(scaled_step, [2.0**40])[0]).all())
+    except Exception:
+        return False

@@ -1,0 +1,43 @@
+import torch
+from torch import nn
+
+# an encoder layer on DEVICE (no dropout, so outputs are exact) and a batch of B sequences of T tokens
+_T = int(torch.randint(4, 9, ()))
+_LAYER = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).to(DEVICE).eval()
+_X = torch.randn(3, _T, 8, device=DEVICE)
+
+
+def encoded_with(causal_mask):
+    """The layer's output on the batch, with your mask for its length."""
+    with torch.no_grad():
+        return _LAYER(_X, src_mask=causal_mask(_T, DEVICE))
+
+
+def future_free(causal_mask):
+    """Whether changing the last token leaves every earlier position's output unchanged."""
+    changed = _X.clone()
+    changed[:, -1] = torch.randn(3, 8, device=DEVICE)
+    with torch.no_grad():
+        before = _LAYER(_X, src_mask=causal_mask(_T, DEVICE))
+        after = _LAYER(changed, src_mask=causal_mask(_T, DEVICE))
+    return torch.allclose(before[:, :-1], after[:, :-1])
+
+
+def mask_of(causal_mask):
+    return causal_mask(_T, DEVICE)
+
+
+# for the feedback only
+def _inverted(causal_mask):
+    try:
+        mask = causal_mask(_T, DEVICE)
+        return mask.dtype == torch.bool and torch.equal(mask.cpu(), torch.ones(_T, _T, dtype=torch.bool).tril())
+    except Exception:
+        return False
+
+
+def _nan(causal_mask):
+    try:
+        return bool(encoded_with(causal_mask).isnan().any())
+    except Exception:
+        return False
