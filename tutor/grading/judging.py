@@ -191,7 +191,7 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit, fault))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
-        if fault.refused and fault.message:
+        if fault.refused and fault.status in ("ok", "error") and fault.message:  # output too large, not a crash
             return Verdict("error", fault.message)
         if relay.silent is not None:
             return Verdict("error", SILENT.format(why=relay.silent))
