@@ -25,7 +25,8 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
         finding_topics = set(ctx.topics.values())
         # After a crash the learner's trace stops early: its run says nothing about the protocol.
         skip = ("run",) if ctx.code_error is not None else ()
-        for sentence, topic in tracediff.differences(ctx.tracer, skip):
+        failed = {i for i, r in enumerate(results) if not r["passed"]}
+        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed):
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))

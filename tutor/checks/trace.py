@@ -68,6 +68,15 @@ def _lookup(obj, frame, fallback: str) -> str:
     return fallback
 
 
+def segment_order(segment) -> tuple:
+    """The code's run first, then the checks in order, then anything else (the mistakes)."""
+    if segment == "run":
+        return (0, 0, "")
+    if isinstance(segment, int):
+        return (1, segment, "")
+    return (2, 0, str(segment))
+
+
 class Tracer:
     def __init__(self):
         self.side = None  # "ref" | "learner" while one of them runs, else None
@@ -76,26 +85,35 @@ class Tracer:
         self.ran: set = set()  # (side, segment) pairs that ran, with or without events
         self.looks: dict = {}  # (side, segment, loss) -> inputs inspected so far
         self.names: dict = {}  # id(obj) -> the learner's name for it, found once
+        # Which call of a function check is running (the same number on both sides), so a
+        # diff compares each learner call with the reference's call on the same inputs.
+        self.call: int | None = None
         self._undo: list = []
 
     # ------------------------------------------------------------ recording
 
     @contextlib.contextmanager
-    def recording(self, side: str, segment="run"):
-        saved = self.side, self.segment
-        self.side, self.segment = side, segment
+    def recording(self, side: str, segment="run", call: int | None = None):
+        saved = self.side, self.segment, self.call
+        self.side, self.segment, self.call = side, segment, call
         self.ran.add((side, segment))
         try:
             yield
         finally:
-            self.side, self.segment = saved
+            self.side, self.segment, self.call = saved
+
+    def forget_call(self, side: str, segment, call: int) -> None:
+        """Drop what one call recorded (a call that raised stopped early: its trace says nothing)."""
+        key = (side, segment)
+        if key in self.traces:
+            self.traces[key] = [e for e in self.traces[key] if e.info.get("call") != call]
 
     def events(self, side: str, segment="run") -> list:
         return self.traces.get((side, segment), [])
 
     def segments(self) -> list:
         seen = []
-        for _, seg in sorted(self.ran, key=lambda k: -1 if k[1] == "run" else k[1]):
+        for _, seg in sorted(self.ran, key=lambda k: segment_order(k[1])):
             if seg not in seen:
                 seen.append(seg)
         return seen
@@ -117,6 +135,8 @@ class Tracer:
         return None
 
     def _add(self, kind: str, name: str, **info) -> None:
+        if self.call is not None:
+            info["call"] = self.call
         self.traces.setdefault((self.side, self.segment), []).append(Event(kind, name, info))
 
     # ------------------------------------------------------------ patching
@@ -169,7 +189,10 @@ class Tracer:
             def train(module, mode=True):
                 frame = tracer._caller(2)  # eval() is train(False)
                 if frame is not None:
-                    tracer._add("train", _name_of(module, frame, "the model", tracer.names), mode=bool(mode))
+                    outer = sys._getframe(1).f_code
+                    via = "eval" if outer.co_name == "eval" and outer.co_filename.startswith(_TORCH_DIR) else "train"
+                    name = _name_of(module, frame, "the model", tracer.names)
+                    tracer._add("train", name, mode=bool(mode), via=via)
                 return original(module, mode)
 
             return train
@@ -282,11 +305,16 @@ class Tracer:
                     names = ("batch_size", "shuffle", "sampler")
                     given = dict(zip(names, args, strict=False))
                     given.update(kwargs)
+                    sampler = given.get("sampler")
+                    # A RandomSampler shuffles as shuffle=True does (which is one), with its own generator.
+                    random_order = isinstance(sampler, torch.utils.data.RandomSampler)
                     tracer._add(
                         "loader",
                         "DataLoader",
-                        shuffle=bool(given.get("shuffle")),
-                        generator=given.get("generator") is not None,
+                        shuffle=bool(given.get("shuffle")) or random_order,
+                        sampler=type(sampler).__name__ if sampler is not None else None,
+                        generator=given.get("generator") is not None
+                        or (random_order and getattr(sampler, "generator", None) is not None),
                         batch_size=given.get("batch_size", 1),
                         num_workers=given.get("num_workers", 0),
                         drop_last=bool(given.get("drop_last", False)),
