@@ -256,9 +256,9 @@ class Context:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
 
     def _grad_multiple(self, name: str, k: int, inputs) -> None:
-        calls, uncleared = self._backward_calls()
+        calls, uncleared, before = self._backward_calls()
         if uncleared >= k:
-            self.note(signatures.accumulation(name, k, uncleared), "zero_grad")
+            self.note(signatures.accumulation(name, k, uncleared, before), "zero_grad")
         elif calls >= 2:
             self.note(signatures.maybe_accumulated(name, k), "zero_grad")
         else:
@@ -266,20 +266,24 @@ class Context:
             if size:
                 self.note(signatures.factor_of_a_size(name, k, True, size, grad=True), "pattern:exactly")
 
-    def _backward_calls(self) -> tuple[int, int]:
-        """The learner's backward() calls in its run and the running check, and the most of
-        them in a row with no zero_grad() between."""
+    def _backward_calls(self) -> tuple[int, int, bool]:
+        """The learner's backward() calls in its run and the running check; the most
+        backward passes in a row with no zero_grad() between, counting a gradient that was
+        there before the first of them (one made before the code ran); and whether there was."""
         if self.tracer is None:
-            return 0, 0
+            return 0, 0, False
         events = self.tracer.events("learner") + self.tracer.events("learner", self.segment)
         calls = longest = run = 0
+        cleared = before = False
         for e in events:
             if e.kind == "backward":
+                if run == 0 and not cleared and e.info.get("stale"):
+                    run, before = 1, True
                 calls, run = calls + 1, run + 1
                 longest = max(longest, run)
             elif e.kind == "zero_grad":
-                run = 0
-        return calls, longest
+                run, cleared = 0, True
+        return calls, longest, before
 
     def _count_named(self, k: int, inputs=(), about: str = "") -> str | None:
         """Where a count of k values is seen: a dimension's size or a tensor's number of

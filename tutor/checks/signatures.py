@@ -7,11 +7,19 @@ in the result's ``mistakes`` after the exercise's own.
 from .describe import fmt_int, plural
 
 
-def accumulation(name: str, k: int, calls: int) -> str:
-    """Said only when the trace shows ``calls`` >= k backward() calls with no zero_grad between."""
+def accumulation(name: str, k: int, passes: int, before: bool) -> str:
+    """Said only when the trace shows ``passes`` >= k backward passes with no zero_grad()
+    between (``before``: the first of them ran before the code, its gradient left in .grad)."""
+    if before:
+        how = (
+            "your code's backward() adds onto a gradient already there (from a backward() before your code "
+            "ran), and nothing cleared it"
+        )
+        fix = f"clear it before backward(): {name} = None, or zero_grad() in a training loop"
+        return f"gradients accumulated: {name} is {k}x the expected gradient: {how}; {fix}"
     return (
         f"gradients accumulated: {name} is {k}x the expected gradient, and your code calls backward() "
-        f"{calls} times without clearing the gradients in between; clear them with zero_grad() (or "
+        f"{passes} times without clearing the gradients in between; clear them with zero_grad() (or "
         f"optimizer.zero_grad()) before each backward"
     )
 

@@ -172,7 +172,24 @@ class Tracer:
 
         self._patch(torch.optim.Optimizer, "zero_grad", simple("zero_grad", fallback="the optimizer"))
         self._patch(torch.nn.Module, "zero_grad", simple("zero_grad", fallback="the model"))
-        self._patch(torch.Tensor, "backward", simple("backward", fallback="the loss"))
+
+        def make_backward(original):
+            def backward(tensor, *args, **kwargs):
+                frame = tracer._caller()
+                if frame is not None:
+                    # Whether it adds onto gradients already there (a step before the code ran,
+                    # say): the first few calls tell, each look walks the graph.
+                    key = (tracer.side, tracer.segment, "stale")
+                    stale = None
+                    if tracer.looks.get(key, 0) < 3:
+                        tracer.looks[key] = tracer.looks.get(key, 0) + 1
+                        stale = _onto_grads(tensor)
+                    tracer._add("backward", _name_of(tensor, frame, "the loss", tracer.names), stale=stale)
+                return original(tensor, *args, **kwargs)
+
+            return backward
+
+        self._patch(torch.Tensor, "backward", make_backward)
         self._patch(torch.autograd, "grad", simple("backward", fallback="torch.autograd.grad", owner_arg=False))
 
         from torch.optim import optimizer as optim_module
@@ -427,6 +444,27 @@ class Tracer:
                 delattr(owner, attr)
             else:
                 setattr(owner, attr, original)
+
+
+def _onto_grads(t, limit: int = 10_000) -> bool | None:
+    """Whether backward() from ``t`` reaches a leaf that already holds a gradient (None: the
+    graph is too large to tell)."""
+    try:
+        stack, seen = [t.grad_fn], set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if len(seen) > limit:
+                return None
+            variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf's
+            if isinstance(variable, torch.Tensor) and variable.grad is not None:
+                return True
+            stack.extend(n for n, _ in node.next_functions)
+    except Exception:
+        return None
+    return False
 
 
 def _correction(args, kwargs) -> float:

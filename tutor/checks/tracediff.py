@@ -206,6 +206,12 @@ def _modes(learner, ref):
                 f"the reference puts {model} in eval mode here ({_call_of(model, b)}); your code calls "
                 f"{_call_of(model, a)}, which puts it in training mode: dropout active, batch norm on batch statistics"
             )
+    if lt and rt and lt[-1].info["mode"] != rt[-1].info["mode"]:
+        mine, theirs = ("training", "eval") if lt[-1].info["mode"] else ("eval", "training")
+        return (
+            f"your code leaves {model} in {mine} mode (its last switch is {_call_of(model, lt[-1])}); the reference "
+            f"leaves it in {theirs} mode here ({_call_of(model, rt[-1])})"
+        )
     r_train = [e for e in rt if e.info["mode"]]
     l_train = [e for e in lt if e.info["mode"]]
     if r_train and not l_train:
