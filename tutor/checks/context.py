@@ -287,11 +287,12 @@ class Context:
 
     def _count_named(self, k: int, inputs=(), about: str = "") -> str | None:
         """Where a count of k values is seen: a dimension's size or a tensor's number of
-        elements (of a function check's inputs, or the reference's tensors, those named in
-        ``about`` first), else None."""
+        elements of a function check's inputs, of the tensors named in ``about``, or (for
+        k >= 4: a factor of 2 or 3 is too often a constant) of the reference's other tensors."""
         mentioned = _names_in(about.removesuffix(".grad"))
         ref = sorted(
-            ((key, v) for key, v in self.ref.items() if not key.startswith("_")), key=lambda kv: kv[0] not in mentioned
+            ((key, v) for key, v in self.ref.items() if not key.startswith("_") and (k >= 4 or key in mentioned)),
+            key=lambda kv: kv[0] not in mentioned,
         )
         named = list(inputs) + ref
         for key, value in named:
