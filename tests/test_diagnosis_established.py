@@ -59,19 +59,15 @@ with torch.no_grad():
     acc_again = (model(X_val).argmax(dim=1) == y_val).float().sum().item()
 """
 
-EVALUATE = """
-import torch
 
-def evaluate(model, X, y):
-    was = model.training
-    model.eval()
-    with torch.no_grad():
-        predictions = model(X).argmax(dim=1)
-    model.train(was)
-    return (predictions == y).float().{reduce}().item()
+def _solution(path: str, *changes: tuple) -> str:
+    """A reference solution of the built-in pack with one bug put in (each change must apply)."""
+    text = (REPO / "lessons" / path).read_text()
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
 
-accuracy = evaluate(model, X, y)
-"""
 
 RESTORES_TRAIN = """
 import torch
@@ -84,6 +80,18 @@ def evaluate(model, X, y):
     return (predictions == y).float().mean().item()
 
 accuracy = evaluate(model, X, y)
+"""
+
+LOADER = """
+import torch
+from torch.utils.data import DataLoader, RandomSampler, SequentialSampler
+
+def make_loader(seed):
+    return DataLoader(ds, batch_size=4, {how})
+
+loader = make_loader(0)
+first = epoch_order(loader)
+second = epoch_order(loader)
 """
 
 CASES = (
@@ -111,7 +119,7 @@ CASES = (
         "evaluate-mistake-probes-are-not-a-check",
         "train-eval/evaluate",
         "shipped",
-        _code(EVALUATE.format(reduce="sum")),
+        _solution("train-eval/solution_evaluate.py", (".float().mean()", ".float().sum()")),
         ("where the reference stays in training mode",),
         "accuracy is exactly 200 times the expected value, consistent with a sum where a mean over 200 values",
     ),
@@ -145,19 +153,7 @@ CASES = (
         "random-sampler-is-a-shuffle",
         "data-loading/seeded-shuffle",
         "stripped",
-        _code(
-            """
-            import torch
-            from torch.utils.data import DataLoader, RandomSampler
-
-            def make_loader(seed):
-                return DataLoader(ds, batch_size=4, sampler=RandomSampler(ds))
-
-            loader = make_loader(0)
-            first = epoch_order(loader)
-            second = epoch_order(loader)
-            """
-        ),
+        LOADER.format(how="sampler=RandomSampler(ds)"),
         ("with shuffle=True; yours has shuffle=False",),
         "your RandomSampler has no generator=",
     ),
@@ -165,20 +161,7 @@ CASES = (
         "sequential-sampler-is-told-no-sampler",
         "data-loading/seeded-shuffle",
         "shipped",
-        _code(
-            """
-            import torch
-            from torch.utils.data import DataLoader, SequentialSampler
-
-            def make_loader(seed):
-                g = torch.Generator().manual_seed(seed)
-                return DataLoader(ds, batch_size=4, sampler=SequentialSampler(ds), generator=g)
-
-            loader = make_loader(0)
-            first = epoch_order(loader)
-            second = epoch_order(loader)
-            """
-        ),
+        LOADER.format(how="sampler=SequentialSampler(ds), generator=torch.Generator().manual_seed(seed)"),
         ("Pass shuffle=True.",),
         "Pass shuffle=True (and no sampler=",
     ),
@@ -187,7 +170,7 @@ CASES = (
         "sum-loss-is-not-accumulation",
         "numpy-parity/grad-parity",
         "stripped",
-        (REPO / "lessons" / "numpy-parity" / "solution_grad.py").read_text().replace("** 2).mean()", "** 2).sum()"),
+        _solution("numpy-parity/solution_grad.py", ("** 2).mean()", "** 2).sum()")),
         ("gradients accumulated", "as if backward() ran"),
         "W_t.grad is 32x the expected gradient, consistent with a loss summed over 32 values",
     ),
@@ -228,24 +211,11 @@ CASES = (
         "deterministic-block-restores-swapped",
         "reproducibility/deterministic-block",
         "shipped",
-        _code(
-            """
-            import contextlib
-
-            import torch
-
-            @contextlib.contextmanager
-            def deterministic():
-                was_deterministic = torch.are_deterministic_algorithms_enabled()
-                was_benchmark = torch.backends.cudnn.benchmark
-                torch.use_deterministic_algorithms(True)
-                torch.backends.cudnn.benchmark = False
-                try:
-                    yield
-                finally:
-                    torch.use_deterministic_algorithms(was_benchmark)
-                    torch.backends.cudnn.benchmark = was_deterministic
-            """
+        _solution(
+            "reproducibility/solution_det.py",
+            ("algorithms(was_deterministic)", "algorithms(WAS_BENCHMARK)"),
+            ("benchmark = was_benchmark", "benchmark = was_deterministic"),
+            ("WAS_BENCHMARK", "was_benchmark"),
         ),
         ("restore the value you read at the start, not False",),
     ),
