@@ -112,6 +112,26 @@ CASES = (
         ),
         ("the reference calls backward() 0 times", "each call adds to .grad"),
     ),
+    # The reference only defines accumulate; the learner's code also tries it once: the run's
+    # calls inside it were compared with the reference's run, which never calls it.
+    Case(
+        "a-function-tried-out-where-the-reference-only-defines-it",
+        "memory-levers/uneven-accumulation",
+        "stripped",
+        _code(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def accumulate(model, micro_batches):
+                for xb, yb in micro_batches:
+                    (F.mse_loss(model(xb), yb, reduction="sum") / len(xb)).backward()
+
+            accumulate(torch.nn.Linear(3, 1), MICRO_BATCHES)  # try it once
+            """
+        ),
+        ("the reference calls backward() 0 times", "each call adds to .grad"),
+    ),
     # The authored mistakes' conditions call evaluate(); those calls were compared with the
     # reference's calls of the last check (none), so a correct evaluate read as "eval() where
     # the reference stays in training mode".
@@ -238,8 +258,9 @@ def _grade(pack: Path, cases, tmp: Path) -> dict:
         folder = submissions / case.name / lesson
         folder.mkdir(parents=True)
         (folder / f"{exercise}.py").write_text(case.code)
-    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp / "home")}
-    args = [sys.executable, "-m", "tutor", "--pack", str(pack), "grade", str(submissions), "--json", "--trust"]
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp / "home"), "PTFUND_TUTOR_CACHE": str(tmp / "cache")}
+    grade = ["grade", str(submissions), "--json", "--trust", "--no-cache"]  # verdicts of this code only
+    args = [sys.executable, "-m", "tutor", "--pack", str(pack), *grade]
     r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=REPO, timeout=1200)
     assert r.stdout.startswith("{"), r.stderr[-3000:]
     report = json.loads(r.stdout)

@@ -2,6 +2,8 @@
 first difference of the protocol traces, built-in signatures found by the checks, by
 comparing both namespaces, and in the exception messages, each said once."""
 
+import inspect
+
 from . import signatures, tracediff
 from .scan import compare_namespaces
 
@@ -26,7 +28,8 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
         # After a crash the learner's trace stops early: its run says nothing about the protocol.
         skip = ("run",) if ctx.code_error is not None else ()
         failed = {i for i, r in enumerate(results) if not r["passed"]}
-        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed):
+        functions = {name for name, value in ctx.ref.items() if inspect.isfunction(value)}
+        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions):
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))

@@ -88,6 +88,7 @@ class Tracer:
         # Which call of a function check is running (the same number on both sides), so a
         # diff compares each learner call with the reference's call on the same inputs.
         self.call: int | None = None
+        self.where = "<module>"
         self._undo: list = []
 
     # ------------------------------------------------------------ recording
@@ -128,6 +129,7 @@ class Tracer:
                 return None
             filename = frame.f_code.co_filename
             if filename in USER_FILES:
+                self.where = frame.f_code.co_name  # the function of the code that made the call
                 return frame
             if not filename.startswith(_TORCH_DIR):
                 return None  # the checker's own code, setup's helpers, or our wrapper (a nested call)
@@ -137,6 +139,8 @@ class Tracer:
     def _add(self, kind: str, name: str, **info) -> None:
         if self.call is not None:
             info["call"] = self.call
+        if not self.where.startswith("<"):  # made inside a function, not by top-level code
+            info["in"] = self.where
         self.traces.setdefault((self.side, self.segment), []).append(Event(kind, name, info))
 
     # ------------------------------------------------------------ patching

@@ -535,6 +535,21 @@ def _pairs(learner, ref) -> list:
     return [(lc.get(None, []), rc.get(None, []))] + [(lc.get(k, []), rc.get(k, [])) for k in calls]
 
 
+def _like_runs(learner, ref, functions) -> tuple:
+    """The code's run and the reference's, without the calls made inside a function the
+    reference defines that only one side's run called (a learner trying out the function
+    the checks will call, where the reference only defines it)."""
+
+    def inside(events):
+        return {e.info.get("in") for e in events} - {None}
+
+    one_sided = (inside(learner) ^ inside(ref)) & set(functions)
+    return (
+        [e for e in learner if e.info.get("in") not in one_sided],
+        [e for e in ref if e.info.get("in") not in one_sided],
+    )
+
+
 def _first(pairs, rules):
     for learner, ref in pairs:
         for rule, topic in rules:
@@ -544,10 +559,11 @@ def _first(pairs, rules):
     return None
 
 
-def differences(tracer, skip=(), failed=None) -> list:
+def differences(tracer, skip=(), failed=None, functions=()) -> list:
     """[(sentence, topic)]: the first meaningful difference of each segment, in order, once
     each. Only like is compared with like: the same check's calls on both sides, call by call;
-    with ``failed`` (the indexes of the checks that failed) only those checks and the run."""
+    with ``failed`` (the indexes of the checks that failed) only those checks and the run;
+    ``functions``: the names of the functions the reference defines (see _like_runs)."""
     out, used = [], set()
     for segment in tracer.segments():
         if segment in skip or segment == MISTAKES:
@@ -556,6 +572,8 @@ def differences(tracer, skip=(), failed=None) -> list:
             continue  # a check that passed: how its calls differ caused nothing
         learner, ref = tracer.events("learner", segment), tracer.events("ref", segment)
         both = ("ref", segment) in tracer.ran and ("learner", segment) in tracer.ran
+        if segment == "run" and both:
+            learner, ref = _like_runs(learner, ref, functions)
         # One side only (a python check runs the learner's side alone, an authored expected
         # value runs no reference): nothing to compare, only what is wrong on its face.
         found = _first(_pairs(learner, ref) if both else [(learner, [])], RULES if both else ONE_SIDED)
