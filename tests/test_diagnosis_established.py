@@ -203,6 +203,26 @@ CASES = (
         ("a mean where a sum was meant", "a sum where a mean was meant"),
         "loss is exactly 1/2 of the expected value",
     ),
+    # The learner clears w.grad before each backward (the reference after each update):
+    # "yours is never cleared" was read from w.grad left set at the end.
+    Case(
+        "cleared-before-backward-is-cleared",
+        "graph-lifetime/log-losses",
+        "stripped",
+        _code(
+            """
+            history = []
+            for xb, yb in batches:
+                w.grad = None
+                loss = ((xb @ w - yb) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.2 * w.grad  # the bug: another learning rate
+                history.append(loss.item())
+            """
+        ),
+        ("yours is never cleared",),
+    ),
     # Authored mistakes whose condition any failure satisfied.
     Case(
         "follow-the-input-column-on-the-left",

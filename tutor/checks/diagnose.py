@@ -42,7 +42,12 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
             found.append((f, ctx.topics.get(f)))
     backward_calls = 0
     if ctx.tracer is not None:
-        backward_calls = sum(e.kind == "backward" for e in ctx.tracer.events("learner"))
+        backward = [e for e in ctx.tracer.events("learner") if e.kind == "backward"]
+        # Whether the later calls added onto a gradient still there (the trace looked at the
+        # first few): all of them onto cleared gradients, and "never cleared" would be false.
+        later = [e.info["stale"] for e in backward[1:] if e.info.get("stale") is not None]
+        cleared = bool(later) and not any(later)
+        backward_calls = 0 if cleared else len(backward)
     for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
         found.append((sentence, None))
     for text in _error_texts(ctx, results):
