@@ -121,18 +121,20 @@ def test_python_check_shows_the_failing_assert_and_its_values_but_no_other_code(
     r = verify("t = torch.zeros(3)", "t = torch.ones(3)", [c])
     assert only(r)["message"] == (
         "t must sum like the reference.\nthe sum is off "
-        "(t.sum() == ref.t.sum() failed: t.sum() is tensor(0.); ref.t.sum() is tensor(3.))"
+        "(t.sum() == ref.t.sum() failed: t.sum() is tensor(0.); ref.t.sum() is tensor(3.); t is tensor([0., 0., 0.]))"
     )
     bare = check(kind="python", code="n = 4\nassert t.shape[0] == n")
-    assert (
-        only(verify("t = torch.zeros(3)", "", [bare]))["message"] == "t.shape[0] == n failed: t.shape[0] is 3; n is 4"
+    assert only(verify("t = torch.zeros(3)", "", [bare]))["message"] == (
+        "t.shape[0] == n failed: t.shape[0] is 3; n is 4; t is tensor([0., 0., 0.])"
     )
     call = check(kind="python", code="assert torch.allclose(t, ref.t)", label="t against the reference")
     msg = only(verify("t = torch.zeros(2)", "t = torch.ones(2)", [call]))["message"]
-    assert msg == "torch.allclose(t, ref.t) failed: t is tensor([0., 0.]); ref.t is tensor([1., 1.])"
+    assert msg == (  # the label leads a failing line too
+        "t against the reference: torch.allclose(t, ref.t) failed: t is tensor([0., 0.]); ref.t is tensor([1., 1.])"
+    )
     private = check(kind="python", code="assert _helper(t) == 3", message="t needs 3 items.")
     msg = only(verify("t = [1]", "", [private], setup="import torch\n_helper = len\n"))["message"]
-    assert msg == "t needs 3 items.\nan assertion of the check failed"
+    assert msg == "t needs 3 items.\nan assertion of the check failed (t is [1])"
     boom = check(kind="python", code="x = t.reshape(5)", message="Reshape must work.")
     msg = only(verify("t = torch.zeros(3)", "", [boom]))["message"]
     assert msg.startswith("Reshape must work.\nthe check raised RuntimeError: shape '[5]' is invalid")

@@ -117,6 +117,12 @@ def test_errors_of_metas_missing_data_are_not_device_errors():
 
     assert not device_error("NotImplementedError", "Cannot copy out of meta tensor; no data!")
     assert not device_error("RuntimeError", "Tensor.item() cannot be called on meta tensors")
+    # torch 2.2 says it so
+    assert not device_error(
+        "NotImplementedError",
+        "aten::_local_scalar_dense: attempted to run this operator with Meta tensors, but there was no abstract "
+        "impl or Meta kernel registered.",
+    )
     assert device_error(
         "RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"
     )
@@ -148,3 +154,45 @@ def test_the_tamper_guard_never_accuses_the_caches_of_torch_or_the_standard_libr
 
     for result in (run_local(payload), run_verification(payload)):
         assert result["passed"] and not result.get("tampered"), result
+
+
+CPU_SCALAR_LEAF = (
+    "import torch\na = torch.tensor(A, device=DEVICE, requires_grad=True)\n"
+    "b = torch.tensor(B, requires_grad=True)\nc = a * b + b ** 2\nc.backward()\n"
+)
+
+
+def test_a_cpu_scalar_leaf_fails_although_backward_into_it_works_on_a_gpu(catalog):
+    # On a GPU a 0-d CPU tensor may meet CUDA ones and backward() moves its gradient back,
+    # so this code runs there with b left on the CPU; on meta autograd cannot copy out, and
+    # the run must still go on far enough to see where b lives.
+    v = verdict(catalog, "autograd/two-leaves", CPU_SCALAR_LEAF)
+    assert v.status == "fail", v.feedback()
+    assert "b is on cpu, expected DEVICE" in v.feedback() and "a is on" not in v.feedback()
+
+
+@pytest.mark.slow
+def test_a_cpu_scalar_leaf_fails_on_the_judged_path_too(catalog):
+    import asyncio
+
+    from tutor.grading.verify import verify_in_fresh_kernel
+
+    exercise = catalog.find_exercise("autograd/two-leaves").exercise
+    v = asyncio.run(verify_in_fresh_kernel(exercise, CPU_SCALAR_LEAF))
+    assert v.status == "fail" and "b is on cpu, expected DEVICE" in v.feedback(), v.feedback()
+    ok = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution))
+    assert ok.passed, ok.feedback()
+
+
+def test_backward_from_meta_into_a_cpu_leaf_gives_both_leaves_a_gradient():
+    import torch
+
+    from tutor.checks.devicerun import Generators, SameDevice
+
+    for mode in (Generators, SameDevice):
+        with mode():
+            a = torch.tensor(2.0, device="meta", requires_grad=True)
+            b = torch.tensor(3.0, requires_grad=True)
+            (a * b + b**2).backward()
+        assert a.grad is not None and a.grad.is_meta
+        assert b.grad is not None and b.grad.device.type == "cpu"

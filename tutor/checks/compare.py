@@ -540,6 +540,40 @@ def module_problems(actual: torch.nn.Module, expected: torch.nn.Module, name: st
     return out
 
 
+def _container(value) -> str | None:
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, np.ndarray):
+        return "array"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, tuple):
+        return "tuple"  # torch.Size too: it is a tuple
+    return None
+
+
+def type_problems(actual, expected, name: str) -> list:
+    """With strict_types: a list where a tuple (or a tensor) was expected differs, though
+    value_problems lets equal values of these types match."""
+    a, e = _container(actual), _container(expected)
+    if a != e and (a is not None or e is not None):
+        sentence = f"{name} is {type_phrase(actual)}, expected {type_phrase(expected)} (the exact type is checked)"
+        return [Problem("type", sentence, type_phrase(expected), type_phrase(actual))]
+    if a in ("list", "tuple") and len(actual) == len(expected):
+        for i, (x, y) in enumerate(zip(actual, expected, strict=True)):
+            found = type_problems(x, y, f"{name}[{i}]")
+            if found:
+                return found
+    return []
+
+
+def with_strict_types(problems: list, actual, expected, name: str) -> list:
+    """``problems`` led by :func:`type_problems`; a type sentence of the lenient comparison
+    that would repeat it is dropped."""
+    typed = type_problems(actual, expected, name)
+    return typed + [p for p in problems if not (typed and p.prop == "type")]
+
+
 def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> list:
     """Equality that does what a learner means: Size vs tuple, tensor vs list, NaN vs NaN."""
     if isinstance(actual, torch.nn.Module) and isinstance(expected, torch.nn.Module):

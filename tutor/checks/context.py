@@ -189,7 +189,7 @@ class Context:
         """A learner-facing sentence for an exception raised while checking ``expr``.
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
-        what = self.display(expr) if shown else "the check"
+        what = self.display(expr) if shown else (self.label or "the check")
         if isinstance(exc, Raised):
             return self._explain_raised(exc, expr, what)
         mine = own_frames(exc)

@@ -17,6 +17,8 @@ DTYPES = {name: getattr(torch, name) for name in INPUT_DTYPES}
 INT_RANGE = (0, 10)  # default range of int arguments
 FLOAT_RANGE = (-1.0, 1.0)  # default range of float arguments
 TENSOR_INT_RANGE = (-10, 10)  # default values of integer tensors
+SHAPE_NDIM = (1, 3)  # default number of dimensions of shape arguments
+SHAPE_SIZES = (1, 4)  # default sizes of their dimensions
 
 
 class SpecError(Exception):
@@ -125,7 +127,10 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
         label = names[i] if i < len(names) else f"argument {i + 1}"
         kind = spec.get("type")
         if kind == "tensor":
-            shape = _shape(spec.get("shape") or [], sizes)
+            if spec.get("broadcasts_with"):
+                shape = _broadcastable(_shape_of(spec["broadcasts_with"], names, values), rng, index)
+            else:
+                shape = _shape(spec.get("shape") or [], sizes)
             choices = spec.get("dtypes") or ["float32"]
             dtype_key = choices[0] if index == 0 else choices[rng.randrange(len(choices))]
             if dtype_key not in DTYPES:
@@ -166,6 +171,90 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
             v = options[0] if index == 0 else rng.choice(options)
             values.append(v)
             texts.append(f"{label} = {short_repr(v, 40)}")
+        elif kind in ("shape", "index", "permutation", "dtype"):
+            v = _structured(kind, spec, sizes, rng, index, names, values)
+            values.append(v)
+            texts.append(f"{label} = {'torch.' + dtype_name(v) if kind == 'dtype' else fmt_shape(v)}")
         else:
             raise SpecError(f"unknown argument type '{kind}'")
     return Case(index, values, texts, size, ndim)
+
+
+def _edge(lo: int, hi: int, rng: random.Random, index: int) -> int:
+    """Case 0 at the low end, case 1 at the high end, later cases at random."""
+    return lo if index == 0 else hi if index == 1 else rng.randint(lo, hi)
+
+
+def _structured(kind: str, spec: dict, sizes: dict, rng: random.Random, index: int, names: list, values: list):
+    """A shape, an index within a shape, a permutation or a dtype (plain Python values)."""
+    if kind == "dtype":
+        choices = spec.get("dtypes") or ["float32"]
+        key = choices[0] if index == 0 else choices[rng.randrange(len(choices))]
+        if key not in DTYPES:
+            raise SpecError(f"unknown dtype '{key}'")
+        return DTYPES[key]
+    if kind == "shape":
+        if spec.get("broadcasts_with"):
+            return _broadcastable(_shape_of(spec["broadcasts_with"], names, values), rng, index)
+        lo_nd, hi_nd = spec.get("ndim") or SHAPE_NDIM
+        lo = int(spec["min"]) if spec.get("min") is not None else SHAPE_SIZES[0]
+        hi = int(spec["max"]) if spec.get("max") is not None else max(SHAPE_SIZES[1], lo)
+        if lo < 0:
+            raise SpecError("the sizes of a shape cannot be negative")
+        nd = _edge(int(lo_nd), int(hi_nd), rng, index)
+        return tuple(_edge(lo, hi, rng, index) for _ in range(nd))
+    if kind == "index":
+        within = _shape_of(spec["of"], names, values) if spec.get("of") else _shape(spec.get("shape") or [], sizes)
+        if any(s < 1 for s in within):
+            raise SpecError(
+                f"no index lies within the shape {fmt_shape(within)}: give every dimension a size of 1 or more"
+            )
+        return tuple(_edge(0, s - 1, rng, index) for s in within)
+    # a permutation of 0..k-1: the identity first, then the reversal, then shuffles
+    if spec.get("of"):
+        k = len(_shape_of(spec["of"], names, values))
+    else:
+        if spec.get("dim") not in sizes:
+            raise SpecError(f"dimension '{spec.get('dim')}' is not in dims")
+        k = sizes[spec["dim"]]
+    order = list(range(k))
+    if index == 1:
+        order.reverse()
+    elif index > 1:
+        rng.shuffle(order)
+    return tuple(order)
+
+
+def _shape_of(name: str, names: list, values: list) -> tuple:
+    """The shape of the earlier argument called ``name`` (a tensor, or a shape argument)."""
+    for j, value in enumerate(values):
+        if j < len(names) and names[j] == name:
+            if isinstance(value, torch.Tensor):
+                return tuple(value.shape)
+            if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+                return value
+            raise SpecError(f"argument '{name}' has no shape")
+    raise SpecError(f"'{name}' is not an earlier argument")
+
+
+def _broadcastable(base: tuple, rng: random.Random, index: int) -> tuple:
+    """Another shape that broadcasts with ``base``: some sizes become 1 (or a 1 of base
+    grows), leading dimensions dropped or added; never ``base`` itself."""
+    out = list(base)
+    for k, s in enumerate(out):
+        roll = rng.random()
+        if s > 1 and (roll < 0.4 or index == 0):
+            out[k] = 1
+        elif s == 1 and roll < 0.4:
+            out[k] = rng.randint(2, 4)
+    if index == 1 and out:
+        out = out[1:]  # fewer dimensions: broadcasting aligns the trailing ones
+    elif index > 1:
+        roll = rng.random()
+        if roll < 0.25 and out:
+            out = out[rng.randint(1, len(out)) :]
+        elif roll < 0.5:
+            out = [rng.randint(1, 3), *out]
+    if tuple(out) == tuple(base):
+        out = [2, *out]
+    return tuple(out)

@@ -158,7 +158,9 @@ async def verify_judged(
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
     learner_runs += [r for r in relay.runs if r not in learner_runs]
-    verdict = _verdict(judged, relay, learner_runs, request, limit)
+    from tutor.grading.hiding import conceal
+
+    verdict = conceal(_verdict(judged, relay, learner_runs, request, limit), exercise)
     verdict.output = learner_runs[0].output if learner_runs else ""
     verdict.elapsed = time.perf_counter() - started
     return verdict

@@ -32,7 +32,7 @@ CODE_KEYS = frozenset({"setup", "starter", "solution", "code", "prelude"})
 MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
 # Fields holding a Python expression: a YAML list or number there needs quotes.
 _EXPR_KEYS = frozenset(
-    {"expr", "expected", "when", "factory", "probe", "shares_storage_with", "independent_of", "transform"}
+    {"expr", "expected", "when", "factory", "probe", "shares_storage_with", "independent_of", "transform", "property"}
 )
 # A one-line value ending in .py/.md names a file beside the YAML.
 FILE_REF = re.compile(r"^[\w][\w./-]*\.(py|md)$")
@@ -103,6 +103,7 @@ class _Reporter:
         self.problems: list[Problem] = []
         self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
         self.data: object = None
+        self.quoted: set[tuple] = set()  # paths already told "quote it": their schema errors only repeat it
 
     def at(
         self,
@@ -200,6 +201,8 @@ def _validation_problems(exc: ValidationError, data: Any, rep: _Reporter) -> Non
     for err in exc.errors(include_url=False):
         loc = err["loc"]
         path = _data_path(data, loc)
+        if path in rep.quoted:
+            continue
         kind = err["type"]
         msg = err["msg"]
         if msg.startswith("Value error, "):
@@ -263,6 +266,52 @@ def _data_path(data: Any, loc: tuple) -> tuple:
     return tuple(path)
 
 
+# A line holding an expression field, `expr: VALUE` (in a list item or a flow mapping too).
+_EXPR_LINE = re.compile(r"^\s*(?:-\s+)?\{?\s*(?P<key>[A-Za-z_]+)\s*:\s+(?P<value>\S.*?)\s*$")
+_YAML_MARKS = {"&": "an anchor", "!": "a tag", "*": "an alias"}
+
+
+def _quote(key: str, value: str) -> str:
+    return f"quote it, e.g. {key}: {json.dumps(value)}"
+
+
+def _syntax_hint(text: str, line: int) -> str:
+    """For a YAML syntax error on an expression field's line (`expr: lambda x: x`): why, and the fix."""
+    lines = text.splitlines()
+    found = _EXPR_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
+    if found is None or found["key"] not in _EXPR_KEYS:
+        return ""
+    key = found["key"]
+    return f" ({key} holds a Python expression, and YAML reads this one as YAML: {_quote(key, found['value'])})"
+
+
+def _yaml_marks_in_expressions(text: str, located: Located, rep: _Reporter) -> None:
+    """An expression field whose value starts with &, ! or * parses, but as YAML's anchor,
+    tag or alias: the expression is not what the author typed (`expr: *args` is another value)."""
+    lines = text.splitlines()
+    for path, (line, col) in list(located.positions.items()):
+        if len(path) < 2 or path[-1] != "__key__" or path[-2] not in _EXPR_KEYS or not 0 < line <= len(lines):
+            continue
+        key = str(path[-2])
+        rest = lines[line - 1][col - 1 :]
+        if not rest.startswith(key):
+            continue
+        after = rest[len(key) :].lstrip()
+        if not after.startswith(":"):
+            continue
+        value = after[1:].strip()
+        if value[:1] in _YAML_MARKS:
+            at = col + rest.index(value, len(key))
+            rep.quoted.add(path[:-1])
+            rep.at(
+                path[:-1],
+                f"starts with {value[0]!r}, which YAML reads as {_YAML_MARKS[value[0]]}, not as part of the "
+                f"expression: {_quote(key, value)}",
+                line=line,
+                col=at,
+            )
+
+
 def _load_yaml(
     file: Path, root: Path, model: type[BaseModel], resolve: bool, rep: _Reporter | None = None
 ) -> tuple[Any, dict[tuple, Pos], list[Problem], Located | None]:
@@ -280,11 +329,12 @@ def _load_yaml(
     try:
         located = load_located(text, file)
     except YamlSyntaxError as exc:
-        rep.at((), exc.message, line=exc.line, col=exc.col)
+        rep.at((), exc.message + _syntax_hint(text, exc.line), line=exc.line, col=exc.col)
         return None, {}, rep.problems, None
     rep.located = located
     for path, line, col, message in located.problems:
         rep.at(path, message, line=line, col=col)
+    _yaml_marks_in_expressions(text, located, rep)
     if not isinstance(located.data, dict):
         rep.at(
             (),
@@ -390,6 +440,9 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     if cache is not None:
         cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
+    if manifest.hidden_checks == "all":
+        for lesson in lessons:
+            lesson.exercises = [m.every_check_hidden(ex) for ex in lesson.exercises]
     pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warnings)
     return pack, problems
 

@@ -30,6 +30,8 @@ Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
 # Literal of a tuple: the values live in one place (mypy reads these as plain str).
 TensorProperty = Literal[TENSOR_PROPERTIES]  # type: ignore[valid-type]
 InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
+# When a learner on Gradescope sees a check's own test (Gradescope's words for it).
+Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 
 
 class Strict(BaseModel):
@@ -47,6 +49,33 @@ class _Check(Strict):
         min_length=1,
         description="how feedback names what is checked, instead of the raw expression, e.g. 'the loss after one step'",
     )
+    hidden: bool | None = Field(
+        None,
+        description="decide without describing: the learner is told only how many hidden checks failed (no name, "
+        "expected value, diff or message); default: the pack's hidden_checks",
+    )
+    visibility: Visibility | None = Field(
+        None,
+        description="when a learner on Gradescope sees this check's own test; anything but visible also hides "
+        "the check as hidden: true does; default: hidden for a hidden check",
+    )
+
+    @model_validator(mode="after")
+    def _hidden_agrees(self) -> _Check:
+        if self.hidden is True and self.visibility == "visible":
+            raise ValueError("hidden: true contradicts visibility: visible (drop one)")
+        if self.hidden is False and self.visibility not in (None, "visible"):
+            raise ValueError(f"visibility: {self.visibility} hides the check, so hidden: false contradicts it")
+        return self
+
+    @property
+    def is_hidden(self) -> bool:
+        """Whether the learner is told only that this check passed or failed."""
+        return self.hidden is True or self.visibility not in (None, "visible")
+
+    @property
+    def gradescope_visibility(self) -> str:
+        return self.visibility or ("hidden" if self.is_hidden else "visible")
 
 
 class _Tolerance(Strict):
@@ -60,6 +89,13 @@ class ValueCheck(_Check, _Tolerance):
     kind: Literal["value"]
     expr: Expr
     expected: Expr | None = Field(None, description="expression in the reference namespace; default: expr itself")
+    strict_types: bool = Field(
+        False,
+        description=(
+            "the value must have the expected one's type: a list is not a tuple, a tuple or list is not a tensor "
+            "(by default equal values of these types match)"
+        ),
+    )
 
 
 class TensorCheck(_Check, _Tolerance):
@@ -129,17 +165,41 @@ class SameAsSolutionCheck(_Check, _Tolerance):
     names: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(min_length=1)
 
 
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Range = Annotated[list[int], Field(min_length=2, max_length=2)]
+
+
 class ArgSpec(Strict):
     """One generated argument of a function check."""
 
-    type: Literal["tensor", "int", "float", "choice"]
-    shape: list[int | str] | None = Field(None, description="tensor shape; strings are dimension names from dims")
+    type: Literal["tensor", "int", "float", "choice", "shape", "index", "permutation", "dtype"] = Field(
+        description=(
+            "tensor, int, float, choice; shape: a tuple of sizes; index: a tuple of indices within a shape; "
+            "permutation: an order of 0..k-1; dtype: a torch dtype from dtypes"
+        )
+    )
+    name: Name | None = Field(
+        None, description="the argument's name in feedback and in property (default: the reference's parameter name)"
+    )
+    shape: list[int | str] | None = Field(
+        None, description="tensor shape, or the shape an index lies within; strings are dimension names from dims"
+    )
     dtypes: list[Literal[INPUT_DTYPES]] = Field(default_factory=lambda: ["float32"])  # type: ignore[valid-type]
     requires_grad: bool = False
     min: float | None = None
     max: float | None = None
     values: list | None = Field(None, description="choices for type: choice")
-    dim: str | None = Field(None, description="type: int only: the size of this named dimension (from dims)")
+    dim: str | None = Field(
+        None, description="int: the size of this named dimension (from dims); permutation: its length"
+    )
+    ndim: Range | None = Field(None, description="shape: [low, high] number of dimensions (default [1, 3])")
+    of: Name | None = Field(
+        None,
+        description="index: within this earlier argument's shape; permutation: of this earlier argument's dimensions",
+    )
+    broadcasts_with: Name | None = Field(
+        None, description="shape or tensor: a shape that broadcasts with this earlier argument's (never the same one)"
+    )
     sorted: bool = Field(False, description="tensor: values sorted ascending along the last dimension")
     unique: bool = Field(False, description="tensor: no value repeats (integer tensors draw without replacement)")
     transform: str | None = Field(
@@ -150,16 +210,28 @@ class ArgSpec(Strict):
 
     @model_validator(mode="after")
     def _fits_type(self) -> ArgSpec:
-        if self.type == "tensor" and self.shape is None:
-            raise ValueError("a tensor argument needs a shape")
-        if self.dim is not None and self.type != "int":
-            raise ValueError("dim ties an int argument to a dimension's size: it needs type: int")
+        if self.type == "tensor" and self.shape is None and self.broadcasts_with is None:
+            raise ValueError("a tensor argument needs a shape (or broadcasts_with)")
+        if self.dim is not None and self.type not in ("int", "permutation"):
+            raise ValueError(
+                "dim ties an int or a permutation to a dimension's size: it needs type: int or permutation"
+            )
         if (self.sorted or self.unique) and self.type != "tensor":
             raise ValueError("sorted and unique apply to tensor arguments")
         if self.type == "choice" and not self.values:
             raise ValueError("a choice argument needs values")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError("min is larger than max")
+        if self.ndim is not None and (self.type != "shape" or self.ndim[0] > self.ndim[1] or self.ndim[0] < 0):
+            raise ValueError("ndim is [low, high] (low <= high, both >= 0) of a shape argument")
+        if self.of is not None and self.type not in ("index", "permutation"):
+            raise ValueError("of applies to index and permutation arguments")
+        if self.type == "index" and (self.of is None) == (self.shape is None):
+            raise ValueError("an index argument needs exactly one of of (an earlier argument) and shape")
+        if self.type == "permutation" and (self.of is None) == (self.dim is None):
+            raise ValueError("a permutation argument needs exactly one of of (an earlier argument) and dim")
+        if self.broadcasts_with is not None and self.type not in ("shape", "tensor"):
+            raise ValueError("broadcasts_with applies to shape and tensor arguments")
         return self
 
 
@@ -167,15 +239,25 @@ class FunctionCheck(_Check, _Tolerance):
     """Call the learner's function and the reference on generated inputs; report the smallest failing case."""
 
     kind: Literal["function"]
-    name: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    name: Name
     args: list[ArgSpec] = Field(min_length=1)
-    dims: dict[str, Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
-        default_factory=dict, description="dimension name -> [low, high] (inclusive)"
+    dims: dict[str, Range] = Field(default_factory=dict, description="dimension name -> [low, high] (inclusive)")
+    cases: int = Field(25, ge=1, le=100_000, description="how many cases, at most (time_budget may stop it sooner)")
+    time_budget: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        description=(
+            "seconds for making cases and running the reference and the learner's function on them, per world "
+            "and split across devices; no further batch of cases starts after it (the first two cases always run)"
+        ),
     )
-    cases: int = Field(25, ge=1, le=500)
     devices: list[InputDevice] = Field(
         default_factory=lambda: ["default", "meta"],
-        description="devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped",
+        description=(
+            "devices to generate inputs on; 'default' is the learner's device; unavailable ones are skipped, "
+            "and a function given no tensors runs on the first only"
+        ),
     )
     compare: list[TensorProperty] = Field(default_factory=lambda: ["shape", "dtype", "device", "values"], min_length=1)
     broadcast: bool = Field(
@@ -185,16 +267,38 @@ class FunctionCheck(_Check, _Tolerance):
     distinct_dims: bool = Field(
         False, description="give the named dimensions different sizes in every case (a swapped axis then shows)"
     )
-    reference: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
+    reference: Name | None = Field(
         None, description="the oracle: a function defined in setup, instead of the solution's function of this name"
     )
-    mutates: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
-        default_factory=list,
+    property: Expr | None = Field(
+        None,
         description=(
-            "arguments the function is meant to change in place: compared with the reference's after the call; "
-            "every other tensor argument must come back unchanged (values and version counter)"
+            "an expression that must be true in every case, over the arguments (by name, after the call) and "
+            "result (what the function returned); with it, results are compared with a reference only when "
+            "reference is given"
         ),
     )
+    mutates: list[Name] = Field(
+        default_factory=list,
+        description=(
+            "arguments the function is meant to change in place (output arguments): compared with the "
+            "reference's after the call; every other tensor argument must come back unchanged (values and "
+            "version counter)"
+        ),
+    )
+    strict_types: bool = Field(
+        False,
+        description=(
+            "results must have the reference's type: a list is not a tuple, a tuple or list is not a tensor "
+            "(by default equal values of these types match)"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _property_names(self) -> FunctionCheck:
+        if self.property is not None and self.reference is None and any(a.name is None for a in self.args):
+            raise ValueError("a property check without a reference names every argument (name: on each of args)")
+        return self
 
 
 class PythonCheck(_Check):
@@ -376,6 +480,27 @@ class Exercise(Strict):
         return "DEVICE" in self.setup or "DEVICE" in self.prompt
 
 
+def every_check_hidden(exercise: Exercise) -> Exercise:
+    """The exercise under the policy ``hidden_checks: all``: every check that does not say
+    ``hidden: false`` or ``visibility: visible`` is hidden."""
+    if all(c.hidden is not None or c.visibility is not None for c in exercise.checks):
+        return exercise
+    checks = [
+        c.model_copy(update={"hidden": True}) if c.hidden is None and c.visibility is None else c
+        for c in exercise.checks
+    ]
+    return exercise.model_copy(update={"checks": checks})
+
+
+def every_check_shown(exercise: Exercise) -> Exercise:
+    """The exercise with its hidden checks described in full: what ``pack test`` and ``grade``
+    decide with (``grade`` conceals each learner's verdict when it writes it)."""
+    if not any(c.is_hidden for c in exercise.checks):
+        return exercise
+    checks = [c.model_copy(update={"hidden": False, "visibility": None}) if c.is_hidden else c for c in exercise.checks]
+    return exercise.model_copy(update={"checks": checks})
+
+
 # ---------------------------------------------------------------- recall cards
 
 
@@ -495,8 +620,22 @@ class Lesson(Strict):
         description="code every exercise's setup starts with (imports, data, helpers); it runs in the same "
         "namespace as the setup, the reference solution and the learner's code",
     )
+    torch: str = Field(
+        "",
+        description="the torch releases the lesson needs, as a version specifier (e.g. '>=2.4'); where the "
+        "installed torch is outside it, pack test skips the lesson with the reason and check refuses it",
+    )
     exercises: list[Exercise] = Field(default_factory=list)
     cards: list[Card] = Field(default_factory=list)
+
+    @field_validator("torch")
+    @classmethod
+    def _torch_specifier(cls, value: str) -> str:
+        from tutor.packs.torchneed import parse
+
+        if value.strip():
+            parse(value)
+        return value.strip()
 
     @model_validator(mode="after")
     def _prelude_first(self) -> Lesson:
@@ -524,6 +663,11 @@ class PackManifest(Strict):
         "en",
         pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
         description="the language of the pack's texts, a tag such as 'en', 'de' or 'pt-BR'",
+    )
+    hidden_checks: Literal["marked", "all"] = Field(
+        "marked",
+        description="which checks are hidden: 'marked' (those with hidden: true or a visibility that hides them) or "
+        "'all' (every check that does not say hidden: false or visibility: visible)",
     )
     translates: Id | None = Field(
         None,

@@ -304,7 +304,16 @@ def _validate_check(
                 if not rule.strip():
                     rep.at((*cpath, key, r), "is empty")
     if check.kind == "function":
+        if check.property is not None:
+            _check_code(
+                check.property, expr_origin(*cpath, "property"), (*cpath, "property"), rep, what="property", mode="eval"
+            )
         for a, arg in enumerate(check.args):
+            earlier = [b.name for b in check.args[:a]]
+            for key in ("of", "broadcasts_with"):
+                ref = getattr(arg, key)
+                if ref is not None and all(earlier) and ref not in earlier:
+                    rep.at((*cpath, "args", a, key), f"{ref!r} is not the name of an earlier argument")
             if arg.dim is not None and arg.dim not in check.dims:
                 rep.at((*cpath, "args", a, "dim"), f"dimension {arg.dim!r} is not defined in dims")
             if arg.transform is not None:

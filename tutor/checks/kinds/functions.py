@@ -2,16 +2,19 @@
 on several devices (``meta`` included), reporting the smallest failing case."""
 
 import inspect
+import math
+from time import monotonic
 
 import torch
 
 from .. import wire
-from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems
-from ..context import AuthoringError, Context, Outcome
+from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems, with_strict_types
+from ..context import AuthoringError, Context, Outcome, private_names
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
+from ..explain import evaluate
 from ..generate import SpecError, generate_case
 from ..guard import scan
-from ..namespaces import filtered_traceback, own_frames, seed_all, torch_state_guard
+from ..namespaces import FALLBACKS, filtered_traceback, own_frames, seed_all, torch_state_guard
 from .raises import exception_matches
 
 
@@ -251,25 +254,76 @@ def _backward_problems(out, ref_out, case, ref_case, names, tol, seed, remote=No
     return found
 
 
+CALLS_PER_REQUEST = 1000  # a function check's cases cross to the learner's kernel in requests of at most this many
+FIRST_BATCH = 50  # cases of the first batch per device (the default 25 go in one request); later ones double
+
+
+def _labels(check: dict, ref_fn, fn) -> list:
+    """Each argument's name: the pack's ``name``, else the reference's parameter, else the learner's."""
+    names = (_parameter_names(ref_fn) if ref_fn is not None else []) or (
+        fn.parameter_names() if hasattr(fn, "parameter_names") else _parameter_names(fn)
+    )
+    return [
+        spec.get("name") or (names[i] if i < len(names) else f"argument {i + 1}")
+        for i, spec in enumerate(check["args"])
+    ]
+
+
+def _property_problems(prop: str, out, args, labels: list, meta: bool, helpers: dict) -> list:
+    """The check's ``property`` on one call: [] when it holds, else one Problem saying why not.
+    ``helpers`` are the reference namespace's names (setup's helpers), which it may call."""
+    scope = {**helpers, **FALLBACKS, "math": math, **dict(zip(labels, args, strict=False)), "result": out}
+    private = bool(private_names(prop))
+    shown = "the check's property" if private else prop
+    try:
+        value, sides = evaluate(prop, scope, hidden=lambda src: bool(private_names(src)))
+        holds = bool(value)
+    except Exception as exc:
+        if meta:
+            return []  # no data on meta (values, or tensors made on another device): the real devices decide
+        return [Problem("property", f"{shown} could not be evaluated: {exception_phrase(exc)}", "true", "an error")]
+    if holds:
+        return []
+    return [Problem("property", f"{shown} failed" + (f": {sides}" if sides else ""), "true", "false")]
+
+
+INPUT_SHOWN = 12  # a failing case's tensor inputs of at most this many elements are shown by value
+
+
+def _inputs_shown(labels: list, before: list) -> str:
+    """'; where x is tensor([[...]])' for the failing case's small tensor inputs, as they were
+    before the call: the learner can run the same call (the case says shapes and numbers)."""
+    parts = []
+    for label, snap in zip(labels, before, strict=False):
+        if snap is not None and not snap[0].is_meta and snap[0].numel() <= INPUT_SHOWN:
+            parts.append(f"{label} is {short_repr(snap[0], 100)}")
+    return f"; where {', '.join(parts)}" if parts else ""
+
+
+def _shown_name(name: str, ctx: Context) -> str:
+    """How feedback names the checked function: its label, else its name, never a setup
+    helper's ``_`` name (the helper runs the learner's code: that is what is checked)."""
+    return ctx.label or ("your code" if name.startswith("_") else name)
+
+
 def check_function(check: dict, ctx: Context) -> Outcome:
     name = check["name"]
-    oracle = check.get("reference") or name
-    if oracle not in ctx.ref:
+    prop = check.get("property")
+    oracle = check.get("reference") or (None if prop else name)
+    if oracle is not None and oracle not in ctx.ref:
         where = "the setup" if check.get("reference") else "the reference solution"
         raise AuthoringError(f"{where} does not define {oracle}")
-    ref_fn = ctx.ref[oracle]
+    ref_fn = ctx.ref[oracle] if oracle is not None else None
+    shown = _shown_name(name, ctx)
     if name not in ctx.learner:
         return Outcome(False, ctx.undefined(name), "a function", None)
     fn = ctx.learner[name]
     if not callable(fn):
-        return Outcome(False, f"{name} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
+        return Outcome(False, f"{shown} is {type_phrase(fn)}, expected a function", "a function", short_repr(fn))
 
-    names = _parameter_names(ref_fn) or (fn.parameter_names() if hasattr(fn, "parameter_names") else [])
-    tensor_args = [
-        names[i] if i < len(names) else f"argument {i + 1}"
-        for i, spec in enumerate(check["args"])
-        if spec.get("type") == "tensor"
-    ]
+    labels = _labels(check, ref_fn, fn)
+    helpers = {k: v for k, v in ctx.ref.items() if not k.startswith("__")}
+    tensor_args = [labels[i] for i, spec in enumerate(check["args"]) if spec.get("type") == "tensor"]
     hint = (
         (f"create new tensors with device={tensor_args[0]}.device (or torch.zeros_like / {tensor_args[0]}.new_zeros)")
         if tensor_args
@@ -279,26 +333,30 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     tol = tolerance(check.get("rtol"), check.get("atol"))
     seed = int(check.get("seed") or 0) + ctx.input_shift
     cases = int(check.get("cases") or 25)
+    budget = float(check.get("time_budget") or 5.0)
     devices = available_devices(check.get("devices"), ctx.device)
+    if not tensor_args:
+        devices = devices[:1]  # the same inputs on every device: one run says it all
     mutates = list(check.get("mutates") or [])
-    labels = [names[i] if i < len(names) else f"argument {i + 1}" for i in range(len(check["args"]))]
     unknown = [label for label in mutates if label not in labels]
     if unknown:
-        raise AuthoringError(f"mutates names {join_names(unknown)}, which {name} has no argument called")
+        raise AuthoringError(f"mutates names {join_names(unknown)}, which {shown} has no argument called")
 
-    failures, ran, skipped = [], 0, 0
-    # The reference first, on every case; the learner's function then gets all its cases
-    # in one request when it lives in the learner's kernel (one round trip, not one a case).
-    planned = []
-    for order, dev in enumerate(devices):
+    failures: list = []
+    counts = {"ran": 0, "skipped": 0}
+    strict = bool(check.get("strict_types"))
+    distinct = bool(check.get("distinct_dims"))
+
+    def plan(order: int, dev, i: int):
+        """Case ``i`` on ``dev``, the reference called on its own copy (None: skipped)."""
         meta = dev.type == "meta"
-        for i in range(cases):
-            try:
-                distinct = bool(check.get("distinct_dims"))
-                ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names, distinct)
-                case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, names, distinct)
-            except SpecError as spec_error:
-                raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
+        try:
+            ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
+            case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
+        except SpecError as spec_error:
+            raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
+        ref_out, ref_exc = None, None
+        if ref_fn is not None:
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
             ref_before = _snapshot(ref_case.args)
             with ctx.side("ref", order * cases + i):
@@ -310,21 +368,21 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                     "declare it under mutates, or make the reference leave its inputs alone"
                 )
             if ref_exc is not None and meta:
-                skipped += 1  # the reference itself needs real data here: nothing to compare
-                continue
-            planned.append((order, dev, meta, i, ref_case, case, ref_out, ref_exc))
-    answers = None
-    if hasattr(fn, "call_many"):  # the learner's function, in the learner's kernel
-        calls = []
-        for _, _, meta, i, _, case, ref_out, ref_exc in planned:
-            want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
-            calls.append((case.args, _grad_output(ref_out, seed + i) if want else None, seed + i, order * cases + i))
-        answers = fn.call_many(calls) if calls else []
-    for k, (order, dev, meta, i, ref_case, case, ref_out, ref_exc) in enumerate(planned):
-        remote = None
+                counts["skipped"] += 1  # the reference itself needs real data here: nothing to compare
+                return None
+            broken = _property_problems(prop, ref_out, ref_case.args, labels, meta, helpers) if prop else []
+            if ref_exc is None and broken:
+                raise AuthoringError(
+                    f"the reference {oracle} does not satisfy the property for {ref_case.describe()}: "
+                    f"{broken[0].sentence}"
+                )
+        return (order, dev, meta, i, ref_case, case, ref_out, ref_exc)
+
+    def judge_case(entry, remote) -> None:
+        """The learner's call of one planned case (``remote``: its answer from the learner's kernel)."""
+        order, dev, meta, i, ref_case, case, ref_out, ref_exc = entry
         before = _snapshot(case.args)  # the judge's copy: only the learner's kernel's was called
-        if answers is not None:
-            remote = answers[k]
+        if remote is not None:
             out, exc = remote.get("value"), remote.get("raised")
             after = list(remote.get("args") or [])
             changed = changed_inputs(before, after, remote.get("versions"))
@@ -341,14 +399,15 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         if meta and exc is not None and _needs_data(exc):
             # Right on every real device, unable to run where there is no data (a loop over
             # .item() values): meta tells nothing here, as when the reference needs data.
-            skipped += 1
-            continue
+            counts["skipped"] += 1
+            return
         scan(out, "result")
-        ran += 1
-        details = {}
+        counts["ran"] += 1
+        details: dict = {}
+        problems: list = []
         if ref_exc is not None:
             if exc is not None and exception_matches(exc, type(ref_exc).__name__):
-                continue
+                return
             sentences = (
                 [f"{_raised(exc)}, expected {type(ref_exc).__name__}"]
                 if exc is not None
@@ -358,47 +417,81 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             sentences = [_raised(exc)]
             details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
         else:
-            inputs = [(names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)]
-            problems = output_problems(
-                out,
-                ref_out,
-                "result",
-                compare,
-                tol,
-                meta,
-                hint,
-                broadcast=bool(check.get("broadcast")),
-                inputs=inputs,
-            )
-            if not problems and "grad" in compare and not meta:
-                try:
-                    problems = _backward_problems(out, ref_out, case, ref_case, names, tol, seed + i, remote)
-                except Exception as err:
-                    problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
-            problems = (
-                _input_problems(name, changed, labels, mutates)
-                + _mutated_problems(after, ref_case.args, labels, mutates, tol, meta)
-                + problems
-            )
-            details["absorb"] = problems
+            if ref_fn is not None:
+                inputs = list(zip(labels, ref_case.args, strict=False))
+                problems = output_problems(
+                    out,
+                    ref_out,
+                    "result",
+                    compare,
+                    tol,
+                    meta,
+                    hint,
+                    broadcast=bool(check.get("broadcast")),
+                    inputs=inputs,
+                )
+                if strict:
+                    problems = with_strict_types(problems, out, ref_out, "result")
+                if not problems and "grad" in compare and not meta:
+                    try:
+                        problems = _backward_problems(out, ref_out, case, ref_case, labels, tol, seed + i, remote)
+                    except Exception as err:
+                        problems = [Problem("grad", f"backward() failed: {exception_phrase(err)}")]
+                problems = _mutated_problems(after, ref_case.args, labels, mutates, tol, meta) + problems
+            if prop:
+                problems = problems + _property_problems(prop, out, after, labels, meta, helpers)
+            problems = _input_problems(shown, changed, labels, mutates) + problems
             sentences = [p.sentence for p in problems]
             if problems:
+                details["absorb"] = problems
                 details["problems"] = [
                     {"property": p.prop, "expected": p.expected, "actual": p.actual} for p in problems
                 ]
-        if not sentences:
-            details.pop("absorb", None)
         if sentences:
             pair = (problems[0].expected, problems[0].actual) if details.get("problems") else (None, None)
-            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair))
+            where = _inputs_shown(labels, before)
+            failures.append(((case.size, case.ndim, order, i), case, dev, sentences, details, pair, where))
 
-    labels = [str(d) for d in devices]
+    # Cases go in batches: the reference on a batch, then the learner's function on it in one
+    # request when it lives in the learner's kernel (not one round trip a case). The time
+    # budget, each device's share of it, ends them: the first two cases always run, and a
+    # slow learner's function can cut its cases short only after the first batch.
+    cut = False
+    remote_fn = hasattr(fn, "call_many")
+    for order, dev in enumerate(devices):
+        until = monotonic() + budget / len(devices)
+        i, size = 0, FIRST_BATCH
+        while i < cases:
+            batch: list = []
+            while i < cases and len(batch) < size and not (i >= 2 and monotonic() > until):
+                entry = plan(order, dev, i)
+                i += 1
+                if entry is not None:
+                    batch.append(entry)
+            answers: list = [None] * len(batch)
+            if remote_fn and batch:
+                calls = []
+                for _, _, meta, k, _, case, ref_out, ref_exc in batch:
+                    want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
+                    calls.append(
+                        (case.args, _grad_output(ref_out, seed + k) if want else None, seed + k, order * cases + k)
+                    )
+                answers = fn.call_many(calls)
+            for entry, answer in zip(batch, answers, strict=True):
+                judge_case(entry, answer)
+            if i < cases and monotonic() > until:
+                cut = True
+                break
+            size = min(size * 2, CALLS_PER_REQUEST)
+    ran, skipped = counts["ran"], counts["skipped"]
+
+    device_names = [str(d) for d in devices]
     if failures:
         failures.sort(key=lambda f: f[0])
-        _, case, dev, sentences, details, (expected, actual) = failures[0]
-        inputs = [(names[j] if j < len(names) else f"argument {j + 1}", a) for j, a in enumerate(case.args)]
+        _, case, dev, sentences, details, (expected, actual), where = failures[0]
+        inputs = list(zip(labels, case.args, strict=False))
         ctx.absorb(details.pop("absorb", []), inputs)  # signatures of the case reported, not of others
-        message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
+        message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
         return Outcome(
@@ -413,10 +506,13 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 "failed": len(failures),
                 "ran": ran,
                 "skipped": skipped,
-                "devices": labels,
+                "devices": device_names,
             },
         )
-    message = f"✓ {name} matches the reference on {plural(ran, 'generated case')} ({join_names(labels)})"
+    against = "matches the reference" if ref_fn is not None else "satisfies the property"
+    message = f"✓ {shown} {against} on {plural(ran, 'generated case')} ({join_names(device_names)})"
     if skipped:
         message += f"; {skipped} skipped on meta, where they need real values"
-    return Outcome(True, message, details={"ran": ran, "skipped": skipped, "devices": labels})
+    return Outcome(
+        True, message, details={"ran": ran, "skipped": skipped, "devices": device_names, "time_budget_reached": cut}
+    )

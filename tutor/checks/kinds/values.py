@@ -10,6 +10,7 @@ from ..compare import (
     tensor_problems,
     tolerance,
     value_problems,
+    with_strict_types,
 )
 from ..context import AuthoringError, Context, Outcome, display
 from ..describe import join_names, short_repr, type_phrase
@@ -50,6 +51,8 @@ def check_value(check: dict, ctx: Context) -> Outcome:
     # An authored expected value runs no reference code: no reference trace for this check.
     expected = ctx.eval_ref(check.get("expected") or expr, traced=not check.get("expected"))
     problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
+    if check.get("strict_types"):
+        problems = with_strict_types(problems, actual, expected, name)
     ctx.absorb(problems)
     shown_actual, shown_expected = short_repr(actual), short_repr(expected)
     if problems:
