@@ -94,6 +94,15 @@ first = epoch_order(loader)
 second = epoch_order(loader)
 """
 
+# each micro-batch's sum over its examples divided by its own size, not by the whole batch's
+ACCUMULATE = """
+import torch.nn.functional as F
+
+def accumulate(model, micro_batches):
+    for xb, yb in micro_batches:
+        (F.mse_loss(model(xb), yb, reduction="sum") / len(xb)).backward()
+"""
+
 CASES = (
     # The trace compared what the checks' calls of the learner's function did with what the
     # reference did while an authored expected value was computed (nothing).
@@ -101,15 +110,7 @@ CASES = (
         "accumulate-against-an-authored-expected-value",
         "memory-levers/uneven-accumulation",
         "stripped",
-        _code(
-            """
-            import torch.nn.functional as F
-
-            def accumulate(model, micro_batches):
-                for xb, yb in micro_batches:
-                    (F.mse_loss(model(xb), yb, reduction="sum") / len(xb)).backward()
-            """
-        ),
+        ACCUMULATE,
         ("the reference calls backward() 0 times", "each call adds to .grad"),
     ),
     # The reference only defines accumulate; the learner's code also tries it once: the run's
@@ -118,18 +119,7 @@ CASES = (
         "a-function-tried-out-where-the-reference-only-defines-it",
         "memory-levers/uneven-accumulation",
         "stripped",
-        _code(
-            """
-            import torch
-            import torch.nn.functional as F
-
-            def accumulate(model, micro_batches):
-                for xb, yb in micro_batches:
-                    (F.mse_loss(model(xb), yb, reduction="sum") / len(xb)).backward()
-
-            accumulate(torch.nn.Linear(3, 1), MICRO_BATCHES)  # try it once
-            """
-        ),
+        ACCUMULATE + "\nimport torch\n\naccumulate(torch.nn.Linear(3, 1), MICRO_BATCHES)  # try it once\n",
         ("the reference calls backward() 0 times", "each call adds to .grad"),
     ),
     # The authored mistakes' conditions call evaluate(); those calls were compared with the
