@@ -200,11 +200,15 @@ class RemoteCallable(_Remote):
         return self._client.operate("call", self, args=list(args), kwargs=dict(kwargs))["value"]
 
     def call_many(self, calls: list) -> list:
-        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed);
+        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed[, call]);
         each answer holds the value or what was raised, the arguments after the call and,
         when a gradient was sent, what backpropagating it gave."""
         client = self._client
-        answer = client.operate("calls", self, calls=[{"args": list(a), "backward": b, "seed": s} for a, b, s in calls])
+        answer = client.operate(
+            "calls",
+            self,
+            calls=[{"args": list(a), "backward": b, "seed": s, "call": n[0] if n else None} for a, b, s, *n in calls],
+        )
         out = []
         for text in answer.get("answers") or []:
             try:

@@ -181,6 +181,8 @@ def _calls(request: dict) -> dict:
                 raise wire.WireError("a call that is not a request")
             if call.get("seed") is not None:
                 seed_all(int(call["seed"]))
+            number = call.get("call")
+            _tracer().call = number if isinstance(number, int) else None  # the judge numbers the reference's alike
             args = list(call.get("args") or [])
             # Version counters before the call: an input written in place and written back still
             # shows. On meta inputs (the device run's stand-in for a GPU) operations across
