@@ -94,7 +94,15 @@ def output_problems(
         if meta:
             props = [p for p in props if p in ("shape", "dtype", "device")]
         return tensor_problems(
-            out, ref, name, props, tol, hint, broadcast=broadcast, dtype_hint=dtype_hint(ref, inputs)
+            out,
+            ref,
+            name,
+            props,
+            tol,
+            hint,
+            broadcast=broadcast,
+            dtype_hint=dtype_hint(ref, inputs),
+            sources=[(label, arg) for label, arg in inputs if isinstance(arg, torch.Tensor)],
         )
     if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
         if not isinstance(out, (list, tuple)):
@@ -352,6 +360,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             )
         elif exc is not None:
             sentences = [_raised(exc)]
+            details["raised"] = exc
             details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
         else:
             inputs = [(names[j] if j < len(names) else f"argument {j + 1}", arg) for j, arg in enumerate(ref_case.args)]
@@ -393,6 +402,8 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         failures.sort(key=lambda f: f[0])
         _, case, dev, sentences, details, (expected, actual) = failures[0]
         ctx.absorb(details.pop("absorb", []))  # signatures of the case reported, not of others
+        if details.get("raised") is not None:
+            ctx.note_error_cause(details.pop("raised"), "your function")
         message = f"{name} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
