@@ -167,7 +167,7 @@ class Hung(BaseException):
 
 
 def _word(token: str) -> str:
-    return rf"(?<![\w.]){re.escape(token)}(?!\w)"
+    return rf"(?<!\w){re.escape(token)}(?!\w)"
 
 
 def check_words(exercise) -> set:

@@ -96,6 +96,19 @@ def test_an_exception_inside_the_learner_s_function_names_its_line():
     assert "line 3 of your function, `return h @ b`, raised RuntimeError; at that point h has shape (4, 3)" in text
 
 
+def test_an_exception_names_an_attribute_still_none_and_a_layer_s_sizes():
+    text = said("w = torch.ones(4, requires_grad=True)\nout = x @ (w - w.grad)\n", "out = x @ W.T")
+    assert "raised TypeError; at that point x has shape (6, 4), float32 on cpu, w has shape (4,)" in text
+    assert "and w.grad is None" in text
+    text = said("layer = torch.nn.Linear(3, 5)\nout = layer(x)\n", "out = x @ W.T")
+    assert "at that point layer is Linear(in_features=3, out_features=5, bias=True) and x has shape (6, 4)" in text
+
+
+def test_an_error_that_says_what_it_needs_gets_no_shapes():
+    text = said("out = x.no_such_method()\n", "out = x @ W.T")
+    assert "at that point" not in text
+
+
 SAVE = "buf = io.BytesIO()\ntorch.save({'W': W}, buf)\n"
 
 

@@ -79,8 +79,10 @@ def _factor(name, a, e, tol):
     c = float(np.dot(a.ravel(), e.ravel()) / np.dot(e.ravel(), e.ravel()))
     if c == 0 or not _match(a, c * e, tol) or _match(e, c * e, tol):
         return None
+    k = round(1 / c) if abs(c) < 1 else 0
+    times = f"1/{k} of" if abs(k) >= 2 and abs(1 / c - k) < 1e-3 * abs(k) else f"{_num(c)} times"
     return (
-        f"{name} is {_num(c)} times the expected value everywhere: a constant factor is missing, extra or wrong "
+        f"{name} is {times} the expected value everywhere: a constant factor is missing, extra or wrong "
         f"(a scale such as 1/sqrt(d), a learning rate, a divisor)"
     )
 

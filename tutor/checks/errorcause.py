@@ -18,6 +18,9 @@ from .describe import fmt_int, fmt_shape, join_names, shorten
 
 MAX_NAMES = 8  # names of one line described
 READ_ERRORS = ("EOFError", "UnpicklingError")
+# Errors where what the tensors on the line are (shape, dtype, device, None) is the story;
+# a NameError or an AttributeError says what it needs in its own message.
+VALUE_ERRORS = ("RuntimeError", "ValueError", "TypeError", "IndexError")
 
 
 def _frame(exc: BaseException, filename: str):
@@ -99,7 +102,7 @@ def context(exc: BaseException, filename: str) -> dict | None:
             return None
         frame, lineno = found
         line = linecache.getline(filename, lineno).strip()
-        tensors: list = []
+        tensors: list = []  # [name, shape, dtype, device]; [name, None, None, None] for None; [name, text] a module
         buffers: list = []
         for dotted in _names(line):
             if len(tensors) + len(buffers) >= MAX_NAMES:
@@ -112,6 +115,10 @@ def context(exc: BaseException, filename: str) -> dict | None:
                 tensors.append(
                     [dotted, [int(s) for s in value.shape], str(value.dtype).replace("torch.", ""), str(value.device)]
                 )
+            elif value is None and "." in dotted:  # an attribute still None: x.grad before any backward()
+                tensors.append([dotted, None, None, None])
+            elif isinstance(value, torch.nn.Module) and not list(value.children()):
+                tensors.append([dotted, shorten(f"{type(value).__name__}({value.extra_repr()})", 80)])
             else:
                 end = _at_end(value)
                 if end is not None:
@@ -127,7 +134,11 @@ def _text(x, limit: int = 60) -> str:
 
 def _tensor(entry) -> str | None:
     try:
+        if isinstance(entry, list) and len(entry) == 2:
+            return f"{_text(entry[0])} is {_text(entry[1], 80)}"
         name, shape, dtype, device = entry
+        if shape is None:
+            return f"{_text(name)} is None"
         return f"{_text(name)} has shape {fmt_shape(shape)}, {_text(dtype, 20)} on {_text(device, 20)}"
     except (TypeError, ValueError):
         return None
@@ -149,6 +160,6 @@ def sentence(ctx_data, ename: str, what: str = "your code") -> str | None:
             f"finds nothing; call {name}.seek(0) before reading it back"
         )
     tensors = [t for t in (_tensor(e) for e in (ctx_data.get("tensors") or [])[:MAX_NAMES]) if t]
-    if not tensors:
+    if not tensors or ename not in VALUE_ERRORS:
         return None
     return f"line {line} of {what}, `{source}`, raised {ename}; at that point {join_names(tensors, limit=MAX_NAMES)}"
