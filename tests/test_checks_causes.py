@@ -155,6 +155,23 @@ exercises:
       - kind: tensor
         expr: out
         rtol: 1.0e-5
+  - id: log-probs
+    title: Log-probabilities of each row
+    prompt: Write `log_probs(logits)`, the log-softmax of each row.
+    setup: |
+      import torch
+    solution: |
+      def log_probs(logits):
+          return logits.log_softmax(dim=1)
+    second_world: false
+    second_world_reason: the function check draws its own inputs
+    checks:
+      - kind: function
+        name: log_probs
+        args: [{type: tensor, shape: [n, 3]}]
+        dims: {n: [2, 5]}
+        devices: [default]
+        cases: 5
   - id: roundtrip
     title: A round trip through a buffer
     prompt: Save `W` into a buffer and load it back as `loaded`.
@@ -195,6 +212,24 @@ def cli_check(pack: Path, home: Path, exercise: str, code: str) -> dict:
 def test_in_a_real_kernel_a_missing_bias_is_named(pack, tmp_path):
     data = cli_check(pack, tmp_path / "home", "bias", "out = x @ W.T\n")
     assert any("a term that varies only along dim 1" in m and "like a bias" in m for m in data["mistakes"]), data
+    assert "auto:cause:bias-like" in data["mistake_ids"]
+
+
+def test_in_a_real_kernel_a_function_s_wrong_dim_and_its_exception_are_named(pack, tmp_path):
+    data = cli_check(pack, tmp_path / "home", "log-probs", "def log_probs(logits):\n    return logits.log_softmax(0)\n")
+    assert any(
+        "result is logits.log_softmax(dim=0) where the reference computes logits.log_softmax(dim=1)" in m
+        for m in data["mistakes"]
+    ), data
+    code = "import torch\n\ndef log_probs(logits):\n    w = torch.ones(4, 3)\n    return (logits @ w).log_softmax(1)\n"
+    data = cli_check(pack, tmp_path / "home", "log-probs", code)
+    assert any(
+        "line 5 of your function, `return (logits @ w).log_softmax(1)`, raised RuntimeError; at that point logits "
+        "has shape"
+        in m
+        and "w has shape (4, 3), float32 on cpu" in m
+        for m in data["mistakes"]
+    ), data
 
 
 def test_in_a_real_kernel_a_missing_seek_is_named(pack, tmp_path):

@@ -15,6 +15,32 @@ MAX_SOURCES = 24  # tensors of the reference's namespace (or a call's inputs) tr
 FLOAT_TOL = (1e-5, 1e-8)  # an exact check of floats: transformed values still round differently
 
 
+# The phrase each kind of cause is said with, and its topic (the class report counts
+# learners by it: "auto:cause:bias-like").
+TOPICS = (
+    ("with its sign flipped", "sign"),
+    ("constant factor", "factor"),
+    ("a constant term", "constant-term"),
+    ("broadcast like a bias", "bias-like"),
+    ("in reverse order along", "reversed"),
+    ("wrapping round", "rolled"),
+    ("(an off-by-one start)", "window-start"),
+    ("end off by one", "window-end"),
+    ("start off by one", "window-end"),
+    ("keepdim=True where", "keepdim"),
+    ("keepdim=True is missing", "keepdim"),
+    ("keepdim=True is extra", "keepdim"),
+    ("over the wrong dim", "reduction-dim"),
+)
+
+
+def topic(sentence: str) -> str | None:
+    for phrase, name in TOPICS:
+        if phrase in sentence:
+            return f"cause:{name}"
+    return None
+
+
 def _tol(a: np.ndarray, tol):
     if tol is not None:
         return tol

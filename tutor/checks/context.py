@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from . import errorcause, signatures
+from . import causes, errorcause, signatures
 from .describe import exception_phrase, shorten
 from .guard import scan
 from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, own_frames, seed_all
@@ -75,7 +75,7 @@ def _pattern_topic(sentence: str) -> str:
     for key in ("in another order", "wrong order", "exactly"):
         if key in sentence:
             return f"pattern:{key}"
-    return "pattern"
+    return causes.topic(sentence) or "pattern"
 
 
 class Context:
@@ -235,7 +235,7 @@ class Context:
             data, ename = errorcause.context(exc, YOUR_CODE), type(exc).__name__
         cause = errorcause.sentence(data, ename, what)
         if cause:
-            self.note(cause, "error-cause")
+            self.note(cause)  # no topic: its id is a hash of the sentence, one per line and error
 
     def note(self, message: str, topic: str | None = None) -> None:
         if message not in self.findings:

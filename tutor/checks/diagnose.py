@@ -24,7 +24,7 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     if ctx.code_error is not None:
         cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename)
         if cause:
-            found.append((cause, "error-cause"))
+            found.append((cause, None))
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
         # After a crash the learner's trace stops early: its run says nothing about the protocol.
