@@ -170,16 +170,20 @@ def _word(token: str) -> str:
     return rf"(?<!\w){re.escape(token)}(?!\w)"
 
 
+SHOWN_FIELDS = ("expr", "label", "name", "names", "shares_storage_with", "independent_of")
+
+
 def check_words(exercise) -> set:
-    """Identifiers of the exercise's checks (expressions, labels, names): the check lines say
-    them whatever the bug is."""
+    """Identifiers of what the exercise's check lines show (expressions, labels, names): they
+    say them whatever the bug is. A python check's code is never shown."""
     words: set = set()
     for c in exercise.checks:
-        for value in c.model_dump().values():
-            if isinstance(value, str):
-                words.update(re.findall(IDENT, value))
-            elif isinstance(value, list):
-                words.update(t for v in value if isinstance(v, str) for t in re.findall(IDENT, v))
+        fields = c.model_dump()
+        for key in SHOWN_FIELDS:
+            value = fields.get(key)
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str):
+                    words.update(re.findall(IDENT, text))
     return words
 
 
@@ -269,19 +273,37 @@ def held_out_cases(exs) -> list:
     return cases
 
 
-def held_out(show: bool = False) -> None:
+def held_out(show: bool = False, save: Path | None = None) -> None:
     authored, bare = exercises(strip=False), exercises(strip=True)
     cases = held_out_cases(authored)
     counts: dict = collections.defaultdict(collections.Counter)
+    kept = []
     for source, name, key, code, cues, what in cases:
         for label, exs in (("authored", authored), ("stripped", bare)):
             verdict = verify_bounded(exs[key], code)
             outcome = "hung" if verdict is None else classify(verdict, cues)
+            kept.append(
+                {
+                    "source": source,
+                    "file": name,
+                    "exercise": key,
+                    "feedback": label,
+                    "bug": what,
+                    "cues": cues,
+                    "outcome": outcome,
+                    "said": None if verdict is None else said(verdict),
+                    "mistakes": None if verdict is None else verdict.mistakes,
+                }
+            )
             counts[(source, label)][outcome] += 1
             if show or outcome in ("misleading", "silent"):
                 print(f"{outcome:<10} {label:<8} {source:<7} {key} {name}: {what}")
                 if verdict is not None and (show or outcome == "misleading"):
                     print("    " + "\n    ".join(verdict.mistakes or ["(no cause stated)"]))
+    if save is not None:
+        import json
+
+        save.write_text(json.dumps(kept, indent=1))
     print("\n| files | feedback | files | named | misleading | silent | not caught (passed) | hung |")
     print("|---|---|---|---|---|---|---|---|")
     for (source, label), c in sorted(counts.items()):
@@ -300,9 +322,10 @@ def main(argv=None) -> int:
     parser.add_argument("--time", action="store_true")
     parser.add_argument("--loop", action="store_true", help="only the training-loop overhead of the trace")
     parser.add_argument("--held-out", action="store_true", help="named / misleading / silent on held-out files")
+    parser.add_argument("--save", type=Path, help="with --held-out: every verdict's text and outcome, as JSON")
     args = parser.parse_args(argv)
     if args.held_out:
-        held_out(args.show)
+        held_out(args.show, args.save)
         return 0
     if args.loop:
         loop_overhead()
