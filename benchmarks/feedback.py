@@ -206,6 +206,8 @@ def mutant_cues(m, exclude: set) -> list:
     called = set(re.findall(rf"({IDENT})\s*\(", old + "\n" + new))
     changed = ((a - b) + (b - a)).keys() & called
     cues += [_word(t) for t in sorted(changed) if t not in GENERIC and t not in exclude and len(t) > 1]
+    # a word a check line shows anyway (a label's "step") still names the bug as a call: step()
+    cues += [rf"(?<!\w){re.escape(t)}\(" for t in sorted(changed) if t in exclude and t not in GENERIC]
     if m.operator == "dim":
         numbers = set(re.findall(r"-?\d+", old)) ^ set(re.findall(r"-?\d+", new))
         if numbers:
@@ -273,6 +275,34 @@ def held_out_cases(exs) -> list:
     return cases
 
 
+def table(kept: list) -> None:
+    counts: dict = collections.defaultdict(collections.Counter)
+    for k in kept:
+        counts[(k["source"], k["feedback"])][k["outcome"]] += 1
+    print("\n| files | feedback | files | named | misleading | silent | not caught (passed) | hung |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (source, label), c in sorted(counts.items()):
+        total = sum(c.values())
+        print(
+            f"| {source} | {label} | {total} | {c['named']} | {c['misleading']} | {c['silent']} | "
+            f"{c['passed']} | {c['hung']} |"
+        )
+
+
+def reclassify(path: Path) -> None:
+    """The table again from a --save file, with the cues as this file makes them now."""
+    import json
+
+    kept = json.loads(path.read_text())
+    cues = {(c[0], c[1], c[2]): c[4] for c in held_out_cases(exercises(strip=False))}
+    for k in kept:
+        if k["outcome"] in ("named", "misleading", "silent"):
+            text = k["said"] or ""
+            hit = any(re.search(c, text) for c in cues[(k["source"], k["file"], k["exercise"])])
+            k["outcome"] = "named" if hit else ("misleading" if k["mistakes"] else "silent")
+    table(kept)
+
+
 def held_out(show: bool = False, save: Path | None = None) -> None:
     authored, bare = exercises(strip=False), exercises(strip=True)
     cases = held_out_cases(authored)
@@ -323,7 +353,11 @@ def main(argv=None) -> int:
     parser.add_argument("--loop", action="store_true", help="only the training-loop overhead of the trace")
     parser.add_argument("--held-out", action="store_true", help="named / misleading / silent on held-out files")
     parser.add_argument("--save", type=Path, help="with --held-out: every verdict's text and outcome, as JSON")
+    parser.add_argument("--reclassify", type=Path, help="the --held-out table again from a --save file")
     args = parser.parse_args(argv)
+    if args.reclassify:
+        reclassify(args.reclassify)
+        return 0
     if args.held_out:
         held_out(args.show, args.save)
         return 0
