@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import signatures
+from . import causes, errorcause, signatures
 from .describe import exception_phrase, shorten
 from .guard import scan
-from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
+from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, own_frames, seed_all
 from .wire import Raised
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
@@ -76,7 +76,7 @@ def _pattern_topic(sentence: str) -> str:
     for key in ("in another order", "wrong order", "exactly"):
         if key in sentence:
             return f"pattern:{key}"
-    return "pattern"
+    return causes.topic(sentence) or "pattern"
 
 
 class Context:
@@ -195,6 +195,7 @@ class Context:
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
         what = self.display(expr) if shown else (self.label or "the check")
+        self.note_error_cause(exc)
         if isinstance(exc, Raised):
             return self._explain_raised(exc, expr, what)
         mine = own_frames(exc)
@@ -234,6 +235,16 @@ class Context:
         return f"{what} raised {exception_phrase(exc)}{where}"
 
     # ------------------------------------------------------------ signatures
+
+    def note_error_cause(self, exc: BaseException, what: str = "your code") -> None:
+        """Note what the learner's line held when ``exc`` was raised there (errorcause.py)."""
+        if isinstance(exc, Raised):
+            data, ename = exc.context, exc.ename
+        else:
+            data, ename = errorcause.context(exc, YOUR_CODE), type(exc).__name__
+        cause = errorcause.sentence(data, ename, what)
+        if cause:
+            self.note(cause)  # no topic: its id is a hash of the sentence, one per line and error
 
     def note(self, message: str, topic: str | None = None) -> None:
         if message not in self.findings:

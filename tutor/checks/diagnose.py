@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import signatures, tracediff
+from . import errorcause, signatures, tracediff
 from .scan import compare_namespaces
 
 
@@ -23,6 +23,10 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
     ``auto:TOPIC`` where the sentence has a topic, else None (the host names it)."""
     found: list = []  # (sentence, topic)
+    if ctx.code_error is not None:
+        cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename)
+        if cause:
+            found.append((cause, None))
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
         # After a crash the learner's trace stops early: its run says nothing about the protocol.

@@ -380,6 +380,7 @@ def code_error_from(data) -> CodeError | None:
         traceback=[str(x) for x in data.get("traceback") or []][:200],
         stopped_line=stopped if isinstance(stopped, int) else None,
         syntax=bool(data.get("syntax")),
+        context=data.get("context") if isinstance(data.get("context"), dict) else None,
     )
 
 

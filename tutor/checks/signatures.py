@@ -225,6 +225,11 @@ ERRORS = (
         "layers, parameters and buffers are recorded in",
     ),
     (
+        "cannot assign buffer before Module.__init__() call",
+        "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
+        "layers, parameters and buffers are recorded in",
+    ),
+    (
         "cannot assign parameters before Module.__init__() call",
         "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
         "layers, parameters and buffers are recorded in",

@@ -97,7 +97,15 @@ def output_problems(
         if meta:
             props = [p for p in props if p in ("shape", "dtype", "device")]
         return tensor_problems(
-            out, ref, name, props, tol, hint, broadcast=broadcast, dtype_hint=dtype_hint(ref, inputs)
+            out,
+            ref,
+            name,
+            props,
+            tol,
+            hint,
+            broadcast=broadcast,
+            dtype_hint=dtype_hint(ref, inputs),
+            sources=[(label, arg) for label, arg in inputs if isinstance(arg, torch.Tensor)],
         )
     if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
         if not isinstance(out, (list, tuple)):
@@ -415,6 +423,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             )
         elif exc is not None:
             sentences = [_raised(exc)]
+            details["raised"] = exc
             details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
         else:
             if ref_fn is not None:
@@ -491,6 +500,8 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         _, case, dev, sentences, details, (expected, actual), where = failures[0]
         inputs = list(zip(labels, case.args, strict=False))
         ctx.absorb(details.pop("absorb", []), inputs)  # signatures of the case reported, not of others
+        if details.get("raised") is not None:
+            ctx.note_error_cause(details.pop("raised"), "your function")
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"

@@ -96,6 +96,7 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
         compare,
         tolerance(check.get("rtol"), check.get("atol")),
         broadcast=bool(check.get("broadcast")),
+        sources=reference_tensors(ctx),
     )
     relations = []
     for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
@@ -137,6 +138,11 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     return Outcome(True, message, short_repr(expected), short_repr(actual))
 
 
+def reference_tensors(ctx: Context) -> list:
+    """The reference's tensors, by name: what an expected value may be a reduction of."""
+    return [(k, v) for k, v in ctx.ref.items() if isinstance(v, torch.Tensor) and not k.startswith("_")]
+
+
 def _relation_problem(sentence: str, expected=None, actual=None):
     return Problem("storage", sentence, expected, actual)
 
@@ -154,7 +160,11 @@ def check_same_as_solution(check: dict, ctx: Context) -> Outcome:
         actual, expected = ctx.learner[n], ctx.ref[n]
         scan(actual, n)
         if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
-            problems.extend(tensor_problems(actual, expected, n, ("shape", "dtype", "device", "values"), tol))
+            problems.extend(
+                tensor_problems(
+                    actual, expected, n, ("shape", "dtype", "device", "values"), tol, sources=reference_tensors(ctx)
+                )
+            )
         elif isinstance(expected, torch.Tensor) and not isinstance(actual, (np.ndarray, list, tuple)):
             problems.append(
                 Problem(
