@@ -336,7 +336,9 @@ SAYS = {
     "shadow-isinstance": "scores_np should be a NumPy array",
     "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
-    "patch-meta-path": "The kernel running your code stopped answering the checker",
+    # The learner's side answers from the copy it loaded before the code ran: replacing the
+    # modules then changes nothing, and the code (which implements nothing) fails on its merits.
+    "patch-meta-path": ("The kernel running your code stopped answering the checker", "add_bias_column fails for"),
 }
 
 

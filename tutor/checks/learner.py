@@ -1,9 +1,12 @@
 """The learner's side of a verification: runs setup and the learner's code, answers the judge.
 
 This module runs in the learner's kernel and holds nothing that decides a verdict: no
-reference solution, no check, no expected value, no key. The host sends it requests the
-judge made (one cell each, ``serve(request_id, text)``); it answers each with data only
-(wire.py), published as a display bundle of ``ANSWER_MIME`` that names the request.
+reference solution, no check, no expected value, no key. It answers with data only
+(wire.py). In a kernel the whole verification is one cell (``begin``): the answer to each
+request leaves as that cell's ``input()`` prompt, naming the request, and the host's reply
+is the judge's next request (the stdin channel: no cell, no output message per request).
+Where no prompt can be sent, each request is a cell of its own (``serve(request_id,
+text)``) and each answer a display bundle of ``ANSWER_MIME`` that names the request.
 
 Requests (decoded with wire.load, so the judge's inputs arrive as plain data):
 - ``begin``: seed, run setup, then the learner's code (traced), in the namespace of a
@@ -39,6 +42,7 @@ from .namespaces import (
 from .trace import Tracer
 
 ANSWER_MIME = "application/vnd.ptfund.answer+json"
+ANSWER_PROMPT = "ptfund-learner:"  # an answer sent as the prompt of the loop's input()
 _publish_target = None
 
 # One verification per kernel: the kernel is thrown away afterwards.
@@ -61,10 +65,48 @@ def _publisher():
 
 def begin(request_id: str, blob: str) -> None:
     """Run setup and the learner's code (the first cell: the host sends it as JSON, since
-    it holds only text and numbers: setup, code, seed, device)."""
+    it holds only text and numbers: setup, code, seed, device); with ``"loop"``, then
+    answer every further request in this same cell."""
     import json
 
-    _reply(request_id, lambda: _answer(json.loads(blob)))
+    request = json.loads(blob)
+    ask = _asker() if request.get("loop") else None
+    if ask is None:
+        _reply(request_id, lambda: _answer(request))
+        return
+    body = respond(lambda: _answer(request))
+    while True:
+        text = ask(f"{ANSWER_PROMPT}{request_id}\n{body}")
+        request_id, newline, text = text.partition("\n")
+        if not newline:  # the host's "end": the judge has decided
+            return
+        body = respond(lambda text=text: _answer(decode(text)))
+
+
+def _asker():
+    """Send a prompt to the host and wait for its reply, or None outside a kernel that
+    allows input. The learner's own ``input()`` and ``getpass`` raise as in a cell that
+    allows none (their prompts are not the checker's business)."""
+    import getpass
+
+    try:
+        from IPython import get_ipython
+        from IPython.core.error import StdinNotImplementedError
+    except ImportError:
+        return None
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    ask = builtins.input  # the kernel's, which sends an input_request to the host
+    if kernel is None or not getattr(kernel, "_allow_stdin", False):
+        return None
+
+    def refused(*args, **kwargs):
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
+
+    # ipykernel puts back its own after the cell.
+    builtins.input = refused
+    getpass.getpass = refused
+    return ask
 
 
 def serve(request_id: str, text: str) -> None:

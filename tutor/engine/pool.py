@@ -119,6 +119,12 @@ class KernelPool:
         task = self._prepared.get(session)
         await (asyncio.shield(task) if task is not None else session.start())
 
+    async def settled(self) -> None:
+        """Wait until every spare is warm and every kernel handed back has stopped: nothing
+        of the pool's own is then using the cores (a benchmark's clock starts after this)."""
+        await asyncio.gather(*(asyncio.shield(t) for t in list(self._prepared.values())), return_exceptions=True)
+        await self.drain()
+
     async def take(self) -> KernelSession:
         """A started kernel of one's own; the next spare starts warming as it is handed out."""
         if self._closed:

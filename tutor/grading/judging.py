@@ -5,10 +5,13 @@ learner's code, the seed and the device, nothing else (tutor/checks/learner.py).
 kernel gets everything that decides the verdict: setup, reference solution, checks,
 mistakes (tutor/checks/judge.py). While the judge runs the reference, the learner's kernel
 runs setup and the code; then every question the judge has about the learner's values or
-code arrives here as an ``input()`` prompt of the judge, is relayed as one cell to the
-learner's kernel, and its answer (data: base64 of a torch.save the judge loads with
-``weights_only=True``) goes back as the reply. The host reads only plain headers and never
-decodes what it relays: it imports no torch.
+code arrives here as an ``input()`` prompt of the judge and is relayed to the learner's
+kernel, and its answer (data: base64 of a torch.save the judge loads with
+``weights_only=True``) goes back as the reply. The learner's kernel runs the whole
+verification as one cell: each answer is that cell's ``input()`` prompt and the host's reply
+is the next question, so a question costs two stdin messages, not a cell with its output
+messages. The host reads only plain headers and never decodes what it relays: it imports
+no torch.
 
 What can end the learner's side early (a time-out, a crash, ``os._exit``) is told to the
 judge as a fault, which ends its checks; the verdict then says what happened to the code.
@@ -20,7 +23,6 @@ import asyncio
 import json
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
@@ -29,9 +31,11 @@ from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tutor.engine.session import KernelSession, OutputCallback
 
-ANSWER_MIME = "application/vnd.ptfund.answer+json"  # the learner's kernel answering the judge
+ANSWER_PROMPT = "ptfund-learner:"  # the learner's kernel answering the judge (tutor/checks/learner.py)
 RESULT_MIME = "application/vnd.ptfund.verdict+json"  # the judge's result
 OLD_RESULT_MIME = "application/vnd.ptfund+json"  # the single-kernel path's (tutor/checks/report.py)
 PROMPT = "ptfund-judge:"
@@ -39,6 +43,7 @@ PROMPT = "ptfund-judge:"
 CHECK_SLACK = 5.0
 # The judge's own run (the reference, the checks) is not the learner's time: it gets this much more.
 JUDGE_SLACK = 60.0
+END_WAIT = 5.0  # seconds the learner's cell gets to end once the judge has decided
 
 FORGED = (
     "Your code displayed output in the checker's own result format ({mime}); a verdict comes only "
@@ -76,29 +81,78 @@ def _judge_cell(request: str, text: str) -> str:
     return f"__import__('ptfund_checks.judge').judge.judge({request!r}, {text!r})\n"
 
 
-@dataclass
 class _Relay:
-    learner: KernelSession
-    deadline: float
-    on_output: OutputCallback | None
-    begin: asyncio.Future
-    runs: list[RunResult] = field(default_factory=list)
-    fault: RunResult | None = None
-    silent: str | None = None  # why the learner's kernel, still running, gave no answer
+    """Between the two kernels: the judge's questions to the learner's loop, its answers back."""
 
-    def answer(self, run: RunResult, request: str) -> str:
-        self.runs.append(run)
-        if run.status in ("timeout", "crashed", "interrupted"):
-            self.fault = run
-            return "fault:" + json.dumps({"status": run.status, "message": run.message or ""})
-        for display in run.displays:
-            bundle = display.data.get(ANSWER_MIME)
-            if isinstance(bundle, dict) and bundle.get("request") == request and isinstance(bundle.get("body"), str):
-                return "ok:" + bundle["body"]
+    def __init__(self, begin_request: str, deadline: float, begun: Callable[[], None]):
+        self.begin_request = begin_request  # the id the learner's first answer (its begin) names
+        self.begun = begun  # called once setup and the learner's code have run
+        self.deadline = deadline
+        self.learner_run: asyncio.Future | None = None  # the learner's one cell, once sent
+        self.fault: RunResult | None = None
+        self.silent: str | None = None  # why the learner's kernel, still running, gave no answer
+        self.expected = begin_request
+        loop = asyncio.get_running_loop()
+        self._answer: asyncio.Future = loop.create_future()  # the learner's next prompt
+        self._next: asyncio.Future | None = None  # the reply its pending input() waits for
+
+    async def learner_prompt(self, prompt: str) -> str | None:
+        """The learner's stdin: an answer arrives; the reply is the next question (or the end)."""
+        if self._next is not None and not self._next.done():
+            # A second prompt while one waits: the learner's code asked for input itself.
+            self._asked_for_input()
+            if not self._answer.done():
+                self._answer.set_result(prompt)
+            return "end"
+        if not self._answer.done():
+            self._answer.set_result(prompt)
+        if self._next is None:
+            self.begun()
+        self._next = asyncio.get_running_loop().create_future()
+        return await self._next
+
+    def finish(self) -> None:
+        """The judge has decided: let the learner's cell end."""
+        if self._next is not None and not self._next.done():
+            self._next.set_result("end")
+
+    async def _ask(self, request: str, body: str | None) -> str:
+        """Send ``body`` as request ``request`` (None: the begin, already sent), then wait
+        for the learner's answer or the end of its cell."""
+        self.expected = request
+        if body is not None:
+            if self._next is None or self._next.done():
+                return self._gone()
+            self._answer = asyncio.get_running_loop().create_future()
+            self._next.set_result(f"{request}\n{body}")
+        run = self.learner_run
+        assert run is not None
+        await asyncio.wait([self._answer, run], return_when=asyncio.FIRST_COMPLETED)
+        if not self._answer.done():
+            return self._gone()
+        prompt = self._answer.result()
+        head, _, answer = prompt.partition("\n")
+        if head != ANSWER_PROMPT + request:
+            # Prompted with something the checker did not send: the learner's code asked for input itself.
+            self._asked_for_input()
+            return "fault:" + json.dumps({"status": "silent", "message": self.silent})
+        return "ok:" + answer
+
+    def _asked_for_input(self) -> None:
+        self.silent = " (it asked for input itself instead)"
+        self.fault = self.fault or RunResult(status="ok")
+
+    def _gone(self) -> str:
+        """The learner's cell ended (or never prompted): a time-out, a crash, or code that
+        replaced what answers."""
+        run = self.learner_run
+        result = run.result() if run is not None and run.done() and not run.cancelled() else RunResult(status="crashed")
+        self.fault = result
+        if result.status in ("timeout", "crashed", "interrupted"):
+            return "fault:" + json.dumps({"status": result.status, "message": result.message or ""})
         # The kernel is alive but what should answer did not: the learner's code replaced it
         # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
-        self.fault = run
-        self.silent = f" ({run.error.ename}: {run.error.evalue[:200]})" if run.error else ""
+        self.silent = f" ({result.error.ename}: {result.error.evalue[:200]})" if result.error else ""
         return "fault:" + json.dumps({"status": "silent", "message": self.silent})
 
     async def __call__(self, prompt: str) -> str:
@@ -110,18 +164,11 @@ class _Relay:
         except ValueError:
             header = {}
         if header.get("op") == "begin" and header.get("world") == "main":
-            return self.answer(await self.begin, self.begin_request)
-        remaining = self.deadline - time.perf_counter()
-        if remaining <= 0:
+            return await self._ask(self.begin_request, None)
+        if self.deadline - time.perf_counter() <= 0:
             self.fault = RunResult(status="timeout")
             return "fault:" + json.dumps({"status": "timeout", "message": ""})
-        request = secrets.token_hex(8)
-        run = await self.learner.execute(
-            _learner_cell("serve", request, body), on_output=self.on_output, timeout=remaining
-        )
-        return self.answer(run, request)
-
-    begin_request: str = ""
+        return await self._ask(secrets.token_hex(8), body)
 
 
 async def verify_judged(
@@ -137,14 +184,26 @@ async def verify_judged(
     device = learner.device_info.kind if learner.device_info else "cpu"
     started = time.perf_counter()
     begin_id = secrets.token_hex(8)
-    begin_cell = _learner_cell("begin", begin_id, json.dumps(learner_request(exercise, code, device)))
-    # The limit is CPU time (a busy machine does not fail correct code); the clock allows more.
-    cpu, ceiling = cpu_limits(limit, exercise.threads)
+    begin_cell = _learner_cell("begin", begin_id, json.dumps(learner_request(exercise, code, device) | {"loop": True}))
+    # The limit is CPU time (a busy machine does not fail correct code); the clock allows
+    # more. The learner's one cell also answers the checks' calls of its code: once setup
+    # and the code have run, they get CHECK_SLACK more. Waiting for the judge counts for neither.
+    threads = max(1, exercise.threads)
+    cpu, ceiling = cpu_limits(limit, threads)
     if not learner.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
         begin_cell = threads_cell(exercise.threads) + begin_cell
-    begin = asyncio.ensure_future(learner.execute(begin_cell, on_output=on_output, timeout=ceiling, cpu_limit=cpu))
-    relay = _Relay(learner, started + ceiling + CHECK_SLACK, on_output, begin)
-    relay.begin_request = begin_id
+    relay = _Relay(begin_id, started + ceiling + CHECK_SLACK, lambda: learner.extend_limit(CHECK_SLACK * threads))
+    begin = asyncio.ensure_future(
+        learner.execute(
+            begin_cell,
+            on_output=on_output,
+            timeout=ceiling,
+            cpu_limit=cpu,
+            stdin=relay.learner_prompt,
+            echo_input=False,
+        )
+    )
+    relay.learner_run = begin
     request = secrets.token_hex(16)
     from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
@@ -153,11 +212,13 @@ async def verify_judged(
         judged = await judge.execute(
             judge_cell, timeout=ceiling + CHECK_SLACK + JUDGE_SLACK, stdin=relay, echo_input=False
         )
+        relay.finish()
+        if not begin.done():
+            await asyncio.wait([begin], timeout=END_WAIT)
     finally:
         if not begin.done():
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
-    learner_runs += [r for r in relay.runs if r not in learner_runs]
     verdict = _verdict(judged, relay, learner_runs, request, limit)
     verdict.output = learner_runs[0].output if learner_runs else ""
     verdict.elapsed = time.perf_counter() - started
