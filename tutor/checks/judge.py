@@ -550,6 +550,40 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# A trivial exercise a spare kernel verifies in both roles while it waits (rehearse).
+REHEARSAL = {
+    "setup": "import torch\na = torch.arange(6.0, device=DEVICE).reshape(2, 3)\n",
+    "code": "t = a.t()\n",
+    "solution": "t = a.t()\n",
+    "seed": 0,
+    "checks": [
+        {
+            "id": "t",
+            "kind": "tensor",
+            "expr": "t",
+            "compare": ["shape", "dtype", "stride", "values"],
+            "shares_storage_with": "a",
+        },
+        {"id": "sum", "kind": "value", "expr": "a.sum().item()", "expected": "15.0"},
+    ],
+    "mistakes": [],
+    "device": "cpu",
+    "device_run": True,
+    "time_limit": 20.0,
+    "worlds": [{"seed": 1}],
+}
+
+
+def rehearse() -> bool:
+    """Verify REHEARSAL here, both roles (run_local), before this kernel has a role: a kernel
+    forked from the fork server shares its pages until it writes them, and a verification's
+    first pass writes thousands (reference counts: the tamper guard's snapshot of torch and
+    builtins alone faults in about a thousand, tens of milliseconds), as do first calls. A
+    spare pays that while it waits instead of inside a learner's verification. True if the
+    rehearsal passed."""
+    return bool(run_local(json.loads(json.dumps(REHEARSAL))).get("passed"))
+
+
 def run_local(payload: dict) -> dict:
     """Both roles in this one process, the requests still crossing as data (wire.py): how
     the check library's own tests exercise the judge without kernels. Not a boundary: the

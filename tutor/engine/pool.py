@@ -34,6 +34,15 @@ async def warm_up(session: KernelSession, timeout: float = 60) -> None:
     await session.execute(WARM_UP, silent=True, timeout=timeout)
 
 
+# A spare verifies a trivial exercise in both roles while it waits (ptfund_checks.judge.rehearse):
+# what a forked kernel's first verification would pay (pages copied on first write) is paid here.
+REHEARSE = "__import__('ptfund_checks.judge').judge.rehearse()\n"
+
+
+async def rehearse(session: KernelSession, timeout: float = 60) -> None:
+    await session.execute(REHEARSE, silent=True, timeout=timeout)
+
+
 def usable_cores() -> int:
     """The cores this process may run on."""
     try:
@@ -83,6 +92,7 @@ class KernelPool:
         """Start and warm up while the spare waits, not while a learner does."""
         await session.start()
         await warm_up(session)
+        await rehearse(session)
 
     async def _ready(self, session: KernelSession) -> None:
         task = self._prepared.pop(session, None)
