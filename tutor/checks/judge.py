@@ -18,6 +18,7 @@ it is loaded with ``torch.load(weights_only=True)`` and validated.
 
 import builtins
 import contextlib
+import functools
 import importlib
 import json
 import re
@@ -65,12 +66,13 @@ class Client:
         self.changes = 0  # learner code may have changed the learner's names since this count
         self.pending_seed: int | None = None
         self.calls = 0
+        self.ahead = 0  # begin requests the learner's kernel runs ahead (begin_main)
 
-    def request(self, request: dict) -> dict:
+    def request(self, request: dict, header: dict | None = None) -> dict:
         # A plain header for the host, which relays the body without reading it.
-        header = json.dumps({"op": request.get("op"), "world": request.get("world")})
+        head = json.dumps(header or {"op": request.get("op"), "world": request.get("world")})
         text = wire.encode(request, JudgePreparer())
-        answer = self._ask(header + "\n" + text)
+        answer = self._ask(head + "\n" + text)
         if not isinstance(answer, str):
             raise LearnerGone("crashed", "no answer came back from the kernel running your code")
         if answer.startswith("fault:"):
@@ -88,6 +90,20 @@ class Client:
         if not isinstance(decoded, dict):
             return {"refused": "your code's kernel sent an answer of the wrong shape"}
         return decoded
+
+    def begin_main(self, ahead: list) -> dict:
+        """The main world's answer (the host sent that begin already). ``ahead``: the begin
+        requests of the further worlds this verification may ask for; the learner's kernel
+        runs them right after, while this judge checks the first answer (``ahead_answer``)."""
+        if not ahead:
+            return self.request({"op": "begin", "world": "main"})
+        self.ahead = len(ahead)
+        return self.request({"op": "ahead", "requests": ahead}, {"op": "begin", "world": "main", "ahead": len(ahead)})
+
+    def ahead_answer(self, index: int) -> dict:
+        """The answer to ``ahead[index]`` of ``begin_main``, which the host holds already
+        or waits for (no round trip to the learner's kernel)."""
+        return self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": index})
 
     def remote(self, record: dict):
         if record.get("kind") == "module":
@@ -415,8 +431,22 @@ def run(payload: dict, client: Client) -> dict:
     try:
         quiet = BoundedOutput(limit=0)
         ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer)
+        # What the learner's kernel runs after the main world, if the checks get that far:
+        # the device run, then each further world. Asked for now, run while the checks run.
+        meta = {
+            "op": "begin",
+            "world": "meta",
+            "device": "meta",
+            "setup": setup,
+            "code": code,
+            "seed": seed,
+            "track_generators": True,
+        }
+        ahead = [meta] if payload.get("device_run") and device.type == "cpu" else []
+        worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
+        ahead += [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
         try:
-            begun = client.request({"op": "begin", "world": "main"})  # the host ran it already
+            begun = client.begin_main(ahead)  # the host ran it already
         except LearnerGone as gone:
             return _gone(gone)
         if setup_error is None and begun.get("setup_error"):
@@ -441,17 +471,7 @@ def run(payload: dict, client: Client) -> dict:
         ctx.code, ctx.solution = code, solution
 
         def device_run():
-            answer = client.request(
-                {
-                    "op": "begin",
-                    "world": "meta",
-                    "device": "meta",
-                    "setup": setup,
-                    "code": code,
-                    "seed": seed,
-                    "track_generators": True,
-                }
-            )
+            answer = client.ahead_answer(0) if ahead and ahead[0] is meta else client.request(meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
@@ -462,10 +482,12 @@ def run(payload: dict, client: Client) -> dict:
             # exercise's variant) again with another seed, the reference and the learner's
             # code on it, and every check once more.
             alike: list = []
-            for number, spec in enumerate(payload.get("worlds") or [], 2):
+            first = len(ahead) - len(worlds)  # the index of world 2's begin in ``ahead``
+            for number, spec in enumerate(worlds, 2):
                 if not result.get("passed"):
                     break
-                result = _in_world(payload, client, spec, number, device, quiet, ref, alike) or result
+                begin = functools.partial(client.ahead_answer, first + number - 2)
+                result = _in_world(payload, begin, client, spec, number, device, quiet, ref, alike) or result
             if result.get("passed") and alike and all(alike):
                 result["worlds_alike"] = True
             return result
@@ -491,21 +513,36 @@ def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None)
     return ref, setup_error, solution_error
 
 
-def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, first: dict, alike: list) -> dict | None:
-    """The verification again in world ``number``: None when it passes there too, else the
-    failing result, each failure said to be on other data."""
+def _world_request(payload: dict, spec: dict, number: int, device) -> dict:
+    """The learner's begin in world ``number``: the world's setup and seed, the same code."""
+    from .runner import world_setup
+
+    setup, seed, _ = world_setup(payload, spec)
+    code = payload.get("code") or ""
+    return {
+        "op": "begin",
+        "world": f"world-{number}",
+        "setup": setup,
+        "code": code,
+        "seed": seed,
+        "device": str(device),
+    }
+
+
+def _in_world(
+    payload: dict, begin, client: Client, spec: dict, number: int, device, quiet, first: dict, alike: list
+) -> dict | None:
+    """The verification again in world ``number`` (``begin()``: the learner's answer to its
+    begin): None when it passes there too, else the failing result, each failure said to be
+    on other data."""
     from .runner import INPUT_SHIFT, broken_in_world, evaluate, on_other_data, world_setup, worlds_alike
 
-    if not isinstance(spec, dict):
-        return None
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
     ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet)
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
-    begun = client.request(
-        {"op": "begin", "world": name, "setup": setup, "code": code, "seed": seed, "device": str(device)}
-    )
+    begun = begin()
     if "refused" in begun:
         return _failed(str(begun["refused"]))
     if begun.get("tampered"):
@@ -605,11 +642,18 @@ def run_local(payload: dict) -> dict:
 
     streams = (sys.stdout, sys.stderr)  # the learner's side runs with its own streams, as in a kernel
 
+    ahead: list = []  # begins the host would have the learner's kernel run ahead: run when asked for here
+
     def ask(prompt: str) -> str:
         header, _, body = prompt.partition("\n")
+        head = json.loads(header)
         with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]), _without_modes():
-            if json.loads(header) == {"op": "begin", "world": "main"}:
+            if head.get("op") == "begin" and head.get("world") == "main":
+                if head.get("ahead"):
+                    ahead[:] = learner.decode(body).get("requests") or []
                 return "ok:" + learner.respond(lambda: learner._answer(first))
+            if head.get("op") == "ahead-answer":
+                return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))
 
     try:

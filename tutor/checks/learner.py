@@ -80,7 +80,28 @@ def begin(request_id: str, blob: str) -> None:
         request_id, newline, text = text.partition("\n")
         if not newline:  # the host's "end": the judge has decided
             return
-        body = respond(lambda text=text: _answer(decode(text)))
+        try:
+            asked: Any = decode(text)
+        except wire.WireError as exc:
+            asked = exc
+        if isinstance(asked, dict) and asked.get("op") == "ahead":
+            _run_ahead(ask, request_id, asked.get("requests"))
+            body = ""  # what the host waits for before its next request
+            continue
+        body = respond(lambda asked=asked: _answer(asked))
+
+
+def _run_ahead(ask, request_id: str, requests) -> None:
+    """Further worlds' begins, run while the judge checks the main world: each answer goes
+    to the host at once (the judge asks the host for it later); the host's reply is empty
+    to go on, anything else once the judge has decided (the rest are not needed)."""
+    for index, request in enumerate(requests if isinstance(requests, list) else []):
+        further = isinstance(request, dict) and request.get("op") == "begin" and request.get("world") != "main"
+        answer = respond(
+            lambda r=request, ok=further: _answer(r) if ok else {"refused": "only further worlds run ahead"}
+        )
+        if ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}"):
+            return
 
 
 def _asker():
@@ -172,6 +193,8 @@ def _events(segment) -> list:
 
 
 def _answer(request: dict) -> dict:
+    if isinstance(request, wire.WireError):
+        raise request  # a request that did not decode: refused, said as data
     op = request.get("op")
     if op == "begin":
         return _begin(request)
@@ -314,7 +337,10 @@ def _begin(request: dict) -> dict:
 
         tracker = Generators()
         _state["origins"] = tracker.of
-    with tracker if tracker is not None else _nothing():
+    # The output a learner sees is the main world's: the device run and further worlds run
+    # the same code again, quietly (as their own cells did, whose output nobody showed).
+    quiet = captured(BoundedOutput(limit=0)) if world != "main" else _nothing()
+    with tracker if tracker is not None else _nothing(), quiet:
         return _begin_in(request, world, ns, seed)
 
 

@@ -43,6 +43,7 @@ PROMPT = "ptfund-judge:"
 CHECK_SLACK = 5.0
 # The judge's own run (the reference, the checks) is not the learner's time: it gets this much more.
 JUDGE_SLACK = 60.0
+MAX_AHEAD = 64  # further worlds' begins one verification may run ahead
 END_WAIT = 5.0  # seconds the learner's cell gets to end once the judge has decided
 
 FORGED = (
@@ -82,22 +83,36 @@ def _judge_cell(request: str, text: str) -> str:
 
 
 class _Relay:
-    """Between the two kernels: the judge's questions to the learner's loop, its answers back."""
+    """Between the two kernels: the judge's questions to the learner's loop, its answers back.
 
-    def __init__(self, begin_request: str, deadline: float, begun: Callable[[], None]):
+    The learner's cell prompts once per answer and waits for the reply, its next request.
+    The judge's first question (the main world's begin) may carry the begins of further
+    worlds: they go to the learner's kernel as soon as its first answer is in ("ahead"), and
+    each of their answers is kept here until the judge asks for it by number."""
+
+    def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
         self.begin_request = begin_request  # the id the learner's first answer (its begin) names
-        self.begun = begun  # called once setup and the learner's code have run
         self.deadline = deadline
+        self.extend = extend  # gives the learner's cell more time (seconds of its limit)
+        self.budget = budget  # the learner's limit for one run of its code
         self.learner_run: asyncio.Future | None = None  # the learner's one cell, once sent
         self.fault: RunResult | None = None
         self.silent: str | None = None  # why the learner's kernel, still running, gave no answer
-        self.expected = begin_request
+        self.finished = False
         loop = asyncio.get_running_loop()
-        self._answer: asyncio.Future = loop.create_future()  # the learner's next prompt
-        self._next: asyncio.Future | None = None  # the reply its pending input() waits for
+        self._answer: asyncio.Future = loop.create_future()  # the prompt answering the last request sent
+        self._next: asyncio.Future | None = None  # the reply the learner's pending input() waits for
+        self._ahead_id: str | None = None
+        self._ahead: list[asyncio.Future] = []  # the answers to the begins run ahead, in order
 
     async def learner_prompt(self, prompt: str) -> str | None:
-        """The learner's stdin: an answer arrives; the reply is the next question (or the end)."""
+        """The learner's stdin: an answer arrives; the reply is the next request (or the end)."""
+        head, _, answer = prompt.partition("\n")
+        if self._ahead_id is not None and head.startswith(f"{ANSWER_PROMPT}{self._ahead_id}/"):
+            index = head.rpartition("/")[2]
+            if index.isdigit() and int(index) < len(self._ahead) and not self._ahead[int(index)].done():
+                self._ahead[int(index)].set_result(answer)
+            return "stop" if self.finished else ""
         if self._next is not None and not self._next.done():
             # A second prompt while one waits: the learner's code asked for input itself.
             self._asked_for_input()
@@ -106,37 +121,68 @@ class _Relay:
             return "end"
         if not self._answer.done():
             self._answer.set_result(prompt)
-        if self._next is None:
-            self.begun()
+        if self._next is None:  # setup and the code ran: the checks' calls of it get some time too
+            self.extend(CHECK_SLACK)
+        if self.finished:
+            return "end"
         self._next = asyncio.get_running_loop().create_future()
         return await self._next
 
     def finish(self) -> None:
         """The judge has decided: let the learner's cell end."""
+        self.finished = True
         if self._next is not None and not self._next.done():
             self._next.set_result("end")
+
+    def _send(self, request: str, body: str) -> bool:
+        """Hand ``body`` to the learner's input() that waits, as request ``request``."""
+        if self._next is None or self._next.done():
+            return False
+        self._answer = asyncio.get_running_loop().create_future()
+        self._next.set_result(f"{request}\n{body}")
+        return True
+
+    async def _answered(self, waited: asyncio.Future) -> bool:
+        """Wait for ``waited`` or the end of the learner's cell; True if it came."""
+        run = self.learner_run
+        assert run is not None
+        if not waited.done():
+            await asyncio.wait([waited, run], return_when=asyncio.FIRST_COMPLETED)
+        return waited.done()
 
     async def _ask(self, request: str, body: str | None) -> str:
         """Send ``body`` as request ``request`` (None: the begin, already sent), then wait
         for the learner's answer or the end of its cell."""
-        self.expected = request
-        if body is not None:
-            if self._next is None or self._next.done():
-                return self._gone()
-            self._answer = asyncio.get_running_loop().create_future()
-            self._next.set_result(f"{request}\n{body}")
-        run = self.learner_run
-        assert run is not None
-        await asyncio.wait([self._answer, run], return_when=asyncio.FIRST_COMPLETED)
-        if not self._answer.done():
+        # A request waits until the learner's kernel is free (it may be running begins ahead).
+        if body is not None and (not await self._answered(self._answer) or not self._send(request, body)):
             return self._gone()
-        prompt = self._answer.result()
-        head, _, answer = prompt.partition("\n")
+        if not await self._answered(self._answer):
+            return self._gone()
+        head, _, answer = self._answer.result().partition("\n")
         if head != ANSWER_PROMPT + request:
             # Prompted with something the checker did not send: the learner's code asked for input itself.
             self._asked_for_input()
             return "fault:" + json.dumps({"status": "silent", "message": self.silent})
         return "ok:" + answer
+
+    async def _begin(self, header: dict, body: str) -> str:
+        """The learner's first answer; then the begins to run ahead, if the judge sent any."""
+        answer = await self._ask(self.begin_request, None)
+        count = header.get("ahead")
+        if answer.startswith("ok:") and isinstance(count, int) and 0 < count <= MAX_AHEAD:
+            self._ahead_id = secrets.token_hex(8)
+            self._ahead = [asyncio.get_running_loop().create_future() for _ in range(count)]
+            if self._send(self._ahead_id, body):
+                self.extend(count * self.budget)  # each is the learner's code run again
+        return answer
+
+    async def _ahead_answer(self, header: dict) -> str:
+        index = header.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(self._ahead):
+            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for a run nobody started"})
+        if not await self._answered(self._ahead[index]):
+            return self._gone()
+        return "ok:" + self._ahead[index].result()
 
     def _asked_for_input(self) -> None:
         self.silent = " (it asked for input itself instead)"
@@ -163,8 +209,12 @@ class _Relay:
             header = json.loads(header_text)
         except ValueError:
             header = {}
+        if not isinstance(header, dict):
+            header = {}
         if header.get("op") == "begin" and header.get("world") == "main":
-            return await self._ask(self.begin_request, None)
+            return await self._begin(header, body)
+        if header.get("op") == "ahead-answer":
+            return await self._ahead_answer(header)
         if self.deadline - time.perf_counter() <= 0:
             self.fault = RunResult(status="timeout")
             return "fault:" + json.dumps({"status": "timeout", "message": ""})
@@ -192,7 +242,9 @@ async def verify_judged(
     cpu, ceiling = cpu_limits(limit, threads)
     if not learner.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
         begin_cell = threads_cell(exercise.threads) + begin_cell
-    relay = _Relay(begin_id, started + ceiling + CHECK_SLACK, lambda: learner.extend_limit(CHECK_SLACK * threads))
+    relay = _Relay(
+        begin_id, started + ceiling + CHECK_SLACK, lambda seconds: learner.extend_limit(seconds * threads), limit
+    )
     begin = asyncio.ensure_future(
         learner.execute(
             begin_cell,
