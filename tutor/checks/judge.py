@@ -352,7 +352,7 @@ class World:
             answer = self.client.request({"op": "names", "world": self.name})
             self.client.changes += 1
             self._at = self.client.changes
-            if "names" in answer:
+            if "names" in answer:  # else "same": they encode as last read, what was decoded then stands
                 self._names = _scope_names(answer["names"])
         return self._names
 

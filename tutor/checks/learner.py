@@ -160,7 +160,7 @@ def reset() -> None:
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.uninstall()
-    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None)
+    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={})
 
 
 def _reply(request_id: str, answer_of) -> None:
@@ -199,7 +199,7 @@ def _answer(request: dict) -> dict:
     if op == "begin":
         return _begin(request)
     if op == "names":
-        return {"names": _names(request.get("world") or "main")}
+        return _names_again(str(request.get("world") or "main"))
     if op == "calls":
         return _calls(request)
     target = request.get("target")
@@ -228,6 +228,19 @@ def _answer(request: dict) -> dict:
                 answer.update(_backward(value, grad, args))
     _check_guard("while the checks called it")
     return answer
+
+
+def _names_again(world: str) -> dict:
+    """The names of ``world`` once more (the judge asks after calls that may have changed
+    them), or ``same`` when they encode as the last time it asked: the judge then keeps
+    what it decoded then (the names of a module's data can be large; a forward leaves them)."""
+    names = {"names": _names(world)}
+    text = wire.encode(names, wire.Preparer(_state["handles"], origins=_state.get("origins")))
+    sent = _state.setdefault("sent", {})
+    if sent.get(world) == text:
+        return {"same": True}
+    sent[world] = text
+    return names
 
 
 def _calls(request: dict) -> dict:
