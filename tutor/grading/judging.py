@@ -55,6 +55,11 @@ SILENT = (
     "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
     "nothing could be checked and this attempt fails."
 )
+ASKED = (
+    "Your code sent the checker a prompt of its own (through the kernel's input machinery) while the kernel "
+    "was to answer the checker, so nothing could be checked and this attempt fails. Give values in the code "
+    "instead of asking for them."
+)
 INTERRUPTED = (
     "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
     "so nothing was checked and this attempt fails."
@@ -99,6 +104,7 @@ class _Relay:
         self.fault: RunResult | None = None
         self.silent: str | None = None  # why the learner's kernel, still running, gave no answer
         self.finished = False
+        self.asked = False  # the learner's code prompted the host itself
         loop = asyncio.get_running_loop()
         self._answer: asyncio.Future = loop.create_future()  # the prompt answering the last request sent
         self._next: asyncio.Future | None = None  # the reply the learner's pending input() waits for
@@ -185,7 +191,8 @@ class _Relay:
         return "ok:" + self._ahead[index].result()
 
     def _asked_for_input(self) -> None:
-        self.silent = " (it asked for input itself instead)"
+        self.asked = True
+        self.silent = ""
         self.fault = self.fault or RunResult(status="ok")
 
     def _gone(self) -> str:
@@ -283,6 +290,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             for mime in (RESULT_MIME, OLD_RESULT_MIME):
                 if mime in display.data:
                     return Verdict("fail", FORGED.format(mime=mime))
+    if relay.asked:
+        return Verdict("error", ASKED)
     fault = relay.fault
     if fault is not None:
         if fault.status == "timeout":
