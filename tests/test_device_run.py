@@ -148,3 +148,45 @@ def test_the_tamper_guard_never_accuses_the_caches_of_torch_or_the_standard_libr
 
     for result in (run_local(payload), run_verification(payload)):
         assert result["passed"] and not result.get("tampered"), result
+
+
+CPU_SCALAR_LEAF = (
+    "import torch\na = torch.tensor(A, device=DEVICE, requires_grad=True)\n"
+    "b = torch.tensor(B, requires_grad=True)\nc = a * b + b ** 2\nc.backward()\n"
+)
+
+
+def test_a_cpu_scalar_leaf_fails_although_backward_into_it_works_on_a_gpu(catalog):
+    # On a GPU a 0-d CPU tensor may meet CUDA ones and backward() moves its gradient back,
+    # so this code runs there with b left on the CPU; on meta autograd cannot copy out, and
+    # the run must still go on far enough to see where b lives.
+    v = verdict(catalog, "autograd/two-leaves", CPU_SCALAR_LEAF)
+    assert v.status == "fail", v.feedback()
+    assert "b is on cpu, expected DEVICE" in v.feedback() and "a is on" not in v.feedback()
+
+
+@pytest.mark.slow
+def test_a_cpu_scalar_leaf_fails_on_the_judged_path_too(catalog):
+    import asyncio
+
+    from tutor.grading.verify import verify_in_fresh_kernel
+
+    exercise = catalog.find_exercise("autograd/two-leaves").exercise
+    v = asyncio.run(verify_in_fresh_kernel(exercise, CPU_SCALAR_LEAF))
+    assert v.status == "fail" and "b is on cpu, expected DEVICE" in v.feedback(), v.feedback()
+    ok = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution))
+    assert ok.passed, ok.feedback()
+
+
+def test_backward_from_meta_into_a_cpu_leaf_gives_both_leaves_a_gradient():
+    import torch
+
+    from tutor.checks.devicerun import Generators, SameDevice
+
+    for mode in (Generators, SameDevice):
+        with mode():
+            a = torch.tensor(2.0, device="meta", requires_grad=True)
+            b = torch.tensor(3.0, requires_grad=True)
+            (a * b + b**2).backward()
+        assert a.grad is not None and a.grad.is_meta
+        assert b.grad is not None and b.grad.device.type == "cpu"

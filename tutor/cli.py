@@ -215,6 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-cache", dest="cache", action="store_false", help="verify every file again, ignoring cached verdicts"
     )
+    p.add_argument(
+        "--hidden-checks",
+        choices=("marked", "all"),
+        default="marked",
+        help="the hidden checks, which the learners' results count without describing: marked, those the pack "
+        "hides (default); all, every check not marked hidden: false",
+    )
+    p.add_argument(
+        "--reveal", action="store_true", help="describe hidden checks in full (after the deadline); see docs/grading.md"
+    )
     p.add_argument("--trust", action="store_true", help="trust the packs in use (their Python runs on this machine)")
 
     p = add("quiz", "answer due recall cards, line by line (works with piped stdin)")

@@ -15,6 +15,7 @@ import signal
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,7 @@ WORKER_WHAT = {
     "quiz": "Loading the quiz",
     "answer": "Saving your answer",
     "progress": "Loading your progress",
+    "class-report": "Loading the class report",
     "figure": "Clearing the figure",
     "home-add-cards": "Adding the lesson's cards to the quiz",
     "quiz-lessons": "Adding the lesson's cards to the quiz",
@@ -118,6 +120,7 @@ class TutorApp(App):
         self.trust: TrustStore | None = None
         self.kernels: Kernels | None = None
         self.load_error: str | None = None
+        self.class_reports: list[Path] = []  # grade --report's latest, for the packs loaded
         self.ready = asyncio.Event()  # catalog and store are loaded (or failed: load_error)
 
     # ------------------------------------------------------------ start and stop
@@ -141,6 +144,11 @@ class TutorApp(App):
             self.catalog, self.store, self.trust = await asyncio.to_thread(self._load_blocking)
         except Exception as exc:  # one sentence on the home screen; the app stays up
             self.load_error = f"Could not load your progress: {exc}"
+        if self.catalog is not None:
+            from tutor.grading.report_file import recorded
+
+            packs = [pack.id for pack in self.catalog.packs]
+            self.class_reports = await asyncio.to_thread(recorded, self.data_dir, packs)
         self.ready.set()
         if self.store is not None and self.store.notice:
             self.notify(self.store.notice, title="Progress", severity="warning", timeout=15)
@@ -323,6 +331,11 @@ class TutorApp(App):
 
         self.push_screen(ProgressScreen())
 
+    def open_class_report(self, path: Path) -> None:
+        from tutor.app.screens.class_report import ClassReportScreen
+
+        self.push_screen(ClassReportScreen(path))
+
     def go_home(self) -> None:
         self.run_worker(self._go_home(), group="navigate", exit_on_error=False)
 
@@ -354,5 +367,11 @@ class TutorApp(App):
         yield SystemCommand("Home", "Packs, lessons, due cards", self.go_home)
         yield SystemCommand("Recall quiz", "Answer the recall cards due today", self.open_quiz)
         yield SystemCommand("Progress", "Completion per lesson, reviews over time, due forecast", self.open_progress)
+        for path in self.class_reports:
+            yield SystemCommand(
+                "Class report",
+                f"What the class got right and wrong: pass rates, mistakes ranked ({path.parent})",
+                partial(self.open_class_report, path),
+            )
         yield SystemCommand("Light / dark theme", "Switch between the light and dark theme", self.action_toggle_theme)
         yield from super().get_system_commands(screen)

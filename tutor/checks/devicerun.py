@@ -145,11 +145,60 @@ def _copy_to_cpu(func, args, kwargs):
     return torch.zeros(tuple(t.shape), dtype=dtype)
 
 
+def _leaves(root: torch.Tensor) -> list:
+    """The leaves that ``root.backward()`` would give a ``.grad``."""
+    found, seen, todo = [], set(), [root.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(variable)
+        todo += [child for child, _ in node.next_functions]
+    return found
+
+
+def _backward_with_host_leaves(func, args, kwargs):
+    """``backward()`` from a meta tensor into CPU leaves, as a GPU runs it.
+
+    On a GPU a CPU scalar (0-d) may meet a CUDA tensor, and backward() moves its gradient
+    to the CPU leaf; the meta device cannot copy out, so autograd raises there. Here the meta
+    leaves get their gradients from autograd and the CPU leaves one of their own device,
+    so the run goes on and the checks can still see where each tensor lives. Returns None
+    when the normal call does."""
+    name = getattr(func, "__name__", "")
+    if name != "backward" or not args or not isinstance(args[0], torch.Tensor) or not args[0].is_meta:
+        return None
+    root = args[0]
+    leaves = [t for t in _leaves(root) if t.requires_grad]
+    host = [t for t in leaves if not t.is_meta]
+    if not host:
+        return None
+    params = dict(zip(("gradient", "retain_graph", "create_graph"), args[1:], strict=False), **(kwargs or {}))
+    on_meta = [t for t in leaves if t.is_meta]
+    if on_meta:
+        torch.autograd.backward(
+            root,
+            grad_tensors=params.get("gradient"),
+            retain_graph=params.get("retain_graph"),
+            create_graph=bool(params.get("create_graph")),
+            inputs=on_meta,
+        )
+    for t in host:
+        if t.grad is None:
+            t.grad = torch.zeros_like(t)
+    return True
+
+
 class SameDevice(TorchFunctionMode):
     """Operations on tensors of two devices raise, as on a GPU (see refuse_mixed_devices)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         refuse_mixed_devices(func, args, kwargs)
+        if _backward_with_host_leaves(func, args, kwargs):
+            return None
         return func(*args, **(kwargs or {}))
 
 
@@ -181,6 +230,8 @@ class Generators(TorchFunctionMode):
         copied = _copy_to_cpu(func, args, kwargs)
         if copied is not None:
             return copied
+        if _backward_with_host_leaves(func, args, kwargs):
+            return None
         out = func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         inherited: frozenset = frozenset()

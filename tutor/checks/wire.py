@@ -92,10 +92,21 @@ class Preparer:
         if self.items > MAX_ITEMS or depth > MAX_DEPTH:
             return {TAG: "opaque", "type": _type_name(value), "why": "too large or too deeply nested to send"}
         kind = type(value)
-        if value is None or kind in (bool, int, float, complex, str, bytes):
+        if value is None or kind in (bool, int, float, str):
             return value
-        if kind in (torch.dtype, torch.device, torch.Size):
+        if kind is torch.Size:
             return value
+        # Records, not the objects: torch.load(weights_only=True) of older torch releases
+        # (2.2) refuses complex numbers, devices, some dtypes (bfloat16) and protocol-2 bytes.
+        if kind is torch.dtype:
+            return {TAG: "dtype", "name": str(value).removeprefix("torch.")}
+        if kind is complex:
+            return {TAG: "complex", "re": value.real, "im": value.imag}
+        if kind is torch.device:
+            return {TAG: "device", "type": value.type, "index": value.index}
+        if kind is bytes:
+            data = torch.frombuffer(bytearray(value), dtype=torch.uint8) if value else torch.zeros(0, dtype=torch.uint8)
+            return {TAG: "bytes", "data": data}
         if kind is torch.Tensor or kind is torch.nn.Parameter:
             return self._tensor(value, depth)
         if kind is Record:
@@ -156,6 +167,16 @@ class Preparer:
             # best_state shares memory with the model must see the learner's own tensors).
             "ref": self._ref(t),
         }
+        if t.is_meta:
+            # Its layout, not the tensor: torch.save passes a meta tensor's dtype as an object,
+            # which old weights-only unpicklers refuse for some dtypes (bfloat16 on torch 2.2).
+            record["data"] = None
+            record["meta"] = {
+                "shape": list(t.shape),
+                "stride": list(t.stride()),
+                "offset": t.storage_offset(),
+                "dtype": self(t.dtype, depth + 1),
+            }
         if self.origins is not None:
             record["origin"] = sorted(self.origins(t))
         self._memo[key] = record
@@ -523,6 +544,25 @@ class Decoder:
                 raise WireError("an array without data")
             arr = data.numpy()
             return arr
+        if tag == "complex":
+            return complex(_number(value.get("re")), _number(value.get("im")))
+        if tag == "dtype":
+            dtype = getattr(torch, str(value.get("name")), None)
+            if type(dtype) is not torch.dtype:
+                raise WireError("a dtype torch does not know")
+            return dtype
+        if tag == "device":
+            index = value.get("index")
+            try:
+                where = str(value.get("type"))
+                return torch.device(where, index) if type(index) is int else torch.device(where)
+            except (RuntimeError, ValueError):
+                raise WireError("a device torch does not know") from None
+        if tag == "bytes":
+            data = value.get("data")
+            if type(data) is not torch.Tensor or data.dtype != torch.uint8 or data.dim() != 1:
+                raise WireError("bytes without their data")
+            return bytes(data.numpy().tobytes())
         if tag == "npscalar":
             return np.dtype(str(value.get("dtype"))).type(self(value.get("value"), depth + 1))
         if tag in ("tuple", "set", "frozenset"):
@@ -556,6 +596,8 @@ class Decoder:
         if key in self._memo:
             return self._memo[key]
         data = record.get("data")
+        if data is None and type(record.get("meta")) is dict:
+            data = self._meta(record["meta"], depth)
         if type(data) is not torch.Tensor:
             raise WireError("a tensor record without a tensor")
         grad = record.get("grad")
@@ -598,6 +640,17 @@ class Decoder:
         )
         return t
 
+    def _meta(self, layout: dict, depth: int) -> torch.Tensor:
+        """A meta tensor from its layout (meta tensors hold no data to send)."""
+        shape, stride, offset = _sizes(layout.get("shape")), _sizes(layout.get("stride")), layout.get("offset")
+        dtype = self(layout.get("dtype"), depth + 1)
+        if type(dtype) is not torch.dtype or len(shape) != len(stride) or type(offset) is not int or offset < 0:
+            raise WireError("a meta tensor whose layout is not shapes and strides")
+        try:
+            return torch.empty(0, dtype=dtype, device="meta").as_strided(shape, stride, offset)
+        except (RuntimeError, ValueError):
+            raise WireError("a meta tensor whose layout torch refuses") from None
+
     def _module(self, record: dict, depth: int):
         key = id(record)
         if key in self._memo:
@@ -627,6 +680,18 @@ class Decoder:
         ):
             getattr(module, attr).update({-(i + 1): None for i in range(min(hooks.get(kind, 0), 1000))})
         return module
+
+
+def _sizes(value) -> list[int]:
+    if type(value) is not list or len(value) > 64 or not all(type(n) is int and n >= 0 for n in value):
+        raise WireError("a meta tensor whose layout is not shapes and strides")
+    return value
+
+
+def _number(value) -> float:
+    if type(value) not in (int, float):
+        raise WireError("a complex number whose parts are not numbers")
+    return float(value)
 
 
 def _list(value) -> list:

@@ -27,11 +27,13 @@ def run(args: argparse.Namespace) -> int:
     if warm is not None:
         return warm
     from tutor.grading.verify import verify_in_fresh_kernel
+    from tutor.packs import torchneed
     from tutor.packs.catalog import Catalog
     from tutor.progress.status import language_setting
 
     catalog = Catalog.load(args.pack, language=language_setting(args.data_dir))
     ref = catalog.find_exercise(args.target)
+    torchneed.require(ref.lesson)
     require_trust(ref.pack, args)
     verdict = asyncio.run(
         verify_in_fresh_kernel(

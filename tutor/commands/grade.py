@@ -1,4 +1,5 @@
-"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json] [--report DIR]`` and ``grade --gradescope DIR``.
+"""``grade SUBMISSIONS [--jobs N] [--out CSV] [--json] [--report DIR] [--hidden-checks all] [--reveal]``
+and ``grade --gradescope DIR``.
 
 The gradebook goes to --out (CSV) and/or stdout (CSV, or JSON with --json); progress goes
 to stderr: a bar on a terminal, one line per learner otherwise. See docs/grading.md.
@@ -18,7 +19,7 @@ from tutor.errors import TutorError
 from tutor.escape import for_terminal, name_for_terminal
 
 if TYPE_CHECKING:
-    from tutor.grading.gradebook import Cell, Row
+    from tutor.grading.gradebook import Cell, Gradebook, Row
     from tutor.grading.submissions import Column, Learner
 
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         _end_every_process()  # nothing of the class may run once results are written
         if cache is not None:
             cache.close()
+    book.reveal, book.hide_all = args.reveal, args.hidden_checks == "all"
     if cache is not None and not args.gradescope:
         print(f"ptfund-tutor: verdicts cached in {cache.path} (reused when a file is unchanged)", file=sys.stderr)
 
@@ -77,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
         paths = write_report(Path(args.report), book)
         print(f"ptfund-tutor: wrote {', '.join(str(p) for p in paths)}", file=sys.stderr)
+        _remember_report(args, Path(args.report), book)
     if args.out:
         _write(Path(args.out), book.csv_text())
     if args.json:
@@ -84,6 +87,18 @@ def run(args: argparse.Namespace) -> int:
     elif not args.out:
         sys.stdout.write(book.csv_text())
     return 0
+
+
+def _remember_report(args: argparse.Namespace, folder: Path, book: Gradebook) -> None:
+    """The app shows the latest report of a pack it has loaded (its class report screen)."""
+    from tutor.files import describe
+    from tutor.grading.report_file import remember
+    from tutor.paths import data_dir
+
+    try:
+        remember(data_dir(args.data_dir), folder, list(dict.fromkeys(c.ref.pack.id for c in book.columns)))
+    except OSError as exc:
+        print(f"ptfund-tutor: the app will not find this report: {describe(exc)}", file=sys.stderr)
 
 
 def _end_every_process() -> None:

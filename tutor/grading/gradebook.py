@@ -19,8 +19,10 @@ from tutor.escape import for_csv
 from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.grading.confirm import verify_confirmed
 from tutor.grading.gradecache import VerdictCache, verdict_key
+from tutor.grading.hiding import conceal
 from tutor.grading.submissions import Column, Learner
 from tutor.grading.verdict import Verdict
+from tutor.packs import models as m
 
 # A verdict's status as the gradebook writes it (the pack's own fault counts as an error:
 # the instructor sees the headline in --json).
@@ -56,6 +58,19 @@ class Row:
 class Gradebook:
     columns: list[Column]
     rows: list[Row]
+    # What the learners' results say of hidden checks (hiding.py): verdicts are kept in full
+    # (the class report counts every check); each learner's is concealed when written.
+    reveal: bool = False  # grade --reveal: hidden checks described in full
+    hide_all: bool = False  # grade --hidden-checks all
+
+    def graded_exercise(self, column: Column) -> m.Exercise:
+        """The column's exercise with this grading's hidden-checks policy applied."""
+        exercise = column.ref.exercise
+        return m.every_check_hidden(exercise) if self.hide_all else exercise
+
+    def learner_verdict(self, column: Column, verdict: Verdict) -> Verdict:
+        """The verdict as this grading shows it to the learner."""
+        return verdict if self.reveal else conceal(verdict, self.graded_exercise(column))
 
     def csv_text(self) -> str:
         out = io.StringIO()
@@ -82,8 +97,9 @@ class Gradebook:
                     "notes": row.learner.notes,
                     "verdicts": {
                         name: {"grade": cell.grade, "cached": cell.cached}
-                        | (cell.verdict.to_json() if cell.verdict else {})
-                        for name, cell in row.cells.items()
+                        | (self.learner_verdict(column, cell.verdict).to_json() if cell.verdict else {})
+                        for column in self.columns
+                        for name, cell in [(column.name, row.cells[column.name])]
                     },
                 }
                 for row in self.rows
@@ -190,7 +206,9 @@ async def _verify_all(
     async def worker() -> None:
         while not queue.empty():
             task = queue.get_nowait()
-            verdict = await verify_confirmed(verifier, task.column.ref.exercise, task.code, timeout=timeout)
+            # In full: the cache and the class report keep every check; Gradebook conceals.
+            exercise = m.every_check_shown(task.column.ref.exercise)
+            verdict = await verify_confirmed(verifier, exercise, task.code, timeout=timeout)
             cell = Cell(GRADES.get(verdict.status, "error"), verdict)
             task.row.cells[task.column.name] = cell
             if cache is not None:

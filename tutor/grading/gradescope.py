@@ -2,7 +2,8 @@
 
 Gradescope runs ``/autograder/run_autograder`` with the submission in
 ``/autograder/submission`` and reads ``/autograder/results/results.json``: a list of tests,
-each with a name, score, max_score, status (passed / failed) and output text.
+each with a name, score, max_score, status (passed / failed), output text and visibility
+(``visible``, ``hidden``, ``after_due_date`` or ``after_published``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 
 from tutor.errors import TutorError
 from tutor.files import Unreadable, describe, read_json_file, write_atomic
-from tutor.grading.gradebook import MISSING, Gradebook
+from tutor.grading.gradebook import MISSING, Cell, Gradebook
+from tutor.grading.submissions import Column
 
 # Gradescope's metadata is a few kilobytes nested a few levels; past these it is not theirs.
 MAX_METADATA_BYTES = 1 << 20
@@ -44,7 +46,7 @@ def results(book: Gradebook) -> dict:
         if cell.grade == MISSING:
             output = f"No solution handed in: add {column.ref.key}.py to the submission."
         else:
-            output = cell.verdict.feedback() if cell.verdict else cell.grade
+            output = book.learner_verdict(column, cell.verdict).feedback() if cell.verdict else cell.grade
         tests.append(
             {
                 "name": f"{column.name}: {column.ref.exercise.title}",
@@ -54,8 +56,10 @@ def results(book: Gradebook) -> dict:
                 "status": "passed" if passed else "failed",
                 "output": output,
                 "tags": [cell.grade],
+                "visibility": "visible",
             }
         )
+        tests += _check_tests(book, column, cell, number)
     notes = "\n".join(row.learner.notes)
     return {
         "score": float(row.passed),
@@ -64,6 +68,36 @@ def results(book: Gradebook) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def _check_tests(book: Gradebook, column: Column, cell: Cell, number: int) -> list[dict]:
+    """A test of its own for each check whose Gradescope visibility is not ``visible``: it
+    says passed or failed, and (with ``grade --reveal``) what the check said. The exercise's
+    own test above carries the score; these carry none."""
+    tests: list[dict] = []
+    lines = cell.verdict.checks if cell.verdict else []
+    for index, check in enumerate(book.graded_exercise(column).checks):
+        if check.gradescope_visibility == "visible":
+            continue
+        line = lines[index] if index < len(lines) else None
+        passed = line is not None and line.passed
+        order = len(tests) + 1
+        if book.reveal and line is not None:
+            name = check.id or check.label or f"{check.kind} check {index + 1}"
+            output = line.message
+        else:
+            name = f"hidden check {order}"
+            output = "Passes." if passed else ("Fails." if line is not None else "Not checked.")
+        tests.append(
+            {
+                "name": f"{column.name}: {name}",
+                "number": f"{number}.{order}",
+                "status": "passed" if passed else "failed",
+                "output": output,
+                "visibility": check.gradescope_visibility,
+            }
+        )
+    return tests
 
 
 def write_results(root: Path, book: Gradebook) -> Path:

@@ -278,7 +278,9 @@ async def verify_judged(
         if not begin.done():
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
-    verdict = _verdict(judged, relay, learner_runs, request, limit)
+    from tutor.grading.hiding import conceal
+
+    verdict = conceal(_verdict(judged, relay, learner_runs, request, limit), exercise)
     verdict.output = learner_runs[0].output if learner_runs else ""
     verdict.elapsed = time.perf_counter() - started
     return verdict

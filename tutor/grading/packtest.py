@@ -52,6 +52,7 @@ class Report:
     blocks: int = 0  # intuition blocks run
     skipped: int = 0  # intuition blocks marked no-run
     probes: int = 0  # card probes run
+    lessons_skipped: int = 0  # lessons whose `torch:` the installed torch is outside
 
     @property
     def ok(self) -> bool:
@@ -102,7 +103,8 @@ async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, repor
     cases += [(f"accepted {i + 1}", code, None, True) for i, code in enumerate(ex.accepted_solutions)]
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
-        proved = reference_exercise(ex) if case == "solution" else ex
+        # The author reads hidden checks in full: an expect: may quote one's message.
+        proved = m.every_check_shown(reference_exercise(ex) if case == "solution" else ex)
         verdict = await verify_confirmed(verifier, proved, code)  # a crash only counts if it happens again
         ok, detail = (
             judge_solution(verdict, reference=case == "solution") if must_pass else judge_must_fail(verdict, expect)
@@ -205,7 +207,19 @@ async def test_pack(
     if mutants not in MODES:
         raise ValueError(f"mutants must be one of {MODES}")
 
-    lessons = [les for les in pack.lessons if lesson is None or les.id == lesson]
+    from tutor.packs.torchneed import unmet
+
+    lessons = []
+    skipped_rows: list[Row] = []
+    for les in pack.lessons:
+        if lesson is not None and les.id != lesson:
+            continue
+        why = unmet(les.torch)
+        if why is None:
+            lessons.append(les)
+        else:
+            skipped_rows.append(Row(les.id, "skipped", True, why))
+            echo(skipped_rows[-1])
     items: list[tuple[m.Lesson, m.Exercise | m.Card | Block]] = []
     texts: dict[str, list[Block]] = {}  # lesson id -> its runnable intuition blocks
     skipped = 0
@@ -228,10 +242,11 @@ async def test_pack(
         "blocks": sum(isinstance(item, Block) for _, item in items),
         "probes": sum(isinstance(item, intuition.PROBED) for _, item in items),
         "skipped": skipped,
+        "lessons_skipped": len(skipped_rows),
     }
     parts = [Report() for _ in items]
     if not items:
-        return Report(skipped=skipped)
+        return Report(skipped_rows, {}, **counts)
     jobs = max(1, min(jobs or default_jobs(), len(items)))
     # Every case is a verification as `check` makes it: a fresh learner's kernel, and the
     # exercise's judge (kept from one case to the next); a mutant batch and a predict card
@@ -271,7 +286,7 @@ async def test_pack(
                 origin = pack.origin(les.id, "exercises", k, "solution")
                 name = f"{les.id}/{item.id}"
                 # Mutants are of the reference, so they are judged as the reference is.
-                proved = reference_exercise(item)
+                proved = m.every_check_shown(reference_exercise(item))
                 done.setdefault(name, {})[index] = await run_batch(pool, proved, origin, cache, batch)
                 took[keys[index]] = time.perf_counter() - started
                 if len(done[name]) == len(pending[name]):  # the exercise's last batch: report them all
@@ -299,7 +314,8 @@ async def test_pack(
         cache.save()  # what was proven stays proven, even when the run is cut short
     if times:
         packtimes.save(pack.root, took if lesson is None else {**last_times, **took})
-    return Report([row for part in parts for row in part.rows], {k: found[k] for k in pending if k in found}, **counts)
+    rows = skipped_rows + [row for part in parts for row in part.rows]
+    return Report(rows, {k: found[k] for k in pending if k in found}, **counts)
 
 
 def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] = lambda pack: None) -> int:
@@ -324,7 +340,7 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
     def echo(row: Row) -> None:
         if args.json:
             return
-        mark = "ok  " if row.ok else "FAIL"
+        mark = "skip" if row.case == "skipped" else "ok  " if row.ok else "FAIL"
         detail = for_terminal(row.detail)  # a mutant's diff keeps its lines
         print(f"{mark} {row.item:<{width}}  {row.case:<9} {row.seconds:5.1f}s  {detail}", flush=True)
 
@@ -346,14 +362,19 @@ def run_pack_test(args: argparse.Namespace, before_run: Callable[[Pack], None] =
                     "intuition_blocks": report.blocks,
                     "intuition_blocks_skipped": report.skipped,
                     "card_probes": report.probes,
+                    "lessons_skipped": report.lessons_skipped,
                 },
                 indent=2,
             )
         )
     else:
+        skipped = report.lessons_skipped
+        passed = len(report.rows) - len(failed) - skipped
         print(
-            f"{len(report.rows) - len(failed)} passed, {len(failed)} failed "
-            f"({report.blocks} intuition blocks run, {report.skipped} marked no-run; {report.probes} card probes)"
+            f"{passed} passed, {len(failed)} failed "
+            f"({report.blocks} intuition blocks run, {report.skipped} marked no-run; {report.probes} card probes"
+            + (f"; {skipped} lesson{'s' if skipped != 1 else ''} skipped for this torch" if skipped else "")
+            + ")"
         )
         for r in failed:
             print(f"  {r.item} {r.case}: {for_terminal(r.detail)}", file=sys.stderr)

@@ -19,6 +19,8 @@ class CheckLine:
     message: str
     expected: str | None = None
     actual: str | None = None
+    # A hidden check as the learner sees it: passed or failed, nothing else (hiding.py).
+    hidden: bool = False
 
 
 @dataclass
@@ -48,6 +50,8 @@ class Verdict:
         rows = [("→", message) for message in self.mistakes]
         said = set(self.mistakes)
         for check in self.checks:
+            if check.hidden:
+                continue
             if check.passed:
                 rows.append(("✓", check.message))
                 continue
@@ -55,6 +59,15 @@ class Verdict:
             said.update(parts)
             name = check.id or f"{check.kind} check"
             rows.append(("✗", "; ".join(parts) if parts else f"{name}: fails for the same reason as above"))
+        return rows + self.hidden_rows()
+
+    def hidden_rows(self) -> list[tuple[str, str]]:
+        """The hidden checks, counted: '✗ 2 hidden checks failed', '✓ 1 hidden check passed'."""
+        rows = []
+        for mark, passed, word in (("✗", False, "failed"), ("✓", True, "passed")):
+            count = sum(c.hidden and c.passed == passed for c in self.checks)
+            if count:
+                rows.append((mark, f"{count} hidden check{'s' if count != 1 else ''} {word}"))
         return rows
 
     def feedback(self) -> str:

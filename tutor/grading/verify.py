@@ -224,7 +224,9 @@ class Verifier:
         except asyncio.CancelledError:
             await kernel.interrupt()  # an attached kernel stays: stop the code in it
             raise
-        verdict = verdict_from_run(run, limit, request)
+        from tutor.grading.hiding import conceal
+
+        verdict = conceal(verdict_from_run(run, limit, request), exercise)
         verdict.elapsed = time.perf_counter() - started
         return verdict
 

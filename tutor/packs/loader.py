@@ -390,6 +390,9 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     if cache is not None:
         cache.save()
     problems.sort(key=lambda p: (p.file, p.line, p.col))
+    if manifest.hidden_checks == "all":
+        for lesson in lessons:
+            lesson.exercises = [m.every_check_hidden(ex) for ex in lesson.exercises]
     pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warnings)
     return pack, problems
 

@@ -30,6 +30,8 @@ Expr = Annotated[str, Field(min_length=1, description="a Python expression")]
 # Literal of a tuple: the values live in one place (mypy reads these as plain str).
 TensorProperty = Literal[TENSOR_PROPERTIES]  # type: ignore[valid-type]
 InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
+# When a learner on Gradescope sees a check's own test (Gradescope's words for it).
+Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 
 
 class Strict(BaseModel):
@@ -47,6 +49,33 @@ class _Check(Strict):
         min_length=1,
         description="how feedback names what is checked, instead of the raw expression, e.g. 'the loss after one step'",
     )
+    hidden: bool | None = Field(
+        None,
+        description="decide without describing: the learner is told only how many hidden checks failed (no name, "
+        "expected value, diff or message); default: the pack's hidden_checks",
+    )
+    visibility: Visibility | None = Field(
+        None,
+        description="when a learner on Gradescope sees this check's own test; anything but visible also hides "
+        "the check as hidden: true does; default: hidden for a hidden check",
+    )
+
+    @model_validator(mode="after")
+    def _hidden_agrees(self) -> _Check:
+        if self.hidden is True and self.visibility == "visible":
+            raise ValueError("hidden: true contradicts visibility: visible (drop one)")
+        if self.hidden is False and self.visibility not in (None, "visible"):
+            raise ValueError(f"visibility: {self.visibility} hides the check, so hidden: false contradicts it")
+        return self
+
+    @property
+    def is_hidden(self) -> bool:
+        """Whether the learner is told only that this check passed or failed."""
+        return self.hidden is True or self.visibility not in (None, "visible")
+
+    @property
+    def gradescope_visibility(self) -> str:
+        return self.visibility or ("hidden" if self.is_hidden else "visible")
 
 
 class _Tolerance(Strict):
@@ -376,6 +405,27 @@ class Exercise(Strict):
         return "DEVICE" in self.setup or "DEVICE" in self.prompt
 
 
+def every_check_hidden(exercise: Exercise) -> Exercise:
+    """The exercise under the policy ``hidden_checks: all``: every check that does not say
+    ``hidden: false`` or ``visibility: visible`` is hidden."""
+    if all(c.hidden is not None or c.visibility is not None for c in exercise.checks):
+        return exercise
+    checks = [
+        c.model_copy(update={"hidden": True}) if c.hidden is None and c.visibility is None else c
+        for c in exercise.checks
+    ]
+    return exercise.model_copy(update={"checks": checks})
+
+
+def every_check_shown(exercise: Exercise) -> Exercise:
+    """The exercise with its hidden checks described in full: what ``pack test`` and ``grade``
+    decide with (``grade`` conceals each learner's verdict when it writes it)."""
+    if not any(c.is_hidden for c in exercise.checks):
+        return exercise
+    checks = [c.model_copy(update={"hidden": False, "visibility": None}) if c.is_hidden else c for c in exercise.checks]
+    return exercise.model_copy(update={"checks": checks})
+
+
 # ---------------------------------------------------------------- recall cards
 
 
@@ -495,8 +545,22 @@ class Lesson(Strict):
         description="code every exercise's setup starts with (imports, data, helpers); it runs in the same "
         "namespace as the setup, the reference solution and the learner's code",
     )
+    torch: str = Field(
+        "",
+        description="the torch releases the lesson needs, as a version specifier (e.g. '>=2.4'); where the "
+        "installed torch is outside it, pack test skips the lesson with the reason and check refuses it",
+    )
     exercises: list[Exercise] = Field(default_factory=list)
     cards: list[Card] = Field(default_factory=list)
+
+    @field_validator("torch")
+    @classmethod
+    def _torch_specifier(cls, value: str) -> str:
+        from tutor.packs.torchneed import parse
+
+        if value.strip():
+            parse(value)
+        return value.strip()
 
     @model_validator(mode="after")
     def _prelude_first(self) -> Lesson:
@@ -524,6 +588,11 @@ class PackManifest(Strict):
         "en",
         pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
         description="the language of the pack's texts, a tag such as 'en', 'de' or 'pt-BR'",
+    )
+    hidden_checks: Literal["marked", "all"] = Field(
+        "marked",
+        description="which checks are hidden: 'marked' (those with hidden: true or a visibility that hides them) or "
+        "'all' (every check that does not say hidden: false or visibility: visible)",
     )
     translates: Id | None = Field(
         None,

@@ -23,6 +23,7 @@ EDITOR_KEYS = [
 
 
 def _sections(app: App[object]) -> list[tuple[str, Iterable[BindingType]]]:
+    from tutor.app.screens.class_report import ClassReportScreen
     from tutor.app.screens.confirm import ConfirmScreen
     from tutor.app.screens.home import HomeScreen
     from tutor.app.screens.lesson import LessonScreen
@@ -38,6 +39,7 @@ def _sections(app: App[object]) -> list[tuple[str, Iterable[BindingType]]]:
         ("Scratch REPL (the line under the output)", [*Repl.BINDINGS, Binding("enter", "submit", "Run the line")]),
         ("Recall quiz", QuizScreen.BINDINGS),
         ("Progress", ProgressScreen.BINDINGS),
+        ("Class report", ClassReportScreen.BINDINGS),
         ("Figure", FigureScreen.BINDINGS),
         ("Questions", ConfirmScreen.BINDINGS),
     ]

@@ -44,6 +44,8 @@ def verdict_content(verdict: Verdict) -> Content:
     if verdict.mistakes and verdict.checks:
         parts.append("\n")
     for check in verdict.checks:
+        if check.hidden:
+            continue  # counted below, never described
         mark = ("✓ ", "$text-success") if check.passed else ("✗ ", "bold $text-error")
         parts += [mark, _without_mark(check.message) or check.id or check.kind, "\n"]
         if not check.passed:
@@ -51,6 +53,8 @@ def verdict_content(verdict: Verdict) -> Content:
                 parts += [("    expected: ", "$text-muted"), check.expected, "\n"]
             if check.actual is not None:
                 parts += [("    actual:   ", "$text-muted"), check.actual, "\n"]
+    for sign, text in verdict.hidden_rows():
+        parts += [(sign + " ", "bold $text-error" if sign == "✗" else "$text-success"), text, "\n"]
     if verdict.error:
         parts += ["\n", (verdict.error.rstrip(), "$text-error"), "\n"]
     return Content.assemble(*parts)

@@ -145,12 +145,14 @@ class WarmServer:
         from tutor.errors import TutorError
         from tutor.grading.attempts import record_attempt
         from tutor.grading.verify import verify_in_fresh_kernel
+        from tutor.packs import torchneed
         from tutor.packs.catalog import Catalog
         from tutor.packs.trust import TrustStore, needs_trust
 
         try:
             catalog = await asyncio.to_thread(Catalog.load, list(request.get("packs") or []))
             ref = catalog.find_exercise(str(request["target"]))
+            torchneed.require(ref.lesson)
             if needs_trust(ref.pack):
                 store = TrustStore(self.data)
                 if not store.is_trusted(ref.pack):

@@ -1,0 +1,95 @@
+"""What crosses between the learner's kernel and the judge (tutor/checks/wire.py): one
+torch.save per message, loaded with weights_only=True. Every value must survive the trip
+with its type, and the pickle may name only globals the weights-only unpickler of the
+oldest supported torch (2.2) accepts, or every verification there fails as "not plain data"."""
+
+from __future__ import annotations
+
+import base64
+import io
+import pickletools
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from tutor.checks import wire
+
+VALUES = [
+    None,
+    True,
+    3,
+    1.5,
+    "text",
+    complex(1, -2),
+    b"",
+    b"\x00bytes\xff",
+    torch.float64,
+    torch.bfloat16,
+    torch.float8_e4m3fn,
+    torch.Size([2, 3]),
+    torch.device("cpu"),
+    torch.device("meta"),
+    torch.device("cuda", 1),
+    [1, (2, 3)],
+    {"k": [torch.device("cpu"), 2j]},
+    slice(1, None, 2),
+    range(3),
+    {1, 2},
+]
+
+
+def _globals(message: str) -> set[str]:
+    """The module.name of every global the pickle inside one message refers to."""
+    with zipfile.ZipFile(io.BytesIO(base64.b64decode(message))) as archive:
+        pickle = archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl")))
+    found, strings = set(), []
+    for op, arg, _ in pickletools.genops(pickle):
+        if op.name == "GLOBAL":
+            found.add(str(arg).replace(" ", "."))
+        elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE"):
+            strings.append(arg)
+        elif op.name == "STACK_GLOBAL":
+            found.add(".".join(strings[-2:]))
+    return found
+
+
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+def test_a_value_comes_back_as_itself(value):
+    back = wire.load(wire.encode(value))
+    assert back == value and type(back) is type(value)
+
+
+def test_tensors_and_arrays_come_back_with_their_layout():
+    t = torch.arange(6.0).reshape(2, 3).t()
+    back = wire.load(wire.encode({"t": t, "a": np.arange(4, dtype=np.int16)}))
+    assert torch.equal(back["t"], t) and back["t"].stride() == (1, 3)
+    assert back["a"].dtype == np.int16 and back["a"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_meta_tensor_comes_back_with_its_layout():
+    t = torch.empty(4, 6, dtype=torch.bfloat16, device="meta")[1:, ::2]
+    back = wire.load(wire.encode(t))
+    assert back.is_meta and back.dtype == torch.bfloat16
+    assert (back.shape, back.stride(), back.storage_offset()) == (t.shape, t.stride(), t.storage_offset())
+
+
+def test_a_message_names_only_what_an_old_weights_only_unpickler_accepts():
+    # torch 2.2's weights-only unpickler knows torch's tensor rebuilders, storages, dtypes,
+    # Size and OrderedDict, and only some dtypes as objects; a complex number (builtins.complex), a torch.device or
+    # protocol-2 bytes (_codecs.encode) make it refuse the whole message.
+    message = wire.encode(
+        {"values": VALUES, "t": torch.zeros(2, requires_grad=True), "p": torch.nn.Parameter(torch.ones(1))}
+    )
+    outside = {g for g in _globals(message) if not g.startswith("torch.") and g != "collections.OrderedDict"}
+    assert not outside, outside
+    assert not {"torch.device", "torch.bfloat16"} & _globals(message)
+
+
+def test_a_forged_device_record_is_refused_in_one_sentence():
+    body = {wire.TAG: "device", "type": "no-such-device", "index": None}
+    buffer = io.BytesIO()
+    torch.save({"v": wire.WIRE_VERSION, "body": body}, buffer)
+    with pytest.raises(wire.WireError, match="a device torch does not know"):
+        wire.load(base64.b64encode(buffer.getvalue()).decode("ascii"))
