@@ -66,13 +66,23 @@ class Client:
         self.changes = 0  # learner code may have changed the learner's names since this count
         self.pending_seed: int | None = None
         self.calls = 0
-        self.ahead = 0  # begin requests the learner's kernel runs ahead (begin_main)
+        self.ahead: list = []  # the worlds whose begins the learner's kernel runs ahead (run_ahead)
 
     def request(self, request: dict, header: dict | None = None) -> dict:
+        text = self._send(request, header)
+        try:
+            decoded = wire.load(text, wire.Decoder(remote=self.remote, module_factory=skeleton))
+        except wire.WireError as exc:
+            return {"refused": f"your code's kernel sent something that is not data: {exc}"}
+        if not isinstance(decoded, dict):
+            return {"refused": "your code's kernel sent an answer of the wrong shape"}
+        return decoded
+
+    def _send(self, request: dict, header: dict | None) -> str:
+        """The host's reply to ``request``, not yet decoded; LearnerGone for a fault."""
         # A plain header for the host, which relays the body without reading it.
         head = json.dumps(header or {"op": request.get("op"), "world": request.get("world")})
-        text = wire.encode(request, JudgePreparer())
-        answer = self._ask(head + "\n" + text)
+        answer = self._ask(head + "\n" + wire.encode(request, JudgePreparer()))
         if not isinstance(answer, str):
             raise LearnerGone("crashed", "no answer came back from the kernel running your code")
         if answer.startswith("fault:"):
@@ -83,27 +93,25 @@ class Client:
             raise LearnerGone(str(fault.get("status") or "crashed"), str(fault.get("message") or ""))
         if not answer.startswith("ok:"):
             raise LearnerGone("crashed", "the kernel running your code answered something that is not data")
-        try:
-            decoded = wire.load(answer[3:], wire.Decoder(remote=self.remote, module_factory=skeleton))
-        except wire.WireError as exc:
-            return {"refused": f"your code's kernel sent something that is not data: {exc}"}
-        if not isinstance(decoded, dict):
-            return {"refused": "your code's kernel sent an answer of the wrong shape"}
-        return decoded
+        return answer[3:]
 
-    def begin_main(self, ahead: list) -> dict:
-        """The main world's answer (the host sent that begin already). ``ahead``: the begin
-        requests of the further worlds this verification may ask for; the learner's kernel
-        runs them right after, while this judge checks the first answer (``ahead_answer``)."""
-        if not ahead:
-            return self.request({"op": "begin", "world": "main"})
-        self.ahead = len(ahead)
-        return self.request({"op": "ahead", "requests": ahead}, {"op": "begin", "world": "main", "ahead": len(ahead)})
+    def run_ahead(self, requests: list) -> None:
+        """Have the learner's kernel run these begins (the device run, further worlds) one
+        after another, starting now, while this judge goes on; the host keeps each answer
+        until ``ahead_answer`` asks for it. Once per verification: the rest are refused."""
+        if self.ahead or not requests:
+            return
+        self.ahead = [str(r.get("world")) for r in requests]
+        self._send({"op": "ahead", "requests": requests}, {"op": "ahead", "count": len(requests)})
 
-    def ahead_answer(self, index: int) -> dict:
-        """The answer to ``ahead[index]`` of ``begin_main``, which the host holds already
-        or waits for (no round trip to the learner's kernel)."""
-        return self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": index})
+    def ahead_answer(self, request: dict) -> dict:
+        """The learner's answer to ``request``: from the runs ahead when it is one of them
+        (the host holds it already or waits for it: no round trip to the learner's
+        kernel), else asked for now."""
+        world = str(request.get("world"))
+        if world not in self.ahead:
+            return self.request(request)
+        return self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": self.ahead.index(world)})
 
     def remote(self, record: dict):
         if record.get("kind") == "module":
@@ -442,11 +450,10 @@ def run(payload: dict, client: Client) -> dict:
             "seed": seed,
             "track_generators": True,
         }
-        ahead = [meta] if payload.get("device_run") and device.type == "cpu" else []
         worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-        ahead += [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
+        further = [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
         try:
-            begun = client.begin_main(ahead)  # the host ran it already
+            begun = client.request({"op": "begin", "world": "main"})  # the host ran it already
         except LearnerGone as gone:
             return _gone(gone)
         if setup_error is None and begun.get("setup_error"):
@@ -471,7 +478,10 @@ def run(payload: dict, client: Client) -> dict:
         ctx.code, ctx.solution = code, solution
 
         def device_run():
-            answer = client.ahead_answer(0) if ahead and ahead[0] is meta else client.request(meta)
+            # The main world passed: the device run and the further worlds are needed now. The
+            # learner's kernel runs them one after another while this judge checks each.
+            client.run_ahead([meta, *further])
+            answer = client.ahead_answer(meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
@@ -482,11 +492,11 @@ def run(payload: dict, client: Client) -> dict:
             # exercise's variant) again with another seed, the reference and the learner's
             # code on it, and every check once more.
             alike: list = []
-            first = len(ahead) - len(worlds)  # the index of world 2's begin in ``ahead``
             for number, spec in enumerate(worlds, 2):
                 if not result.get("passed"):
                     break
-                begin = functools.partial(client.ahead_answer, first + number - 2)
+                client.run_ahead(further)  # unless the device run sent them already
+                begin = functools.partial(client.ahead_answer, further[number - 2])
                 result = _in_world(payload, begin, client, spec, number, device, quiet, ref, alike) or result
             if result.get("passed") and alike and all(alike):
                 result["worlds_alike"] = True
@@ -649,9 +659,10 @@ def run_local(payload: dict) -> dict:
         head = json.loads(header)
         with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]), _without_modes():
             if head.get("op") == "begin" and head.get("world") == "main":
-                if head.get("ahead"):
-                    ahead[:] = learner.decode(body).get("requests") or []
                 return "ok:" + learner.respond(lambda: learner._answer(first))
+            if head.get("op") == "ahead":
+                ahead[:] = learner.decode(body).get("requests") or []
+                return "ok:"
             if head.get("op") == "ahead-answer":
                 return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))

@@ -91,9 +91,9 @@ class _Relay:
     """Between the two kernels: the judge's questions to the learner's loop, its answers back.
 
     The learner's cell prompts once per answer and waits for the reply, its next request.
-    The judge's first question (the main world's begin) may carry the begins of further
-    worlds: they go to the learner's kernel as soon as its first answer is in ("ahead"), and
-    each of their answers is kept here until the judge asks for it by number."""
+    Once the main world passed, the judge sends the begins of the device run and the further
+    worlds ("ahead"): they go to the learner's kernel at once, the judge goes on, and each
+    answer is kept here until the judge asks for it by number."""
 
     def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
         self.begin_request = begin_request  # the id the learner's first answer (its begin) names
@@ -171,16 +171,20 @@ class _Relay:
             return "fault:" + json.dumps({"status": "silent", "message": self.silent})
         return "ok:" + answer
 
-    async def _begin(self, header: dict, body: str) -> str:
-        """The learner's first answer; then the begins to run ahead, if the judge sent any."""
-        answer = await self._ask(self.begin_request, None)
-        count = header.get("ahead")
-        if answer.startswith("ok:") and isinstance(count, int) and 0 < count <= MAX_AHEAD:
-            self._ahead_id = secrets.token_hex(8)
-            self._ahead = [asyncio.get_running_loop().create_future() for _ in range(count)]
-            if self._send(self._ahead_id, body):
-                self.extend(count * self.budget)  # each is the learner's code run again
-        return answer
+    async def _run_ahead(self, header: dict, body: str) -> str:
+        """The begins the judge wants run ahead: to the learner's kernel as soon as it is
+        free; the judge goes on at once."""
+        count = header.get("count")
+        if self._ahead_id is not None or not isinstance(count, int) or not 0 < count <= MAX_AHEAD:
+            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for runs ahead twice"})
+        if not await self._answered(self._answer):
+            return self._gone()
+        self._ahead_id = secrets.token_hex(8)
+        self._ahead = [asyncio.get_running_loop().create_future() for _ in range(count)]
+        if not self._send(self._ahead_id, body):
+            return self._gone()
+        self.extend(count * self.budget)  # each runs the learner's code again
+        return "ok:"
 
     async def _ahead_answer(self, header: dict) -> str:
         index = header.get("index")
@@ -219,7 +223,9 @@ class _Relay:
         if not isinstance(header, dict):
             header = {}
         if header.get("op") == "begin" and header.get("world") == "main":
-            return await self._begin(header, body)
+            return await self._ask(self.begin_request, None)
+        if header.get("op") == "ahead":
+            return await self._run_ahead(header, body)
         if header.get("op") == "ahead-answer":
             return await self._ahead_answer(header)
         if self.deadline - time.perf_counter() <= 0:
