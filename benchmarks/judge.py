@@ -6,7 +6,8 @@
     and a judge's kernel, tutor/grading/judging.py) vs the single-kernel path (today's
     `--kernel` path: one cell with setup, reference, learner code and checks, in one
     fresh kernel). Kernels are started and warmed before the clock starts, as the app's
-    spares are; the two sides alternate so background load hits both alike.
+    spares are, and the clock starts once no spare of the pool is still booting
+    (``KernelPool.settled``); the two sides alternate so background load hits both alike.
 (b) `check` from the shell, cold: two kernels started side by side and warmed, then the
     judged verification (`verify_in_fresh_kernel`), vs one kernel started, warmed and
     verified in.

@@ -83,16 +83,20 @@ class KernelPool:
     def _spawn(self) -> KernelSession:
         session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env, **self.session_options)
         session.start_soon()
-        self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session))
+        # A spare that waits for a person (no demand known: the app, the warm server) rehearses;
+        # in a batch the next spare is taken at once, and rehearsing would only add work.
+        rehearsing = self.demand is None
+        self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session, rehearsing))
         self._spares.append(session)
         return session
 
     @staticmethod
-    async def _prepare(session: KernelSession) -> None:
+    async def _prepare(session: KernelSession, rehearsing: bool) -> None:
         """Start and warm up while the spare waits, not while a learner does."""
         await session.start()
         await warm_up(session)
-        await rehearse(session)
+        if rehearsing:
+            await rehearse(session)
 
     async def _ready(self, session: KernelSession) -> None:
         task = self._prepared.pop(session, None)
