@@ -98,10 +98,11 @@ class Client:
     def run_ahead(self, requests: list) -> None:
         """Have the learner's kernel run these begins (the device run, further worlds) one
         after another, starting now, while this judge goes on; the host keeps each answer
-        until ``ahead_answer`` asks for it. Once per verification: the rest are refused."""
-        if self.ahead or not requests:
+        until ``ahead_answer`` asks for it. A world sent before is not sent again."""
+        requests = [r for r in requests if str(r.get("world")) not in self.ahead]
+        if not requests:
             return
-        self.ahead = [str(r.get("world")) for r in requests]
+        self.ahead += [str(r.get("world")) for r in requests]
         self._send({"op": "ahead", "requests": requests}, {"op": "ahead", "count": len(requests)})
 
     def ahead_answer(self, request: dict) -> dict:
@@ -478,8 +479,8 @@ def run(payload: dict, client: Client) -> dict:
         ctx.code, ctx.solution = code, solution
 
         def device_run():
-            # The main world passed: the device run and the further worlds are needed now. The
-            # learner's kernel runs them one after another while this judge checks each.
+            # The main world passed: the further worlds are needed now too. The learner's
+            # kernel runs them one after another while this judge checks each.
             client.run_ahead([meta, *further])
             answer = client.ahead_answer(meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
@@ -487,6 +488,10 @@ def run(payload: dict, client: Client) -> dict:
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
 
         try:
+            if payload.get("device_run") and device.type == "cpu" and code_error is None and setup_error is None:
+                # The device run is cheap (meta tensors hold no data): it runs while the main
+                # world is checked, wasted only if those checks fail.
+                client.run_ahead([meta])
             result = evaluate(payload, ctx, setup_error, quiet, device_run=device_run)
             # A pass must hold on other data too: each further world runs setup (and the
             # exercise's variant) again with another seed, the reference and the learner's
@@ -661,7 +666,7 @@ def run_local(payload: dict) -> dict:
             if head.get("op") == "begin" and head.get("world") == "main":
                 return "ok:" + learner.respond(lambda: learner._answer(first))
             if head.get("op") == "ahead":
-                ahead[:] = learner.decode(body).get("requests") or []
+                ahead.extend(learner.decode(body).get("requests") or [])
                 return "ok:"
             if head.get("op") == "ahead-answer":
                 return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))

@@ -91,9 +91,10 @@ class _Relay:
     """Between the two kernels: the judge's questions to the learner's loop, its answers back.
 
     The learner's cell prompts once per answer and waits for the reply, its next request.
-    Once the main world passed, the judge sends the begins of the device run and the further
-    worlds ("ahead"): they go to the learner's kernel at once, the judge goes on, and each
-    answer is kept here until the judge asks for it by number."""
+    The judge sends begins to run ahead ("ahead": the device run with the first answer, the
+    further worlds once the main world passed): they go to the learner's kernel as soon as
+    it is free, the judge goes on, and each answer is kept here until the judge asks for it
+    by number."""
 
     def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
         self.begin_request = begin_request  # the id the learner's first answer (its begin) names
@@ -108,16 +109,17 @@ class _Relay:
         loop = asyncio.get_running_loop()
         self._answer: asyncio.Future = loop.create_future()  # the prompt answering the last request sent
         self._next: asyncio.Future | None = None  # the reply the learner's pending input() waits for
-        self._ahead_id: str | None = None
+        self._batches: dict[str, tuple[int, int]] = {}  # each "ahead" request's id: (first index, count)
         self._ahead: list[asyncio.Future] = []  # the answers to the begins run ahead, in order
 
     async def learner_prompt(self, prompt: str) -> str | None:
         """The learner's stdin: an answer arrives; the reply is the next request (or the end)."""
         head, _, answer = prompt.partition("\n")
-        if self._ahead_id is not None and head.startswith(f"{ANSWER_PROMPT}{self._ahead_id}/"):
-            index = head.rpartition("/")[2]
-            if index.isdigit() and int(index) < len(self._ahead) and not self._ahead[int(index)].done():
-                self._ahead[int(index)].set_result(answer)
+        batch, slash, number = head.removeprefix(ANSWER_PROMPT).partition("/")
+        if slash and batch in self._batches:
+            first, count = self._batches[batch]
+            if number.isdigit() and int(number) < count and not self._ahead[first + int(number)].done():
+                self._ahead[first + int(number)].set_result(answer)
             return "stop" if self.finished else ""
         if self._next is not None and not self._next.done():
             # A second prompt while one waits: the learner's code asked for input itself.
@@ -175,13 +177,14 @@ class _Relay:
         """The begins the judge wants run ahead: to the learner's kernel as soon as it is
         free; the judge goes on at once."""
         count = header.get("count")
-        if self._ahead_id is not None or not isinstance(count, int) or not 0 < count <= MAX_AHEAD:
-            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for runs ahead twice"})
+        if not isinstance(count, int) or not 0 < count <= MAX_AHEAD - len(self._ahead):
+            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for too many runs ahead"})
         if not await self._answered(self._answer):
             return self._gone()
-        self._ahead_id = secrets.token_hex(8)
-        self._ahead = [asyncio.get_running_loop().create_future() for _ in range(count)]
-        if not self._send(self._ahead_id, body):
+        batch = secrets.token_hex(8)
+        self._batches[batch] = (len(self._ahead), count)
+        self._ahead += [asyncio.get_running_loop().create_future() for _ in range(count)]
+        if not self._send(batch, body):
             return self._gone()
         self.extend(count * self.budget)  # each runs the learner's code again
         return "ok:"
@@ -269,6 +272,7 @@ async def verify_judged(
         )
     )
     relay.learner_run = begin
+    await asyncio.sleep(0)  # the learner's cell leaves first: the judge waits for its answer, not the reverse
     request = secrets.token_hex(16)
     from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
