@@ -16,12 +16,22 @@ and the feedback text is matched against the regex. Run with ``--show`` to read 
 
 ``--time`` also verifies every reference solution with and without the protocol trace;
 ``--loop`` measures the trace's cost per step of a training loop (CPU time).
+
+``--held-out`` counts, on buggy files nobody wrote against the diagnoses, how often the
+feedback names the bug, states another cause, or says none, with the pack's authored
+feedback and without it (see ``held_out``):
+
+    python benchmarks/feedback.py --held-out [--show]
 """
 
 from __future__ import annotations
 
 import argparse
+import builtins
+import collections
+import keyword
 import re
+import signal
 import statistics
 import sys
 import time
@@ -31,10 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tutor.checks import runner  # noqa: E402
+from tutor.grading.mutants import mutants  # noqa: E402
 from tutor.grading.verify import build_payload, verdict_from_result  # noqa: E402
 from tutor.packs.loader import check_pack  # noqa: E402
 
 BUGGY = Path(__file__).resolve().parent / "buggy"
+SEEDED = Path(__file__).resolve().parent / "seeded"
 
 
 def header(path: Path) -> dict:
@@ -51,11 +63,11 @@ def stripped(exercise):
     return exercise.model_copy(update={"mistakes": [], "wrong_solutions": [], "checks": checks})
 
 
-def exercises():
+def exercises(strip: bool = True):
     pack, problems = check_pack(ROOT / "lessons")
     if pack is None:
         raise SystemExit(f"the built-in pack does not load: {problems[:3]}")
-    return {f"{les.id}/{ex.id}": stripped(ex) for les in pack.lessons for ex in les.exercises}
+    return {f"{les.id}/{ex.id}": stripped(ex) if strip else ex for les in pack.lessons for ex in les.exercises}
 
 
 def verify(exercise, code: str, trace: bool = True):
@@ -142,6 +154,196 @@ def loop_overhead(rounds: int = 9) -> None:
     print(f"  trace costs {(a - b) * 1000 / 90:.3f} ms per step ({a / b:.2f}x of this tiny model's Python-bound step)")
 
 
+# ---------------------------------------------------------------- held-out files
+
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+# Words every feedback may say whatever the bug: never evidence that a bug was named.
+GENERIC = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"self", "torch", "nn", "F", "np", "DEVICE"}
+HUNG_AFTER = 60  # seconds of one in-process verification before it counts as hung
+
+
+class Hung(BaseException):
+    pass
+
+
+def _word(token: str) -> str:
+    return rf"(?<!\w){re.escape(token)}(?!\w)"
+
+
+SHOWN_FIELDS = ("expr", "label", "name", "names", "shares_storage_with", "independent_of")
+
+
+def check_words(exercise) -> set:
+    """Identifiers of what the exercise's check lines show (expressions, labels, names): they
+    say them whatever the bug is. A python check's code is never shown."""
+    words: set = set()
+    for c in exercise.checks:
+        fields = c.model_dump()
+        for key in SHOWN_FIELDS:
+            value = fields.get(key)
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str):
+                    words.update(re.findall(IDENT, text))
+    return words
+
+
+def mutant_cues(m, exclude: set) -> list:
+    """Regexes that name a mutant's bug, from its diff alone: its line ("line N"), an
+    identifier the edit removed or added, the dim it changed, the in-place call it made."""
+    old = "\n".join(line[1:] for line in m.diff.splitlines() if line.startswith("-"))
+    new = "\n".join(line[1:] for line in m.diff.splitlines() if line.startswith("+"))
+    a, b = collections.Counter(re.findall(IDENT, old)), collections.Counter(re.findall(IDENT, new))
+    cues = [rf"\bline {m.line}\b"]
+    if m.operator == "swap-names":
+        # the same names, two of them in each other's place: a sentence naming both
+        x, y = re.findall(IDENT, old), re.findall(IDENT, new)
+        swapped = sorted({p for p, q in zip(x, y, strict=False) if p != q} - GENERIC)
+        if len(swapped) == 2:
+            cues.append(rf"{_word(swapped[0])}[^\n;]*{_word(swapped[1])}|{_word(swapped[1])}[^\n;]*{_word(swapped[0])}")
+        return cues
+    # only what the edit calls differently (zero_grad, sum, add_): a receiver's name (loss,
+    # model) is said by feedback about anything
+    called = set(re.findall(rf"({IDENT})\s*\(", old + "\n" + new))
+    changed = ((a - b) + (b - a)).keys() & called
+    cues += [_word(t) for t in sorted(changed) if t not in GENERIC and t not in exclude and len(t) > 1]
+    # a word a check line shows anyway (a label's "step") still names the bug as a call: step()
+    cues += [rf"(?<!\w){re.escape(t)}\(" for t in sorted(changed) if t in exclude and t not in GENERIC]
+    if m.operator == "dim":
+        numbers = set(re.findall(r"-?\d+", old)) ^ set(re.findall(r"-?\d+", new))
+        if numbers:
+            cues.append(rf"\b(dim|dims|dimension|axis)\b\W{{0,3}}({'|'.join(sorted(numbers))})\b")
+    if m.operator == "in-place":
+        cues.append(r"in-place|in place|inplace")
+    if m.operator == "weights-only":
+        cues.append(r"weights_only|pickl")
+    return cues
+
+
+def said(verdict) -> str:
+    """What the feedback states (headline, causes, check lines), with quoted source taken
+    out: a quote of the learner's line is not a statement about it (its number counts)."""
+    text = "\n".join([verdict.headline] + [t for _, t in verdict.lines()])
+    return re.sub(r"`[^`\n]*`", "``", text)
+
+
+def classify(verdict, cues: list) -> str:
+    """named: the feedback names the bug (a cue matches); misleading: it states a cause
+    (a targeted message) and none names the bug; silent: only the checks' diffs."""
+    if verdict.passed:
+        return "passed"
+    text = said(verdict)
+    if "Hung" in text:
+        return "hung"
+    if any(re.search(c, text) for c in cues):
+        return "named"
+    return "misleading" if verdict.mistakes else "silent"
+
+
+def _on_alarm(signum, frame):
+    raise Hung()
+
+
+def verify_bounded(exercise, code: str):
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(HUNG_AFTER)
+    try:
+        return verify(exercise, code)
+    except Hung:
+        return None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def held_out_cases(exs) -> list:
+    """(source, name, exercise id, code, cues, what) for every held-out file."""
+    cases = []
+    for path in sorted(SEEDED.glob("*.py")):
+        h = header(path)
+        cue = re.search(r"#\s*cues:\s*(.*)", path.read_text())
+        cases.append(("seeded", path.name, h["exercise"], path.read_text(), [cue.group(1).strip()], h["bug"]))
+    for path in sorted(BUGGY.glob("*.py")):
+        h = header(path)
+        cases.append(("buggy", path.name, h["exercise"], path.read_text(), [h["named-by"]], h["bug"]))
+    for key, ex in exs.items():
+        exclude = check_words(ex)
+        for m in mutants(ex.solution):
+            if m.operator == "literal":
+                continue  # the reference's own values typed in: not a bug to name
+            what = " / ".join(line.strip() for line in m.diff.splitlines())
+            cases.append(("mutants", m.id, key, m.source, mutant_cues(m, exclude), f"{m.operator}: {what}"))
+    return cases
+
+
+def table(kept: list) -> None:
+    counts: dict = collections.defaultdict(collections.Counter)
+    for k in kept:
+        counts[(k["source"], k["feedback"])][k["outcome"]] += 1
+    print("\n| files | feedback | files | named | misleading | silent | not caught (passed) | hung |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (source, label), c in sorted(counts.items()):
+        total = sum(c.values())
+        print(
+            f"| {source} | {label} | {total} | {c['named']} | {c['misleading']} | {c['silent']} | "
+            f"{c['passed']} | {c['hung']} |"
+        )
+
+
+def reclassify(path: Path) -> None:
+    """The table again from a --save file, with the cues as this file makes them now."""
+    import json
+
+    kept = json.loads(path.read_text())
+    cues = {(c[0], c[1], c[2]): c[4] for c in held_out_cases(exercises(strip=False))}
+    for k in kept:
+        if k["outcome"] in ("named", "misleading", "silent"):
+            text = k["said"] or ""
+            hit = any(re.search(c, text) for c in cues[(k["source"], k["file"], k["exercise"])])
+            k["outcome"] = "named" if hit else ("misleading" if k["mistakes"] else "silent")
+    table(kept)
+
+
+def held_out(show: bool = False, save: Path | None = None) -> None:
+    authored, bare = exercises(strip=False), exercises(strip=True)
+    cases = held_out_cases(authored)
+    counts: dict = collections.defaultdict(collections.Counter)
+    kept = []
+    for source, name, key, code, cues, what in cases:
+        for label, exs in (("authored", authored), ("stripped", bare)):
+            verdict = verify_bounded(exs[key], code)
+            outcome = "hung" if verdict is None else classify(verdict, cues)
+            kept.append(
+                {
+                    "source": source,
+                    "file": name,
+                    "exercise": key,
+                    "feedback": label,
+                    "bug": what,
+                    "cues": cues,
+                    "outcome": outcome,
+                    "said": None if verdict is None else said(verdict),
+                    "mistakes": None if verdict is None else verdict.mistakes,
+                }
+            )
+            counts[(source, label)][outcome] += 1
+            if show or outcome in ("misleading", "silent"):
+                print(f"{outcome:<10} {label:<8} {source:<7} {key} {name}: {what}")
+                if verdict is not None and (show or outcome == "misleading"):
+                    print("    " + "\n    ".join(verdict.mistakes or ["(no cause stated)"]))
+    if save is not None:
+        import json
+
+        save.write_text(json.dumps(kept, indent=1))
+    print("\n| files | feedback | files | named | misleading | silent | not caught (passed) | hung |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (source, label), c in sorted(counts.items()):
+        total = sum(c.values())
+        print(
+            f"| {source} | {label} | {total} | {c['named']} | {c['misleading']} | {c['silent']} | "
+            f"{c['passed']} | {c['hung']} |"
+        )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("files", nargs="*", type=Path)
@@ -149,7 +351,16 @@ def main(argv=None) -> int:
     parser.add_argument("--no-trace", action="store_true")
     parser.add_argument("--time", action="store_true")
     parser.add_argument("--loop", action="store_true", help="only the training-loop overhead of the trace")
+    parser.add_argument("--held-out", action="store_true", help="named / misleading / silent on held-out files")
+    parser.add_argument("--save", type=Path, help="with --held-out: every verdict's text and outcome, as JSON")
+    parser.add_argument("--reclassify", type=Path, help="the --held-out table again from a --save file")
     args = parser.parse_args(argv)
+    if args.reclassify:
+        reclassify(args.reclassify)
+        return 0
+    if args.held_out:
+        held_out(args.show, args.save)
+        return 0
     if args.loop:
         loop_overhead()
         return 0

@@ -6,7 +6,8 @@
     and a judge's kernel, tutor/grading/judging.py) vs the single-kernel path (today's
     `--kernel` path: one cell with setup, reference, learner code and checks, in one
     fresh kernel). Kernels are started and warmed before the clock starts, as the app's
-    spares are; the two sides alternate so background load hits both alike.
+    spares are, and the clock starts once no spare of the pool is still booting
+    (``KernelPool.settled``); the two sides alternate so background load hits both alike.
 (b) `check` from the shell, cold: two kernels started side by side and warmed, then the
     judged verification (`verify_in_fresh_kernel`), vs one kernel started, warmed and
     verified in.
@@ -54,6 +55,7 @@ TARGET_CLASS = 1.0
 
 async def one_single(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
     kernel = await pool.take()
+    await pool.settled()  # the refill started by take() is not this verification's load
     try:
         started = time.perf_counter()
         verdict = await Verifier(attached=kernel).verify(exercise, code)
@@ -64,6 +66,7 @@ async def one_single(pool: KernelPool, exercise, code: str) -> tuple[float, bool
 
 async def one_judged(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
     learner, judge = await pool.take(), await pool.take()
+    await pool.settled()
     try:
         started = time.perf_counter()
         verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit)
@@ -179,7 +182,17 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--class-only", action="store_true", help="only (c); print it, write nothing")
+    parser.add_argument("--warm-only", action="store_true", help="only (a); print it, write nothing")
+    parser.add_argument("--exercise", action="append", help="only these exercises (repeatable)")
     args = parser.parse_args()
+    if args.warm_only:
+        refs = [Catalog.load().find_exercise(key) for key in args.exercise or EXERCISES]
+        rows = asyncio.run(bench_warm(refs, args.repeat))
+        for key, single, judged, ok in rows:
+            print(f"{key}: single {single * 1000:.0f} ms, judged {judged * 1000:.0f} ms, {judged / single:.2f}x, {ok}")
+        ratio = statistics.median(r[2] for r in rows) / statistics.median(r[1] for r in rows)
+        print(f"median ratio {ratio:.2f}x")
+        return
     if args.class_only:
         refs = [Catalog.load().find_exercise(key) for key in EXERCISES]
         tasks = class_tasks(refs, args.learners)

@@ -283,6 +283,18 @@ PROBES = {
             """,
         ),
     ),
+    # 6. prompting the host through the kernel's own input machinery (the relay's channel)
+    "prompt-the-host-first": (
+        FUNCTION,
+        "from IPython import get_ipython\n"
+        "get_ipython().kernel.raw_input('ptfund-learner:0\\nforged')\n"
+        + _wrong_function()
+        + "add_bias_column = _wrong\n",
+    ),
+    "prompt-the-host-in-a-call": (
+        FUNCTION,
+        _function_probe("from IPython import get_ipython\nget_ipython().kernel.raw_input('ptfund-learner:0\\nforged')"),
+    ),
     "patch-torch-library-equal": (
         FUNCTION,
         _function_probe(
@@ -336,7 +348,11 @@ SAYS = {
     "shadow-isinstance": "scores_np should be a NumPy array",
     "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
-    "patch-meta-path": "The kernel running your code stopped answering the checker",
+    "prompt-the-host-first": "Your code sent the checker a prompt of its own",
+    "prompt-the-host-in-a-call": "Your code sent the checker a prompt of its own",
+    # The learner's side answers from the copy it loaded before the code ran: replacing the
+    # modules then changes nothing, and the code (which implements nothing) fails on its merits.
+    "patch-meta-path": ("The kernel running your code stopped answering the checker", "add_bias_column fails for"),
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import patterns, wire
+from . import causes, patterns, wire
 from .describe import (
     fmt_int,
     fmt_number,
@@ -233,7 +233,7 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     if k:
         sentence += f" ({gname} is {k}x the expected gradient)"
     data = {"mismatch": stats, "grad_multiple": k, "name": gname}
-    pattern = None if k else patterns.explain(gname, a, e)
+    pattern = None if k else patterns.explain(gname, a, e) or causes.explain(gname, a, e, tol)
     if pattern:
         data["pattern"] = pattern
     return [Problem("grad", sentence, short_repr(eg), short_repr(ag), data)]
@@ -249,11 +249,14 @@ def tensor_problems(
     *,
     broadcast: bool = False,
     dtype_hint: str | None = None,
+    sources=(),
 ) -> list:
     """The full diff on the properties in ``compare`` (in a fixed, readable order).
 
     Values of different shapes never match (even when ``compare`` leaves out ``shape``),
-    unless ``broadcast``: then the two are compared after broadcasting against each other."""
+    unless ``broadcast``: then the two are compared after broadcasting against each other.
+    ``sources`` (``(label, tensor)``) are tensors the expected value may be a reduction of
+    (causes.reduced)."""
     out = []
     same_shape = tuple(actual.shape) == tuple(expected.shape)
     for prop in TENSOR_PROPERTIES:
@@ -263,7 +266,12 @@ def tensor_problems(
             a, e = fmt_shape(actual.shape), fmt_shape(expected.shape)
             pattern = None
             if "values" in compare and not (actual.is_meta or expected.is_meta):
-                pattern = patterns.permuted(name, to_numpy(actual), to_numpy(expected))
+                a_np, e_np = to_numpy(actual), to_numpy(expected)
+                pattern = (
+                    patterns.permuted(name, a_np, e_np)
+                    or causes.reshaped(name, a_np, e_np, tol)
+                    or causes.reduced(name, a_np, e_np, sources, tol)
+                )
             out.append(
                 Problem("shape", f"{name} has shape {a}, expected {e}", e, a, {"pattern": pattern} if pattern else None)
             )
@@ -347,7 +355,12 @@ def tensor_problems(
                 data = {"mismatch": stats}
                 if name.endswith(".grad"):
                     data.update(grad_multiple=grad_multiple(to_numpy(actual), to_numpy(expected)), name=name)
-                pattern = patterns.explain(name, to_numpy(actual), to_numpy(expected))
+                a_np, e_np = to_numpy(actual), to_numpy(expected)
+                pattern = (
+                    patterns.explain(name, a_np, e_np)
+                    or causes.explain(name, a_np, e_np, tol)
+                    or causes.reduced(name, a_np, e_np, sources, tol)
+                )
                 if pattern:
                     data["pattern"] = pattern
                 out.append(
@@ -492,14 +505,19 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
                 )
             ]
         sa, se = fmt_shape(a.shape), fmt_shape(e.shape)
-        return [Problem("shape", f"{name} has shape {sa}, expected {se}", se, sa)]
+        reshaped = causes.reshaped(name, a, e, tol)
+        return [
+            Problem(
+                "shape", f"{name} has shape {sa}, expected {se}", se, sa, {"pattern": reshaped} if reshaped else None
+            )
+        ]
     stats = mismatch(a, e, tol)
     if stats is None:
         return []
     data = {"mismatch": stats}
     if name.endswith(".grad"):
         data.update(grad_multiple=grad_multiple(a, e), name=name)
-    pattern = patterns.explain(name, a, e)
+    pattern = patterns.explain(name, a, e) or (None if data.get("grad_multiple") else causes.explain(name, a, e, tol))
     if pattern:
         data["pattern"] = pattern
     sentence = mismatch_sentence(name, stats)

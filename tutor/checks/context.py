@@ -7,12 +7,13 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
-from . import signatures
+from . import causes, errorcause, signatures
 from .describe import exception_phrase, shorten
 from .guard import scan
-from .namespaces import CHECK, FALLBACKS, CodeError, compile_code, own_frames, seed_all
+from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, own_frames, seed_all
 from .wire import Raised
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
@@ -75,7 +76,7 @@ def _pattern_topic(sentence: str) -> str:
     for key in ("in another order", "wrong order", "exactly"):
         if key in sentence:
             return f"pattern:{key}"
-    return "pattern"
+    return causes.topic(sentence) or "pattern"
 
 
 class Context:
@@ -130,11 +131,12 @@ class Context:
         """The running check's label, else :func:`display` of ``expr``."""
         return self.label or display(expr, fallback)
 
-    def side(self, side: str):
-        """Record protocol calls made while ``side`` ("learner" or "ref") runs, under the current check."""
+    def side(self, side: str, call: int | None = None):
+        """Record protocol calls made while ``side`` ("learner" or "ref") runs, under the current
+        check (and ``call``: which of a function check's calls, numbered alike on both sides)."""
         if self.tracer is None:
             return contextlib.nullcontext()
-        return self.tracer.recording(side, self.segment)
+        return self.tracer.recording(side, self.segment, call)
 
     # ------------------------------------------------------------ evaluation
 
@@ -155,11 +157,13 @@ class Context:
         scan(value, display(expr))
         return value
 
-    def eval_ref(self, expr: str):
+    def eval_ref(self, expr: str, traced: bool = True):
+        """The expected value of ``expr``; ``traced=False`` for an author's stated expected
+        value: it runs no reference code, so there is no reference trace to compare with."""
         try:
             code = compile_code(expr, CHECK, "eval")
             seed_all(self.seed)
-            with self.side("ref"):
+            with self.side("ref") if traced else contextlib.nullcontext():
                 return eval(code, self.scope(self.ref))
         except Exception as exc:
             why = (
@@ -191,6 +195,7 @@ class Context:
 
         ``shown=False`` keeps ``expr`` out of the sentence (python checks: never show code)."""
         what = self.display(expr) if shown else (self.label or "the check")
+        self.note_error_cause(exc)
         if isinstance(exc, Raised):
             return self._explain_raised(exc, expr, what)
         mine = own_frames(exc)
@@ -231,19 +236,90 @@ class Context:
 
     # ------------------------------------------------------------ signatures
 
+    def note_error_cause(self, exc: BaseException, what: str = "your code") -> None:
+        """Note what the learner's line held when ``exc`` was raised there (errorcause.py)."""
+        if isinstance(exc, Raised):
+            data, ename = exc.context, exc.ename
+        else:
+            data, ename = errorcause.context(exc, YOUR_CODE), type(exc).__name__
+        cause = errorcause.sentence(data, ename, what)
+        if cause:
+            self.note(cause)  # no topic: its id is a hash of the sentence, one per line and error
+
     def note(self, message: str, topic: str | None = None) -> None:
         if message not in self.findings:
             self.findings.append(message)
             if topic:
                 self.topics[message] = topic
 
-    def absorb(self, problems) -> None:
-        """Record built-in signatures carried by comparison problems (accumulated grads)."""
+    def absorb(self, problems, inputs=()) -> None:
+        """Record built-in signatures carried by comparison problems, each said only as far as
+        it is established: a whole factor is a sum where a mean was meant only when some
+        tensor in play has that many values (``inputs``: a function check's (name, argument)
+        pairs), and
+        accumulated gradients only when the trace shows the uncleared backward() calls."""
         for p in problems:
             data = p.data or {}
             pattern = data.get("pattern")
+            if isinstance(pattern, signatures.Scaled):
+                size = self._count_named(pattern.k, inputs, pattern.name)
+                # a plain str either way: only plain data crosses to the host
+                pattern = (
+                    signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size) if size else str(pattern)
+                )
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
             k = data.get("grad_multiple")
             if k:
-                self.note(signatures.accumulation(data.get("name", "the gradient"), k), "zero_grad")
+                self._grad_multiple(data.get("name", "the gradient"), k, inputs)
+
+    def _grad_multiple(self, name: str, k: int, inputs) -> None:
+        calls, uncleared, before = self._backward_calls()
+        if uncleared >= k:
+            self.note(signatures.accumulation(name, k, uncleared, before), "zero_grad")
+        elif calls >= 2:
+            self.note(signatures.maybe_accumulated(name, k), "zero_grad")
+        else:
+            size = self._count_named(k, inputs, name)
+            if size:
+                self.note(signatures.factor_of_a_size(name, k, True, size, grad=True), "pattern:exactly")
+
+    def _backward_calls(self) -> tuple[int, int, bool]:
+        """The learner's backward() calls in its run and the running check; the most
+        backward passes in a row with no zero_grad() between, counting a gradient that was
+        there before the first of them (one made before the code ran); and whether there was."""
+        if self.tracer is None:
+            return 0, 0, False
+        events = self.tracer.events("learner") + self.tracer.events("learner", self.segment)
+        calls = longest = run = 0
+        cleared = before = False
+        for e in events:
+            if e.kind == "backward":
+                if run == 0 and not cleared and e.info.get("stale"):
+                    run, before = 1, True
+                calls, run = calls + 1, run + 1
+                longest = max(longest, run)
+            elif e.kind == "zero_grad":
+                run, cleared = 0, True
+        return calls, longest, before
+
+    def _count_named(self, k: int, inputs=(), about: str = "") -> str | None:
+        """Where a count of k values is seen: a dimension's size or a tensor's number of
+        elements of a function check's inputs, of the tensors named in ``about``, or (for
+        k >= 4: a factor of 2 or 3 is too often a constant) of the reference's other tensors."""
+        mentioned = _names_in(about.removesuffix(".grad"))
+        ref = sorted(
+            ((key, v) for key, v in self.ref.items() if not key.startswith("_") and (k >= 4 or key in mentioned)),
+            key=lambda kv: kv[0] not in mentioned,
+        )
+        named = list(inputs) + ref
+        for key, value in named:
+            shape = getattr(value, "shape", None)
+            if not isinstance(value, (torch.Tensor, np.ndarray)) or shape is None:
+                continue
+            for d, size in enumerate(shape):
+                if size == k:
+                    return f"the size of {key}'s dimension {d}"
+            if len(shape) > 1 and int(np.prod(shape)) == k:
+                return f"the number of elements of {key}"
+        return None

@@ -172,8 +172,10 @@ def exception_phrase(exc: BaseException, limit: int = 160) -> str:
 
 def jsonable(obj, depth: int = 0):
     """Anything into plain JSON types (results cross a kernel boundary as JSON)."""
-    if obj is None or isinstance(obj, (bool, str)):
+    if obj is None or isinstance(obj, bool):
         return obj
+    if isinstance(obj, str):
+        return str(obj)  # a str subclass (signatures.Scaled) as the plain text it holds
     if isinstance(obj, numbers.Integral) and not isinstance(obj, np.generic):
         return int(obj)
     if isinstance(obj, float):

@@ -2,7 +2,9 @@
 first difference of the protocol traces, built-in signatures found by the checks, by
 comparing both namespaces, and in the exception messages, each said once."""
 
-from . import signatures, tracediff
+import inspect
+
+from . import errorcause, signatures, tracediff
 from .scan import compare_namespaces
 
 
@@ -21,11 +23,17 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
     ``auto:TOPIC`` where the sentence has a topic, else None (the host names it)."""
     found: list = []  # (sentence, topic)
+    if ctx.code_error is not None:
+        cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename)
+        if cause:
+            found.append((cause, None))
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
         # After a crash the learner's trace stops early: its run says nothing about the protocol.
         skip = ("run",) if ctx.code_error is not None else ()
-        for sentence, topic in tracediff.differences(ctx.tracer, skip):
+        failed = {i for i, r in enumerate(results) if not r["passed"]}
+        functions = {name for name, value in ctx.ref.items() if inspect.isfunction(value)}
+        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions):
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))
@@ -38,7 +46,12 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
             found.append((f, ctx.topics.get(f)))
     backward_calls = 0
     if ctx.tracer is not None:
-        backward_calls = sum(e.kind == "backward" for e in ctx.tracer.events("learner"))
+        backward = [e for e in ctx.tracer.events("learner") if e.kind == "backward"]
+        # Whether the later calls added onto a gradient still there (the trace looked at the
+        # first few): all of them onto cleared gradients, and "never cleared" would be false.
+        later = [e.info["stale"] for e in backward[1:] if e.info.get("stale") is not None]
+        cleared = bool(later) and not any(later)
+        backward_calls = 0 if cleared else len(backward)
     for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
         found.append((sentence, None))
     for text in _error_texts(ctx, results):

@@ -18,6 +18,7 @@ it is loaded with ``torch.load(weights_only=True)`` and validated.
 
 import builtins
 import contextlib
+import functools
 import importlib
 import json
 import re
@@ -65,12 +66,23 @@ class Client:
         self.changes = 0  # learner code may have changed the learner's names since this count
         self.pending_seed: int | None = None
         self.calls = 0
+        self.ahead: list = []  # the worlds whose begins the learner's kernel runs ahead (run_ahead)
 
-    def request(self, request: dict) -> dict:
+    def request(self, request: dict, header: dict | None = None) -> dict:
+        text = self._send(request, header)
+        try:
+            decoded = wire.load(text, wire.Decoder(remote=self.remote, module_factory=skeleton))
+        except wire.WireError as exc:
+            return {"refused": f"your code's kernel sent something that is not data: {exc}"}
+        if not isinstance(decoded, dict):
+            return {"refused": "your code's kernel sent an answer of the wrong shape"}
+        return decoded
+
+    def _send(self, request: dict, header: dict | None) -> str:
+        """The host's reply to ``request``, not yet decoded; LearnerGone for a fault."""
         # A plain header for the host, which relays the body without reading it.
-        header = json.dumps({"op": request.get("op"), "world": request.get("world")})
-        text = wire.encode(request, JudgePreparer())
-        answer = self._ask(header + "\n" + text)
+        head = json.dumps(header or {"op": request.get("op"), "world": request.get("world")})
+        answer = self._ask(head + "\n" + wire.encode(request, JudgePreparer()))
         if not isinstance(answer, str):
             raise LearnerGone("crashed", "no answer came back from the kernel running your code")
         if answer.startswith("fault:"):
@@ -81,13 +93,26 @@ class Client:
             raise LearnerGone(str(fault.get("status") or "crashed"), str(fault.get("message") or ""))
         if not answer.startswith("ok:"):
             raise LearnerGone("crashed", "the kernel running your code answered something that is not data")
-        try:
-            decoded = wire.load(answer[3:], wire.Decoder(remote=self.remote, module_factory=skeleton))
-        except wire.WireError as exc:
-            return {"refused": f"your code's kernel sent something that is not data: {exc}"}
-        if not isinstance(decoded, dict):
-            return {"refused": "your code's kernel sent an answer of the wrong shape"}
-        return decoded
+        return answer[3:]
+
+    def run_ahead(self, requests: list) -> None:
+        """Have the learner's kernel run these begins (the device run, further worlds) one
+        after another, starting now, while this judge goes on; the host keeps each answer
+        until ``ahead_answer`` asks for it. A world sent before is not sent again."""
+        requests = [r for r in requests if str(r.get("world")) not in self.ahead]
+        if not requests:
+            return
+        self.ahead += [str(r.get("world")) for r in requests]
+        self._send({"op": "ahead", "requests": requests}, {"op": "ahead", "count": len(requests)})
+
+    def ahead_answer(self, request: dict) -> dict:
+        """The learner's answer to ``request``: from the runs ahead when it is one of them
+        (the host holds it already or waits for it: no round trip to the learner's
+        kernel), else asked for now."""
+        world = str(request.get("world"))
+        if world not in self.ahead:
+            return self.request(request)
+        return self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": self.ahead.index(world)})
 
     def remote(self, record: dict):
         if record.get("kind") == "module":
@@ -200,11 +225,15 @@ class RemoteCallable(_Remote):
         return self._client.operate("call", self, args=list(args), kwargs=dict(kwargs))["value"]
 
     def call_many(self, calls: list) -> list:
-        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed);
+        """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed[, call]);
         each answer holds the value or what was raised, the arguments after the call and,
         when a gradient was sent, what backpropagating it gave."""
         client = self._client
-        answer = client.operate("calls", self, calls=[{"args": list(a), "backward": b, "seed": s} for a, b, s in calls])
+        answer = client.operate(
+            "calls",
+            self,
+            calls=[{"args": list(a), "backward": b, "seed": s, "call": n[0] if n else None} for a, b, s, *n in calls],
+        )
         out = []
         for text in answer.get("answers") or []:
             try:
@@ -336,7 +365,7 @@ class World:
             answer = self.client.request({"op": "names", "world": self.name})
             self.client.changes += 1
             self._at = self.client.changes
-            if "names" in answer:
+            if "names" in answer:  # else "same": they encode as last read, what was decoded then stands
                 self._names = _scope_names(answer["names"])
         return self._names
 
@@ -376,6 +405,7 @@ def code_error_from(data) -> CodeError | None:
         traceback=[str(x) for x in data.get("traceback") or []][:200],
         stopped_line=stopped if isinstance(stopped, int) else None,
         syntax=bool(data.get("syntax")),
+        context=data.get("context") if isinstance(data.get("context"), dict) else None,
     )
 
 
@@ -415,6 +445,20 @@ def run(payload: dict, client: Client) -> dict:
     try:
         quiet = BoundedOutput(limit=0)
         ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer)
+        # What the learner's kernel runs after the main world, if the checks get that far:
+        # the device run, then each further world. Asked for now, run while the checks run.
+        meta = {
+            "op": "begin",
+            "world": "meta",
+            "device": "meta",
+            "setup": setup,
+            "code": code,
+            "seed": seed,
+            "track_generators": True,
+            "module": payload.get("module"),
+        }
+        worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
+        further = [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
         try:
             begun = client.request({"op": "begin", "world": "main"})  # the host ran it already
         except LearnerGone as gone:
@@ -441,32 +485,30 @@ def run(payload: dict, client: Client) -> dict:
         ctx.code, ctx.solution = code, solution
 
         def device_run():
-            answer = client.request(
-                {
-                    "op": "begin",
-                    "world": "meta",
-                    "device": "meta",
-                    "setup": setup,
-                    "code": code,
-                    "seed": seed,
-                    "track_generators": True,
-                    "module": payload.get("module"),
-                }
-            )
+            # The main world passed: the further worlds are needed now too. The learner's
+            # kernel runs them one after another while this judge checks each.
+            client.run_ahead([meta, *further])
+            answer = client.ahead_answer(meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
 
         try:
+            if payload.get("device_run") and device.type == "cpu" and code_error is None and setup_error is None:
+                # The device run is cheap (meta tensors hold no data): it runs while the main
+                # world is checked, wasted only if those checks fail.
+                client.run_ahead([meta])
             result = evaluate(payload, ctx, setup_error, quiet, device_run=device_run)
             # A pass must hold on other data too: each further world runs setup (and the
             # exercise's variant) again with another seed, the reference and the learner's
             # code on it, and every check once more.
             alike: list = []
-            for number, spec in enumerate(payload.get("worlds") or [], 2):
+            for number, spec in enumerate(worlds, 2):
                 if not result.get("passed"):
                     break
-                result = _in_world(payload, client, spec, number, device, quiet, ref, alike) or result
+                client.run_ahead(further)  # unless the device run sent them already
+                begin = functools.partial(client.ahead_answer, further[number - 2])
+                result = _in_world(payload, begin, client, spec, number, device, quiet, ref, alike) or result
             if result.get("passed") and alike and all(alike):
                 result["worlds_alike"] = True
             return result
@@ -492,29 +534,37 @@ def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None)
     return ref, setup_error, solution_error
 
 
-def _in_world(payload: dict, client: Client, spec, number: int, device, quiet, first: dict, alike: list) -> dict | None:
-    """The verification again in world ``number``: None when it passes there too, else the
-    failing result, each failure said to be on other data."""
+def _world_request(payload: dict, spec: dict, number: int, device) -> dict:
+    """The learner's begin in world ``number``: the world's setup and seed, the same code."""
+    from .runner import world_setup
+
+    setup, seed, _ = world_setup(payload, spec)
+    code = payload.get("code") or ""
+    return {
+        "op": "begin",
+        "world": f"world-{number}",
+        "setup": setup,
+        "code": code,
+        "seed": seed,
+        "device": str(device),
+        "module": payload.get("module"),
+    }
+
+
+def _in_world(
+    payload: dict, begin, client: Client, spec: dict, number: int, device, quiet, first: dict, alike: list
+) -> dict | None:
+    """The verification again in world ``number`` (``begin()``: the learner's answer to its
+    begin): None when it passes there too, else the failing result, each failure said to be
+    on other data."""
     from .runner import INPUT_SHIFT, broken_in_world, evaluate, on_other_data, world_setup, worlds_alike
 
-    if not isinstance(spec, dict):
-        return None
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
     ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet)
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
-    begun = client.request(
-        {
-            "op": "begin",
-            "world": name,
-            "setup": setup,
-            "code": code,
-            "seed": seed,
-            "device": str(device),
-            "module": payload.get("module"),
-        }
-    )
+    begun = begin()
     if "refused" in begun:
         return _failed(str(begun["refused"]))
     if begun.get("tampered"):
@@ -559,6 +609,40 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# A trivial exercise a spare kernel verifies in both roles while it waits (rehearse).
+REHEARSAL = {
+    "setup": "import torch\na = torch.arange(6.0, device=DEVICE).reshape(2, 3)\n",
+    "code": "t = a.t()\n",
+    "solution": "t = a.t()\n",
+    "seed": 0,
+    "checks": [
+        {
+            "id": "t",
+            "kind": "tensor",
+            "expr": "t",
+            "compare": ["shape", "dtype", "stride", "values"],
+            "shares_storage_with": "a",
+        },
+        {"id": "sum", "kind": "value", "expr": "a.sum().item()", "expected": "15.0"},
+    ],
+    "mistakes": [],
+    "device": "cpu",
+    "device_run": True,
+    "time_limit": 20.0,
+    "worlds": [{"seed": 1}],
+}
+
+
+def rehearse() -> bool:
+    """Verify REHEARSAL here, both roles (run_local), before this kernel has a role: a kernel
+    forked from the fork server shares its pages until it writes them, and a verification's
+    first pass writes thousands (reference counts: the tamper guard's snapshot of torch and
+    builtins alone faults in about a thousand, tens of milliseconds), as do first calls. A
+    spare pays that while it waits instead of inside a learner's verification. True if the
+    rehearsal passed."""
+    return bool(run_local(json.loads(json.dumps(REHEARSAL))).get("passed"))
+
+
 def run_local(payload: dict) -> dict:
     """Both roles in this one process, the requests still crossing as data (wire.py): how
     the check library's own tests exercise the judge without kernels. Not a boundary: the
@@ -581,11 +665,19 @@ def run_local(payload: dict) -> dict:
 
     streams = (sys.stdout, sys.stderr)  # the learner's side runs with its own streams, as in a kernel
 
+    ahead: list = []  # begins the host would have the learner's kernel run ahead: run when asked for here
+
     def ask(prompt: str) -> str:
         header, _, body = prompt.partition("\n")
+        head = json.loads(header)
         with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]), _without_modes():
-            if json.loads(header) == {"op": "begin", "world": "main"}:
+            if head.get("op") == "begin" and head.get("world") == "main":
                 return "ok:" + learner.respond(lambda: learner._answer(first))
+            if head.get("op") == "ahead":
+                ahead.extend(learner.decode(body).get("requests") or [])
+                return "ok:"
+            if head.get("op") == "ahead-answer":
+                return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))
 
     try:

@@ -1,9 +1,12 @@
 """The learner's side of a verification: runs setup and the learner's code, answers the judge.
 
 This module runs in the learner's kernel and holds nothing that decides a verdict: no
-reference solution, no check, no expected value, no key. The host sends it requests the
-judge made (one cell each, ``serve(request_id, text)``); it answers each with data only
-(wire.py), published as a display bundle of ``ANSWER_MIME`` that names the request.
+reference solution, no check, no expected value, no key. It answers with data only
+(wire.py). In a kernel the whole verification is one cell (``begin``): the answer to each
+request leaves as that cell's ``input()`` prompt, naming the request, and the host's reply
+is the judge's next request (the stdin channel: no cell, no output message per request).
+Where no prompt can be sent, each request is a cell of its own (``serve(request_id,
+text)``) and each answer a display bundle of ``ANSWER_MIME`` that names the request.
 
 Requests (decoded with wire.load, so the judge's inputs arrive as plain data):
 - ``begin``: seed, run setup, then the learner's code (traced), in the namespace of a
@@ -39,6 +42,7 @@ from .namespaces import (
 from .trace import Tracer
 
 ANSWER_MIME = "application/vnd.ptfund.answer+json"
+ANSWER_PROMPT = "ptfund-learner:"  # an answer sent as the prompt of the loop's input()
 _publish_target = None
 
 # One verification per kernel: the kernel is thrown away afterwards.
@@ -61,10 +65,69 @@ def _publisher():
 
 def begin(request_id: str, blob: str) -> None:
     """Run setup and the learner's code (the first cell: the host sends it as JSON, since
-    it holds only text and numbers: setup, code, seed, device)."""
+    it holds only text and numbers: setup, code, seed, device); with ``"loop"``, then
+    answer every further request in this same cell."""
     import json
 
-    _reply(request_id, lambda: _answer(json.loads(blob)))
+    request = json.loads(blob)
+    ask = _asker() if request.get("loop") else None
+    if ask is None:
+        _reply(request_id, lambda: _answer(request))
+        return
+    body = respond(lambda: _answer(request))
+    while True:
+        text = ask(f"{ANSWER_PROMPT}{request_id}\n{body}")
+        request_id, newline, text = text.partition("\n")
+        if not newline:  # the host's "end": the judge has decided
+            return
+        try:
+            asked: Any = decode(text)
+        except wire.WireError as exc:
+            asked = exc
+        if isinstance(asked, dict) and asked.get("op") == "ahead":
+            _run_ahead(ask, request_id, asked.get("requests"))
+            body = ""  # what the host waits for before its next request
+            continue
+        body = respond(lambda asked=asked: _answer(asked))
+
+
+def _run_ahead(ask, request_id: str, requests) -> None:
+    """Further worlds' begins, run while the judge checks the main world: each answer goes
+    to the host at once (the judge asks the host for it later); the host's reply is empty
+    to go on, anything else once the judge has decided (the rest are not needed)."""
+    for index, request in enumerate(requests if isinstance(requests, list) else []):
+        further = isinstance(request, dict) and request.get("op") == "begin" and request.get("world") != "main"
+        answer = respond(
+            lambda r=request, ok=further: _answer(r) if ok else {"refused": "only further worlds run ahead"}
+        )
+        if ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}"):
+            return
+
+
+def _asker():
+    """Send a prompt to the host and wait for its reply, or None outside a kernel that
+    allows input. The learner's own ``input()`` and ``getpass`` raise as in a cell that
+    allows none (their prompts are not the checker's business)."""
+    import getpass
+
+    try:
+        from IPython import get_ipython
+        from IPython.core.error import StdinNotImplementedError
+    except ImportError:
+        return None
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    ask = builtins.input  # the kernel's, which sends an input_request to the host
+    if kernel is None or not getattr(kernel, "_allow_stdin", False):
+        return None
+
+    def refused(*args, **kwargs):
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
+
+    # ipykernel puts back its own after the cell.
+    builtins.input = refused
+    getpass.getpass = refused
+    return ask
 
 
 def serve(request_id: str, text: str) -> None:
@@ -97,7 +160,7 @@ def reset() -> None:
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.uninstall()
-    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None)
+    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={})
 
 
 def _reply(request_id: str, answer_of) -> None:
@@ -130,11 +193,13 @@ def _events(segment) -> list:
 
 
 def _answer(request: dict) -> dict:
+    if isinstance(request, wire.WireError):
+        raise request  # a request that did not decode: refused, said as data
     op = request.get("op")
     if op == "begin":
         return _begin(request)
     if op == "names":
-        return {"names": _names(request.get("world") or "main")}
+        return _names_again(str(request.get("world") or "main"))
     if op == "calls":
         return _calls(request)
     if op == "pytest":
@@ -167,6 +232,19 @@ def _answer(request: dict) -> dict:
     return answer
 
 
+def _names_again(world: str) -> dict:
+    """The names of ``world`` once more (the judge asks after calls that may have changed
+    them), or ``same`` when they encode as the last time it asked: the judge then keeps
+    what it decoded then (the names of a module's data can be large; a forward leaves them)."""
+    names = {"names": _names(world)}
+    text = wire.encode(names, wire.Preparer(_state["handles"], origins=_state.get("origins")))
+    sent = _state.setdefault("sent", {})
+    if sent.get(world) == text:
+        return {"same": True}
+    sent[world] = text
+    return names
+
+
 def _calls(request: dict) -> dict:
     """A function check's cases in one request, called in order. Each answer is encoded as
     soon as its call returns, so a later call that changes memory an earlier one returned
@@ -181,6 +259,8 @@ def _calls(request: dict) -> dict:
                 raise wire.WireError("a call that is not a request")
             if call.get("seed") is not None:
                 seed_all(int(call["seed"]))
+            number = call.get("call")
+            _tracer().call = number if isinstance(number, int) else None  # the judge numbers the reference's alike
             args = list(call.get("args") or [])
             # Version counters before the call: an input written in place and written back still
             # shows. On meta inputs (the device run's stand-in for a GPU) operations across
@@ -298,7 +378,10 @@ def _begin(request: dict) -> dict:
 
         tracker = Generators()
         _state["origins"] = tracker.of
-    with tracker if tracker is not None else _nothing():
+    # The output a learner sees is the main world's: the device run and further worlds run
+    # the same code again, quietly (as their own cells did, whose output nobody showed).
+    quiet = captured(BoundedOutput(limit=0)) if world != "main" else _nothing()
+    with tracker if tracker is not None else _nothing(), quiet:
         return _begin_in(request, world, ns, seed)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from . import errorcause
 from .describe import exception_text, shorten
 
 YOUR_CODE = "<your code>"
@@ -98,6 +99,7 @@ class CodeError:
     traceback: list = field(default_factory=list)
     stopped_line: int | None = None  # the top-level line the run stopped at
     syntax: bool = False
+    context: dict | None = None  # errorcause.context: the line it was raised at, the tensors it names
 
     def as_dict(self) -> dict:
         return {
@@ -106,6 +108,7 @@ class CodeError:
             "evalue": self.evalue,
             "line": self.line,
             "traceback": list(self.traceback),
+            "context": self.context,
         }
 
     def phrase(self) -> str:
@@ -161,7 +164,8 @@ def code_error(exc: BaseException, filename: str, stage: str) -> CodeError:
         evalue = f"sys.exit({exc.code!r}) ends the program; remove it"
     else:
         evalue = exception_text(exc)
-    return CodeError(stage, type(exc).__name__, evalue, line, filtered_traceback(exc, filename), stopped, syntax)
+    where = None if syntax else errorcause.context(exc, filename)
+    return CodeError(stage, type(exc).__name__, evalue, line, filtered_traceback(exc, filename), stopped, syntax, where)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """What a wrong result's values say about the bug: the right values in another order
 (reshape where a transpose was meant, or the reverse), or a result off by an exact whole
-factor (a sum where a mean was meant). Called on values that already differ."""
+factor (a fact: whether it is a sum where a mean was meant is for Context.absorb to say).
+Called on values that already differ."""
 
 import itertools
 
@@ -63,10 +64,10 @@ def scale(name: str, a, e) -> str | None:
         if not np.allclose(ratios, k, rtol=1e-4, atol=0):
             return None
         if k >= 1.5 and abs(k - round(k)) < 1e-3 * k:
-            return signatures.scaled(name, round(k))
+            return signatures.exact_factor(name, round(k), True)
         inv = 1 / k if k else 0
         if inv >= 1.5 and abs(inv - round(inv)) < 1e-3 * inv:
-            return signatures.shrunk(name, round(inv))
+            return signatures.exact_factor(name, round(inv), False)
     except Exception:
         return None
     return None

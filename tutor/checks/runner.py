@@ -49,6 +49,7 @@ from .namespaces import (
     seed_all,
 )
 from .trace import Tracer
+from .tracediff import MISTAKES
 
 DEVICE_RUN_SHARE = 0.5  # of time_limit: a first run slower than this skips the device run
 AUTHORING = "this check could not run (a problem in the exercise, not in your code)"
@@ -327,6 +328,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
     messages = []  # [(message, id)]
     if setup_error is None:
         failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
+        ctx.segment = MISTAKES  # their conditions' calls are not a check's: never diffed
         with captured(quiet):
             messages = matched_messages(mistakes, ctx, code, failed_ids)
     error = setup_error or solution_error or code_error

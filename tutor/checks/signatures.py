@@ -7,11 +7,62 @@ in the result's ``mistakes`` after the exercise's own.
 from .describe import fmt_int, plural
 
 
-def accumulation(name: str, k: int) -> str:
+def accumulation(name: str, k: int, passes: int, before: bool) -> str:
+    """Said only when the trace shows ``passes`` >= k backward passes with no zero_grad()
+    between (``before``: the first of them ran before the code, its gradient left in .grad)."""
+    if before:
+        how = (
+            "your code's backward() adds onto a gradient already there (from a backward() before your code "
+            "ran), and nothing cleared it"
+        )
+        fix = f"clear it before backward(): {name} = None, or zero_grad() in a training loop"
+        return f"gradients accumulated: {name} is {k}x the expected gradient: {how}; {fix}"
     return (
-        f"gradients accumulated: {name} is {k}x the expected gradient, as if backward() ran "
-        f"{k} times without clearing it; clear them with zero_grad() (or optimizer.zero_grad()) "
-        f"before each backward"
+        f"gradients accumulated: {name} is {k}x the expected gradient, and your code calls backward() "
+        f"{passes} times without clearing the gradients in between; clear them with zero_grad() (or "
+        f"optimizer.zero_grad()) before each backward"
+    )
+
+
+def maybe_accumulated(name: str, k: int) -> str:
+    """The trace shows backward() called more than once, but not k times in a row uncleared."""
+    return (
+        f"{name} is {k}x the expected gradient, consistent with gradients added up over {k} backward() calls "
+        f"that nothing cleared in between (zero_grad() before each backward clears them)"
+    )
+
+
+class Scaled(str):
+    """A sentence saying a result is exactly k (or 1/k) times the expected one, which is a
+    fact; a cause is added only where the context shows k is a count of values (Context.absorb)."""
+
+    name: str
+    k: int
+    up: bool  # k times (else 1/k)
+
+
+def exact_factor(name: str, k: int, up: bool) -> Scaled:
+    how = f"exactly {k} times" if up else f"exactly 1/{k} of"
+    out = Scaled(f"{name} is {how} the expected value")
+    out.name, out.k, out.up = name, k, up
+    return out
+
+
+def factor_of_a_size(name: str, k: int, up: bool, size: str, grad: bool = False) -> str:
+    """``size`` names where the count k comes from ("the size of x's dimension 0")."""
+    if grad:
+        return (
+            f"{name} is {k}x the expected gradient, consistent with a loss summed over {k} values where their mean "
+            f"was meant ({k} is {size}): .sum() where .mean() (or reduction='mean') was meant?"
+        )
+    if up:
+        return (
+            f"{name} is exactly {k} times the expected value, consistent with a sum where a mean over {k} values "
+            f"was meant ({k} is {size})"
+        )
+    return (
+        f"{name} is exactly 1/{k} of the expected value, consistent with a mean over {k} values where their sum "
+        f"was meant ({k} is {size})"
     )
 
 
@@ -28,20 +79,6 @@ def plain_modules(path: str, container: str, layers: int, counted: int, total: i
     return (
         f"{path} is a plain {container}: its {plural(layers, 'layer')} {verb} not registered "
         f"({fmt_int(counted)} of their {plural(total, 'parameter')} are counted); use {fix}"
-    )
-
-
-def scaled(name: str, k: int) -> str:
-    return (
-        f"{name} is exactly {k} times the expected value: a sum where a mean was meant? "
-        f"(a result off by exactly the number of values averaged, such as the batch size, is the sign)"
-    )
-
-
-def shrunk(name: str, k: int) -> str:
-    return (
-        f"{name} is exactly 1/{k} of the expected value: a mean where a sum was meant? "
-        f"(a result off by exactly the number of values, such as the batch size, is the sign)"
     )
 
 
@@ -184,6 +221,11 @@ ERRORS = (
     ),
     (
         "cannot assign module before Module.__init__() call",
+        "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
+        "layers, parameters and buffers are recorded in",
+    ),
+    (
+        "cannot assign buffer before Module.__init__() call",
         "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
         "layers, parameters and buffers are recorded in",
     ),

@@ -68,6 +68,15 @@ def _lookup(obj, frame, fallback: str) -> str:
     return fallback
 
 
+def segment_order(segment) -> tuple:
+    """The code's run first, then the checks in order, then anything else (the mistakes)."""
+    if segment == "run":
+        return (0, 0, "")
+    if isinstance(segment, int):
+        return (1, segment, "")
+    return (2, 0, str(segment))
+
+
 class Tracer:
     def __init__(self):
         self.side = None  # "ref" | "learner" while one of them runs, else None
@@ -76,26 +85,36 @@ class Tracer:
         self.ran: set = set()  # (side, segment) pairs that ran, with or without events
         self.looks: dict = {}  # (side, segment, loss) -> inputs inspected so far
         self.names: dict = {}  # id(obj) -> the learner's name for it, found once
+        # Which call of a function check is running (the same number on both sides), so a
+        # diff compares each learner call with the reference's call on the same inputs.
+        self.call: int | None = None
+        self.where = "<module>"
         self._undo: list = []
 
     # ------------------------------------------------------------ recording
 
     @contextlib.contextmanager
-    def recording(self, side: str, segment="run"):
-        saved = self.side, self.segment
-        self.side, self.segment = side, segment
+    def recording(self, side: str, segment="run", call: int | None = None):
+        saved = self.side, self.segment, self.call
+        self.side, self.segment, self.call = side, segment, call
         self.ran.add((side, segment))
         try:
             yield
         finally:
-            self.side, self.segment = saved
+            self.side, self.segment, self.call = saved
+
+    def forget_call(self, side: str, segment, call: int) -> None:
+        """Drop what one call recorded (a call that raised stopped early: its trace says nothing)."""
+        key = (side, segment)
+        if key in self.traces:
+            self.traces[key] = [e for e in self.traces[key] if e.info.get("call") != call]
 
     def events(self, side: str, segment="run") -> list:
         return self.traces.get((side, segment), [])
 
     def segments(self) -> list:
         seen = []
-        for _, seg in sorted(self.ran, key=lambda k: -1 if k[1] == "run" else k[1]):
+        for _, seg in sorted(self.ran, key=lambda k: segment_order(k[1])):
             if seg not in seen:
                 seen.append(seg)
         return seen
@@ -110,6 +129,7 @@ class Tracer:
                 return None
             filename = frame.f_code.co_filename
             if filename in USER_FILES:
+                self.where = frame.f_code.co_name  # the function of the code that made the call
                 return frame
             if not filename.startswith(_TORCH_DIR):
                 return None  # the checker's own code, setup's helpers, or our wrapper (a nested call)
@@ -117,6 +137,10 @@ class Tracer:
         return None
 
     def _add(self, kind: str, name: str, **info) -> None:
+        if self.call is not None:
+            info["call"] = self.call
+        if not self.where.startswith("<"):  # made inside a function, not by top-level code
+            info["in"] = self.where
         self.traces.setdefault((self.side, self.segment), []).append(Event(kind, name, info))
 
     # ------------------------------------------------------------ patching
@@ -152,7 +176,24 @@ class Tracer:
 
         self._patch(torch.optim.Optimizer, "zero_grad", simple("zero_grad", fallback="the optimizer"))
         self._patch(torch.nn.Module, "zero_grad", simple("zero_grad", fallback="the model"))
-        self._patch(torch.Tensor, "backward", simple("backward", fallback="the loss"))
+
+        def make_backward(original):
+            def backward(tensor, *args, **kwargs):
+                frame = tracer._caller()
+                if frame is not None:
+                    # Whether it adds onto gradients already there (a step before the code ran,
+                    # say): the first few calls tell, each look walks the graph.
+                    key = (tracer.side, tracer.segment, "stale")
+                    stale = None
+                    if tracer.looks.get(key, 0) < 3:
+                        tracer.looks[key] = tracer.looks.get(key, 0) + 1
+                        stale = _onto_grads(tensor)
+                    tracer._add("backward", _name_of(tensor, frame, "the loss", tracer.names), stale=stale)
+                return original(tensor, *args, **kwargs)
+
+            return backward
+
+        self._patch(torch.Tensor, "backward", make_backward)
         self._patch(torch.autograd, "grad", simple("backward", fallback="torch.autograd.grad", owner_arg=False))
 
         from torch.optim import optimizer as optim_module
@@ -169,7 +210,10 @@ class Tracer:
             def train(module, mode=True):
                 frame = tracer._caller(2)  # eval() is train(False)
                 if frame is not None:
-                    tracer._add("train", _name_of(module, frame, "the model", tracer.names), mode=bool(mode))
+                    outer = sys._getframe(1).f_code
+                    via = "eval" if outer.co_name == "eval" and outer.co_filename.startswith(_TORCH_DIR) else "train"
+                    name = _name_of(module, frame, "the model", tracer.names)
+                    tracer._add("train", name, mode=bool(mode), via=via)
                 return original(module, mode)
 
             return train
@@ -282,11 +326,16 @@ class Tracer:
                     names = ("batch_size", "shuffle", "sampler")
                     given = dict(zip(names, args, strict=False))
                     given.update(kwargs)
+                    sampler = given.get("sampler")
+                    # A RandomSampler shuffles as shuffle=True does (which is one), with its own generator.
+                    random_order = isinstance(sampler, torch.utils.data.RandomSampler)
                     tracer._add(
                         "loader",
                         "DataLoader",
-                        shuffle=bool(given.get("shuffle")),
-                        generator=given.get("generator") is not None,
+                        shuffle=bool(given.get("shuffle")) or random_order,
+                        sampler=type(sampler).__name__ if sampler is not None else None,
+                        generator=given.get("generator") is not None
+                        or (random_order and getattr(sampler, "generator", None) is not None),
                         batch_size=given.get("batch_size", 1),
                         num_workers=given.get("num_workers", 0),
                         drop_last=bool(given.get("drop_last", False)),
@@ -399,6 +448,27 @@ class Tracer:
                 delattr(owner, attr)
             else:
                 setattr(owner, attr, original)
+
+
+def _onto_grads(t, limit: int = 10_000) -> bool | None:
+    """Whether backward() from ``t`` reaches a leaf that already holds a gradient (None: the
+    graph is too large to tell)."""
+    try:
+        stack, seen = [t.grad_fn], set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if len(seen) > limit:
+                return None
+            variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf's
+            if isinstance(variable, torch.Tensor) and variable.grad is not None:
+                return True
+            stack.extend(n for n, _ in node.next_functions)
+    except Exception:
+        return None
+    return False
 
 
 def _correction(args, kwargs) -> float:

@@ -150,8 +150,24 @@ def _optimizer(learner, ref):
 # ---------------------------------------------------------------- modes
 
 
+def _settled(events) -> list:
+    """The modes set, a call that repeats the mode just set left out (it changes nothing)."""
+    out: list = []
+    for e in events:
+        if not out or out[-1].info["mode"] != e.info["mode"]:
+            out.append(e)
+    return out
+
+
+def _call_of(model: str, e) -> str:
+    """How the code switched: model.eval(), model.train(), or model.train(False)."""
+    if e.info.get("via") == "eval":
+        return f"{model}.eval()"
+    return f"{model}.train()" if e.info["mode"] else f"{model}.train(False)"
+
+
 def _modes(learner, ref):
-    lt, rt = _kinds(learner, "train"), _kinds(ref, "train")
+    lt, rt = _settled(_kinds(learner, "train")), _settled(_kinds(ref, "train"))
     if [e.info["mode"] for e in lt] == [e.info["mode"] for e in rt]:
         return None
     model = next((e.name for e in rt + lt if e.name), "model")
@@ -159,8 +175,9 @@ def _modes(learner, ref):
     l_eval = [e for e in lt if not e.info["mode"]]
     if r_eval and not l_eval:
         return (
-            f"the reference calls {model}.eval() before evaluating ({_times(len(r_eval))}); your code never does, "
-            f"so dropout stays active and batch norm normalises with (and updates) batch statistics"
+            f"the reference switches {model} to eval mode ({_call_of(model, r_eval[0])}, {_times(len(r_eval))}); "
+            f"your code never does, so every forward pass there runs in training mode: dropout active, batch norm "
+            f"normalising with (and updating) batch statistics"
         )
     if l_eval and _back_to_train(rt) > _back_to_train(lt):
         return (
@@ -183,12 +200,18 @@ def _modes(learner, ref):
             if b.info["mode"]:
                 return (
                     f"the reference puts {model} in training mode here ({model}.train()); your code calls "
-                    f"{model}.eval(), which switches dropout off (and freezes batch-norm statistics)"
+                    f"{_call_of(model, a)}, which puts it in eval mode: dropout off, batch-norm statistics frozen"
                 )
             return (
-                f"the reference calls {model}.eval() here; your code calls {model}.train(), so dropout stays "
-                f"active and batch norm uses batch statistics"
+                f"the reference puts {model} in eval mode here ({_call_of(model, b)}); your code calls "
+                f"{_call_of(model, a)}, which puts it in training mode: dropout active, batch norm on batch statistics"
             )
+    if lt and rt and lt[-1].info["mode"] != rt[-1].info["mode"]:
+        mine, theirs = ("training", "eval") if lt[-1].info["mode"] else ("eval", "training")
+        return (
+            f"your code leaves {model} in {mine} mode (its last switch is {_call_of(model, lt[-1])}); the reference "
+            f"leaves it in {theirs} mode here ({_call_of(model, rt[-1])})"
+        )
     r_train = [e for e in rt if e.info["mode"]]
     l_train = [e for e in lt if e.info["mode"]]
     if r_train and not l_train:
@@ -377,12 +400,25 @@ def _loaders(learner, ref):
             if a == b:
                 continue
             if key == "generator":
+                if b and le.info.get("sampler"):
+                    return (
+                        f"the reference's DataLoader shuffles with a seeded torch.Generator; your "
+                        f"{le.info['sampler']} has no generator=, so its order comes from the global generator "
+                        f"and changes with every draw before it"
+                    )
                 if b:
                     return (
                         "the reference gives its DataLoader a seeded torch.Generator (generator=g); yours has none, "
                         "so its shuffle order comes from the global generator and changes with every draw before it"
                     )
                 return "your DataLoader gets a generator= where the reference's draws from the global generator"
+            if key == "shuffle" and le.info.get("sampler"):
+                # shuffle=True beside a sampler= raises: the order is the sampler's to give
+                how = "in random order" if b else "in order"
+                return (
+                    f"the reference's DataLoader draws the examples {how} (shuffle={b!r}); yours takes its order "
+                    f"from its sampler={le.info['sampler']}(...)"
+                )
             return f"the reference builds its DataLoader with {what}={b!r}; yours has {what}={a!r}"
     if _kinds(ref, "loader") and not _kinds(learner, "loader"):
         return "the reference builds a torch.utils.data.DataLoader; your code never does"
@@ -479,23 +515,73 @@ def _topic(rule, sentence: str, topic):
     return "backward_count" if sentence.startswith("the reference calls backward()") else None
 
 
-def differences(tracer, skip=()) -> list:
-    """[(sentence, topic)]: the first meaningful difference of each segment, in order, once each."""
-    out, used = [], set()
-    for segment in tracer.segments():
-        if segment in skip:
-            continue
-        learner, ref = tracer.events("learner", segment), tracer.events("ref", segment)
-        both = ("ref", segment) in tracer.ran and ("learner", segment) in tracer.ran
-        # One side only (a python check runs the learner's side alone): nothing to compare,
-        # only what is wrong on its face.
-        for rule, topic in RULES if both else ONE_SIDED:
+# Where the exercise's authored mistakes call the learner's code: the reference never runs
+# there, so nothing there is compared.
+MISTAKES = "mistakes"
+
+
+def _pairs(learner, ref) -> list:
+    """What is compared with what: each numbered call of a function check with the
+    reference's call on the same inputs (a call only one side made is compared with
+    nothing), else the two sides' whole segments."""
+    lc: dict = {}
+    rc: dict = {}
+    for events, by in ((learner, lc), (ref, rc)):
+        for e in events:
+            by.setdefault(e.info.get("call"), []).append(e)
+    if set(lc) | set(rc) <= {None}:
+        return [(learner, ref)]
+    calls = sorted({k for k in (*lc, *rc) if k is not None})
+    return [(lc.get(None, []), rc.get(None, []))] + [(lc.get(k, []), rc.get(k, [])) for k in calls]
+
+
+def _like_runs(learner, ref, functions) -> tuple:
+    """The code's run and the reference's, without the calls made inside a function the
+    reference defines that only one side's run called (a learner trying out the function
+    the checks will call, where the reference only defines it)."""
+
+    def inside(events):
+        return {e.info.get("in") for e in events} - {None}
+
+    one_sided = (inside(learner) ^ inside(ref)) & set(functions)
+    return (
+        [e for e in learner if e.info.get("in") not in one_sided],
+        [e for e in ref if e.info.get("in") not in one_sided],
+    )
+
+
+def _first(pairs, rules):
+    for learner, ref in pairs:
+        for rule, topic in rules:
             sentence = rule(learner, ref)
             if sentence:
-                if rule not in used:  # the first segment's numbers say it; later ones repeat it
-                    used.add(rule)
-                    out.append((sentence, _topic(rule, sentence, topic)))
-                break
+                return rule, topic, sentence
+    return None
+
+
+def differences(tracer, skip=(), failed=None, functions=()) -> list:
+    """[(sentence, topic)]: the first meaningful difference of each segment, in order, once
+    each. Only like is compared with like: the same check's calls on both sides, call by call;
+    with ``failed`` (the indexes of the checks that failed) only those checks and the run;
+    ``functions``: the names of the functions the reference defines (see _like_runs)."""
+    out, used = [], set()
+    for segment in tracer.segments():
+        if segment in skip or segment == MISTAKES:
+            continue
+        if failed is not None and isinstance(segment, int) and segment not in failed:
+            continue  # a check that passed: how its calls differ caused nothing
+        learner, ref = tracer.events("learner", segment), tracer.events("ref", segment)
+        both = ("ref", segment) in tracer.ran and ("learner", segment) in tracer.ran
+        if segment == "run" and both:
+            learner, ref = _like_runs(learner, ref, functions)
+        # One side only (a python check runs the learner's side alone, an authored expected
+        # value runs no reference): nothing to compare, only what is wrong on its face.
+        found = _first(_pairs(learner, ref) if both else [(learner, [])], RULES if both else ONE_SIDED)
+        if found:
+            rule, topic, sentence = found
+            if rule not in used:  # the first segment's numbers say it; later ones repeat it
+                used.add(rule)
+                out.append((sentence, _topic(rule, sentence, topic)))
     for rule, topic in WHOLE_RUN:
         if rule not in used:
             sentence = rule(_whole(tracer, "learner"), _whole(tracer, "ref"))

@@ -370,8 +370,23 @@ def raised(exc: BaseException, filename: str = "<your code>", where: str = "") -
             "obj": _attr_owner(exc),
             "where": where,
             "traceback": _traceback(exc, filename),
+            "context": _context(exc, filename),
         }
     )
+
+
+_CONTEXT_KEYS = ("line", "source", "tensors", "buffers")
+
+
+def _context(exc, filename: str):
+    """errorcause.context as a list (a record's values travel as plain lists and strings)."""
+    try:
+        from .errorcause import context
+
+        found = context(exc, filename)
+        return None if found is None else [found[k] for k in _CONTEXT_KEYS]
+    except Exception:
+        return None
 
 
 def _traceback(exc, filename: str) -> list:
@@ -427,6 +442,10 @@ class Raised(Exception):
         self.name = str(record.get("name") or "")
         self.owner = str(record.get("obj") or "")
         self.traceback = [str(line) for line in record.get("traceback") or []][:60]
+        found = record.get("context")
+        self.context: dict | None = None
+        if isinstance(found, list) and len(found) == len(_CONTEXT_KEYS):
+            self.context = dict(zip(_CONTEXT_KEYS, found, strict=True))
         super().__init__(self.message)
 
     @property

@@ -39,6 +39,10 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"warning: {problem}")
     for warning in compare_warnings(pack):
         print(f"warning: {name_for_terminal(warning)}")
+    from tutor.packs.broad_mistakes import broad_mistakes
+
+    for problem in broad_mistakes(pack):
+        print(f"warning: {problem}")
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
     print(

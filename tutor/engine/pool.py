@@ -34,6 +34,15 @@ async def warm_up(session: KernelSession, timeout: float = 60) -> None:
     await session.execute(WARM_UP, silent=True, timeout=timeout)
 
 
+# A spare verifies a trivial exercise in both roles while it waits (ptfund_checks.judge.rehearse):
+# what a forked kernel's first verification would pay (pages copied on first write) is paid here.
+REHEARSE = "__import__('ptfund_checks.judge').judge.rehearse()\n"
+
+
+async def rehearse(session: KernelSession, timeout: float = 60) -> None:
+    await session.execute(REHEARSE, silent=True, timeout=timeout)
+
+
 def usable_cores() -> int:
     """The cores this process may run on."""
     try:
@@ -74,15 +83,20 @@ class KernelPool:
     def _spawn(self) -> KernelSession:
         session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env, **self.session_options)
         session.start_soon()
-        self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session))
+        # A spare that waits for a person (no demand known: the app, the warm server) rehearses;
+        # in a batch the next spare is taken at once, and rehearsing would only add work.
+        rehearsing = self.demand is None
+        self._prepared[session] = asyncio.get_running_loop().create_task(self._prepare(session, rehearsing))
         self._spares.append(session)
         return session
 
     @staticmethod
-    async def _prepare(session: KernelSession) -> None:
+    async def _prepare(session: KernelSession, rehearsing: bool) -> None:
         """Start and warm up while the spare waits, not while a learner does."""
         await session.start()
         await warm_up(session)
+        if rehearsing:
+            await rehearse(session)
 
     async def _ready(self, session: KernelSession) -> None:
         task = self._prepared.pop(session, None)
@@ -118,6 +132,12 @@ class KernelPool:
         session = self._spares[0]
         task = self._prepared.get(session)
         await (asyncio.shield(task) if task is not None else session.start())
+
+    async def settled(self) -> None:
+        """Wait until every spare is warm and every kernel handed back has stopped: nothing
+        of the pool's own is then using the cores (a benchmark's clock starts after this)."""
+        await asyncio.gather(*(asyncio.shield(t) for t in list(self._prepared.values())), return_exceptions=True)
+        await self.drain()
 
     async def take(self) -> KernelSession:
         """A started kernel of one's own; the next spare starts warming as it is handed out."""

@@ -60,6 +60,7 @@ class Run:
         self.input_tasks: set[asyncio.Task] = set()
         self.callbacks: set[asyncio.Future] = set()  # async on_output calls not yet done
         self.input_wait = 0.0  # seconds spent in the stdin callback
+        self.extended = 0.0  # seconds of clock added to the run's limit since it began
         self.kernel_session: str | None = None  # the replying kernel's session id
         self._pending: list[StreamEvent] = []
         self.reply_time = 0.0
@@ -95,6 +96,11 @@ class Run:
             return True
         share = self.cpu_share()
         return now - samples[0][0] >= self.cpu_limit and share is not None and share < WAITING_SHARE
+
+    def exclude_wait(self, seconds: float) -> None:
+        """Leave ``seconds`` of waiting for input out of the run's clock: the samples taken
+        before it move later by as much, so a share or a duration over them spans no wait."""
+        self._cpu_samples = [(at + seconds, cpu) for at, cpu in self._cpu_samples]
 
     def cpu_share(self) -> float | None:
         """The cores' worth of CPU the kernel used over the last PROGRESS_WINDOW seconds."""

@@ -174,6 +174,17 @@ class KernelSession:
             await run.wait_callbacks()
             return classify(run, time.perf_counter() - started, run.cpu_limit or timeout, notice)
 
+    def extend_limit(self, seconds: float) -> None:
+        """Give the running execute ``seconds`` more (of CPU time, or of the clock where its
+        limit is the clock's): a relay's cell whose first part had the learner's limit."""
+        run = self._run
+        if run is None:
+            return
+        if run.cpu_limit is not None:
+            run.cpu_limit += seconds
+        else:
+            run.extended += seconds
+
     async def interrupt(self) -> None:
         """Stop the running code: KeyboardInterrupt first; a restart if it is ignored.
         Returns when the interrupted run has ended."""
@@ -512,7 +523,7 @@ class KernelSession:
                 if (
                     run.interrupt_at is None
                     and not run.input_tasks
-                    and ((deadline is not None and now >= deadline + run.input_wait) or run.sample_cpu())
+                    and ((deadline is not None and now >= deadline + run.input_wait + run.extended) or run.sample_cpu())
                 ):
                     run.timed_out = True
                     run.interrupt_at = now
@@ -537,7 +548,7 @@ class KernelSession:
                 if run.interrupt_at is not None:
                     limit = run.interrupt_at + self.interrupt_grace
                 elif deadline is not None and not run.input_tasks:
-                    limit = deadline + run.input_wait
+                    limit = deadline + run.input_wait + run.extended
                 else:
                     limit = None
                 await self._wait_step(run.done, limit)
@@ -582,7 +593,9 @@ class KernelSession:
             value = None
         finally:
             # Time spent waiting for the learner to type does not count against the limit.
-            run.input_wait += time.monotonic() - asked
+            waited = time.monotonic() - asked
+            run.input_wait += waited
+            run.exclude_wait(waited)
         if run.done.done():
             return
         if value is None:

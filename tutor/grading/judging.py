@@ -5,10 +5,13 @@ learner's code, the seed and the device, nothing else (tutor/checks/learner.py).
 kernel gets everything that decides the verdict: setup, reference solution, checks,
 mistakes (tutor/checks/judge.py). While the judge runs the reference, the learner's kernel
 runs setup and the code; then every question the judge has about the learner's values or
-code arrives here as an ``input()`` prompt of the judge, is relayed as one cell to the
-learner's kernel, and its answer (data: base64 of a torch.save the judge loads with
-``weights_only=True``) goes back as the reply. The host reads only plain headers and never
-decodes what it relays: it imports no torch.
+code arrives here as an ``input()`` prompt of the judge and is relayed to the learner's
+kernel, and its answer (data: base64 of a torch.save the judge loads with
+``weights_only=True``) goes back as the reply. The learner's kernel runs the whole
+verification as one cell: each answer is that cell's ``input()`` prompt and the host's reply
+is the next question, so a question costs two stdin messages, not a cell with its output
+messages. The host reads only plain headers and never decodes what it relays: it imports
+no torch.
 
 What can end the learner's side early (a time-out, a crash, ``os._exit``) is told to the
 judge as a fault, which ends its checks; the verdict then says what happened to the code.
@@ -20,7 +23,6 @@ import asyncio
 import json
 import secrets
 import time
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
@@ -29,9 +31,11 @@ from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tutor.engine.session import KernelSession, OutputCallback
 
-ANSWER_MIME = "application/vnd.ptfund.answer+json"  # the learner's kernel answering the judge
+ANSWER_PROMPT = "ptfund-learner:"  # the learner's kernel answering the judge (tutor/checks/learner.py)
 RESULT_MIME = "application/vnd.ptfund.verdict+json"  # the judge's result
 OLD_RESULT_MIME = "application/vnd.ptfund+json"  # the single-kernel path's (tutor/checks/report.py)
 PROMPT = "ptfund-judge:"
@@ -39,6 +43,8 @@ PROMPT = "ptfund-judge:"
 CHECK_SLACK = 5.0
 # The judge's own run (the reference, the checks) is not the learner's time: it gets this much more.
 JUDGE_SLACK = 60.0
+MAX_AHEAD = 64  # further worlds' begins one verification may run ahead
+END_WAIT = 5.0  # seconds the learner's cell gets to end once the judge has decided
 
 FORGED = (
     "Your code displayed output in the checker's own result format ({mime}); a verdict comes only "
@@ -48,6 +54,11 @@ SILENT = (
     "The kernel running your code stopped answering the checker after your code ran{why}: your code "
     "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
     "nothing could be checked and this attempt fails."
+)
+ASKED = (
+    "Your code sent the checker a prompt of its own (through the kernel's input machinery) while the kernel "
+    "was to answer the checker, so nothing could be checked and this attempt fails. Give values in the code "
+    "instead of asking for them."
 )
 INTERRUPTED = (
     "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
@@ -77,34 +88,134 @@ def _judge_cell(request: str, text: str) -> str:
     return f"__import__('ptfund_checks.judge').judge.judge({request!r}, {text!r})\n"
 
 
-@dataclass
 class _Relay:
-    learner: KernelSession
-    deadline: float
-    on_output: OutputCallback | None
-    begin: asyncio.Future
-    runs: list[RunResult] = field(default_factory=list)
-    fault: RunResult | None = None
-    silent: str | None = None  # why the learner's kernel, still running, gave no answer
+    """Between the two kernels: the judge's questions to the learner's loop, its answers back.
 
-    def answer(self, run: RunResult, request: str) -> str:
-        # Kept for the verdict: what it says of the run, not the answers (each is handed
-        # on once) nor the output of every relayed call, so a flood costs one run's buffer.
-        self.runs.append(run if not self.runs else _kept(run))
-        if run.status in ("timeout", "crashed", "interrupted"):
-            self.fault = run
-            return "fault:" + json.dumps({"status": run.status, "message": run.message or ""})
-        for display in run.displays:
-            bundle = display.data.get(ANSWER_MIME)
-            if isinstance(bundle, dict) and bundle.get("request") == request and isinstance(bundle.get("body"), str):
-                return "ok:" + bundle["body"]
-        if run.refused:  # the answer was lost with output too large to take: the code's doing
-            self.fault = run
-            return "fault:" + json.dumps({"status": "refused", "message": run.message or ""})
+    The learner's cell prompts once per answer and waits for the reply, its next request.
+    The judge sends begins to run ahead ("ahead": the device run with the first answer, the
+    further worlds once the main world passed): they go to the learner's kernel as soon as
+    it is free, the judge goes on, and each answer is kept here until the judge asks for it
+    by number."""
+
+    def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
+        self.begin_request = begin_request  # the id the learner's first answer (its begin) names
+        self.deadline = deadline
+        self.extend = extend  # gives the learner's cell more time (seconds of its limit)
+        self.budget = budget  # the learner's limit for one run of its code
+        self.learner_run: asyncio.Future | None = None  # the learner's one cell, once sent
+        self.fault: RunResult | None = None
+        self.silent: str | None = None  # why the learner's kernel, still running, gave no answer
+        self.finished = False
+        self.asked = False  # the learner's code prompted the host itself
+        loop = asyncio.get_running_loop()
+        self._answer: asyncio.Future = loop.create_future()  # the prompt answering the last request sent
+        self._next: asyncio.Future | None = None  # the reply the learner's pending input() waits for
+        self._batches: dict[str, tuple[int, int]] = {}  # each "ahead" request's id: (first index, count)
+        self._ahead: list[asyncio.Future] = []  # the answers to the begins run ahead, in order
+
+    async def learner_prompt(self, prompt: str) -> str | None:
+        """The learner's stdin: an answer arrives; the reply is the next request (or the end)."""
+        head, _, answer = prompt.partition("\n")
+        batch, slash, number = head.removeprefix(ANSWER_PROMPT).partition("/")
+        if slash and batch in self._batches:
+            first, count = self._batches[batch]
+            if number.isdigit() and int(number) < count and not self._ahead[first + int(number)].done():
+                self._ahead[first + int(number)].set_result(answer)
+            return "stop" if self.finished else ""
+        if self._next is not None and not self._next.done():
+            # A second prompt while one waits: the learner's code asked for input itself.
+            self._asked_for_input()
+            if not self._answer.done():
+                self._answer.set_result(prompt)
+            return "end"
+        if not self._answer.done():
+            self._answer.set_result(prompt)
+        if self._next is None:  # setup and the code ran: the checks' calls of it get some time too
+            self.extend(CHECK_SLACK)
+        if self.finished:
+            return "end"
+        self._next = asyncio.get_running_loop().create_future()
+        return await self._next
+
+    def finish(self) -> None:
+        """The judge has decided: let the learner's cell end."""
+        self.finished = True
+        if self._next is not None and not self._next.done():
+            self._next.set_result("end")
+
+    def _send(self, request: str, body: str) -> bool:
+        """Hand ``body`` to the learner's input() that waits, as request ``request``."""
+        if self._next is None or self._next.done():
+            return False
+        self._answer = asyncio.get_running_loop().create_future()
+        self._next.set_result(f"{request}\n{body}")
+        return True
+
+    async def _answered(self, waited: asyncio.Future) -> bool:
+        """Wait for ``waited`` or the end of the learner's cell; True if it came."""
+        run = self.learner_run
+        assert run is not None
+        if not waited.done():
+            await asyncio.wait([waited, run], return_when=asyncio.FIRST_COMPLETED)
+        return waited.done()
+
+    async def _ask(self, request: str, body: str | None) -> str:
+        """Send ``body`` as request ``request`` (None: the begin, already sent), then wait
+        for the learner's answer or the end of its cell."""
+        # A request waits until the learner's kernel is free (it may be running begins ahead).
+        if body is not None and (not await self._answered(self._answer) or not self._send(request, body)):
+            return self._gone()
+        if not await self._answered(self._answer):
+            return self._gone()
+        head, _, answer = self._answer.result().partition("\n")
+        if head != ANSWER_PROMPT + request:
+            # Prompted with something the checker did not send: the learner's code asked for input itself.
+            self._asked_for_input()
+            return "fault:" + json.dumps({"status": "silent", "message": self.silent})
+        return "ok:" + answer
+
+    async def _run_ahead(self, header: dict, body: str) -> str:
+        """The begins the judge wants run ahead: to the learner's kernel as soon as it is
+        free; the judge goes on at once."""
+        count = header.get("count")
+        if not isinstance(count, int) or not 0 < count <= MAX_AHEAD - len(self._ahead):
+            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for too many runs ahead"})
+        if not await self._answered(self._answer):
+            return self._gone()
+        batch = secrets.token_hex(8)
+        self._batches[batch] = (len(self._ahead), count)
+        self._ahead += [asyncio.get_running_loop().create_future() for _ in range(count)]
+        if not self._send(batch, body):
+            return self._gone()
+        self.extend(count * self.budget)  # each runs the learner's code again
+        return "ok:"
+
+    async def _ahead_answer(self, header: dict) -> str:
+        index = header.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(self._ahead):
+            return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for a run nobody started"})
+        if not await self._answered(self._ahead[index]):
+            return self._gone()
+        return "ok:" + self._ahead[index].result()
+
+    def _asked_for_input(self) -> None:
+        self.asked = True
+        self.silent = ""
+        self.fault = self.fault or RunResult(status="ok")
+
+    def _gone(self) -> str:
+        """The learner's cell ended (or never prompted): a time-out, a crash, or code that
+        replaced what answers."""
+        run = self.learner_run
+        result = run.result() if run is not None and run.done() and not run.cancelled() else RunResult(status="crashed")
+        self.fault = result
+        if result.status in ("timeout", "crashed", "interrupted"):
+            return "fault:" + json.dumps({"status": result.status, "message": result.message or ""})
+        if result.refused:  # the answer was lost with output too large to take: the code's doing
+            return "fault:" + json.dumps({"status": "refused", "message": result.message or ""})
         # The kernel is alive but what should answer did not: the learner's code replaced it
         # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
-        self.fault = run
-        self.silent = f" ({run.error.ename}: {run.error.evalue[:200]})" if run.error else ""
+        self.silent = f" ({result.error.ename}: {result.error.evalue[:200]})" if result.error else ""
         return "fault:" + json.dumps({"status": "silent", "message": self.silent})
 
     async def __call__(self, prompt: str) -> str:
@@ -115,26 +226,18 @@ class _Relay:
             header = json.loads(header_text)
         except ValueError:
             header = {}
+        if not isinstance(header, dict):
+            header = {}
         if header.get("op") == "begin" and header.get("world") == "main":
-            return self.answer(await self.begin, self.begin_request)
-        remaining = self.deadline - time.perf_counter()
-        if remaining <= 0:
+            return await self._ask(self.begin_request, None)
+        if header.get("op") == "ahead":
+            return await self._run_ahead(header, body)
+        if header.get("op") == "ahead-answer":
+            return await self._ahead_answer(header)
+        if self.deadline - time.perf_counter() <= 0:
             self.fault = RunResult(status="timeout")
             return "fault:" + json.dumps({"status": "timeout", "message": ""})
-        request = secrets.token_hex(8)
-        run = await self.learner.execute(
-            _learner_cell("serve", request, body), on_output=self.on_output, timeout=remaining
-        )
-        return self.answer(run, request)
-
-    begin_request: str = ""
-
-
-def _kept(run: RunResult) -> RunResult:
-    """A relayed run without its output and answers: only displays in the checker's own
-    result formats (a forgery, see _verdict) stay."""
-    forged = [d for d in run.displays if RESULT_MIME in d.data or OLD_RESULT_MIME in d.data]
-    return replace(run, output="", displays=forged)
+        return await self._ask(secrets.token_hex(8), body)
 
 
 async def verify_judged(
@@ -150,14 +253,29 @@ async def verify_judged(
     device = learner.device_info.kind if learner.device_info else "cpu"
     started = time.perf_counter()
     begin_id = secrets.token_hex(8)
-    begin_cell = _learner_cell("begin", begin_id, json.dumps(learner_request(exercise, code, device)))
-    # The limit is CPU time (a busy machine does not fail correct code); the clock allows more.
-    cpu, ceiling = cpu_limits(limit, exercise.threads)
+    begin_cell = _learner_cell("begin", begin_id, json.dumps(learner_request(exercise, code, device) | {"loop": True}))
+    # The limit is CPU time (a busy machine does not fail correct code); the clock allows
+    # more. The learner's one cell also answers the checks' calls of its code: once setup
+    # and the code have run, they get CHECK_SLACK more. Waiting for the judge counts for neither.
+    threads = max(1, exercise.threads)
+    cpu, ceiling = cpu_limits(limit, threads)
     if not learner.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
         begin_cell = threads_cell(exercise.threads) + begin_cell
-    begin = asyncio.ensure_future(learner.execute(begin_cell, on_output=on_output, timeout=ceiling, cpu_limit=cpu))
-    relay = _Relay(learner, started + ceiling + CHECK_SLACK, on_output, begin)
-    relay.begin_request = begin_id
+    relay = _Relay(
+        begin_id, started + ceiling + CHECK_SLACK, lambda seconds: learner.extend_limit(seconds * threads), limit
+    )
+    begin = asyncio.ensure_future(
+        learner.execute(
+            begin_cell,
+            on_output=on_output,
+            timeout=ceiling,
+            cpu_limit=cpu,
+            stdin=relay.learner_prompt,
+            echo_input=False,
+        )
+    )
+    relay.learner_run = begin
+    await asyncio.sleep(0)  # the learner's cell leaves first: the judge waits for its answer, not the reverse
     request = secrets.token_hex(16)
     from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
@@ -166,11 +284,13 @@ async def verify_judged(
         judged = await judge.execute(
             judge_cell, timeout=ceiling + CHECK_SLACK + JUDGE_SLACK, stdin=relay, echo_input=False
         )
+        relay.finish()
+        if not begin.done():
+            await asyncio.wait([begin], timeout=END_WAIT)
     finally:
         if not begin.done():
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
-    learner_runs += [r for r in relay.runs if r not in learner_runs]
     from tutor.grading.hiding import conceal
 
     verdict = conceal(_verdict(judged, relay, learner_runs, request, limit), exercise)
@@ -185,6 +305,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             for mime in (RESULT_MIME, OLD_RESULT_MIME):
                 if mime in display.data:
                     return Verdict("fail", FORGED.format(mime=mime))
+    if relay.asked:
+        return Verdict("error", ASKED)
     fault = relay.fault
     if fault is not None:
         if fault.status == "timeout":

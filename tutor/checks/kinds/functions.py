@@ -97,7 +97,15 @@ def output_problems(
         if meta:
             props = [p for p in props if p in ("shape", "dtype", "device")]
         return tensor_problems(
-            out, ref, name, props, tol, hint, broadcast=broadcast, dtype_hint=dtype_hint(ref, inputs)
+            out,
+            ref,
+            name,
+            props,
+            tol,
+            hint,
+            broadcast=broadcast,
+            dtype_hint=dtype_hint(ref, inputs),
+            sources=[(label, arg) for label, arg in inputs if isinstance(arg, torch.Tensor)],
         )
     if isinstance(ref, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in ref):
         if not isinstance(out, (list, tuple)):
@@ -359,7 +367,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         if ref_fn is not None:
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
             ref_before = _snapshot(ref_case.args)
-            with ctx.side("ref"):
+            with ctx.side("ref", order * cases + i):
                 ref_out, ref_exc = _call(ref_fn, ref_case.args)
             ref_changed = [labels[j] for j in changed_inputs(ref_before, ref_case.args) if labels[j] not in mutates]
             if ref_exc is None and ref_changed:
@@ -388,10 +396,14 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             changed = changed_inputs(before, after, remote.get("versions"))
         else:
             seed_all(seed + i)
-            with ctx.side("learner"):
+            with ctx.side("learner", order * cases + i):
                 out, exc = _call(fn, case.args)
             after = list(case.args)
             changed = changed_inputs(before, after)
+        if (exc is not None or ref_exc is not None) and ctx.tracer is not None:
+            # A call that raised stopped part-way: its protocol calls say nothing about the bug.
+            for side in ("learner", "ref"):
+                ctx.tracer.forget_call(side, ctx.segment, order * cases + i)
         if meta and exc is not None and _needs_data(exc):
             # Right on every real device, unable to run where there is no data (a loop over
             # .item() values): meta tells nothing here, as when the reference needs data.
@@ -411,6 +423,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             )
         elif exc is not None:
             sentences = [_raised(exc)]
+            details["raised"] = exc
             details["traceback"] = exc.traceback if isinstance(exc, wire.Raised) else filtered_traceback(exc)
         else:
             if ref_fn is not None:
@@ -469,7 +482,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 calls = []
                 for _, _, meta, k, _, case, ref_out, ref_exc in batch:
                     want = "grad" in compare and not meta and ref_exc is None and _wants_backward(ref_out)
-                    calls.append((case.args, _grad_output(ref_out, seed + k) if want else None, seed + k))
+                    calls.append(
+                        (case.args, _grad_output(ref_out, seed + k) if want else None, seed + k, order * cases + k)
+                    )
                 answers = fn.call_many(calls)
             for entry, answer in zip(batch, answers, strict=True):
                 judge_case(entry, answer)
@@ -483,7 +498,10 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     if failures:
         failures.sort(key=lambda f: f[0])
         _, case, dev, sentences, details, (expected, actual), where = failures[0]
-        ctx.absorb(details.pop("absorb", []))  # signatures of the case reported, not of others
+        inputs = list(zip(labels, case.args, strict=False))
+        ctx.absorb(details.pop("absorb", []), inputs)  # signatures of the case reported, not of others
+        if details.get("raised") is not None:
+            ctx.note_error_cause(details.pop("raised"), "your function")
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"

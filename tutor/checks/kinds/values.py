@@ -48,7 +48,8 @@ def check_value(check: dict, ctx: Context) -> Outcome:
     expr = check["expr"]
     name = ctx.display(expr)
     actual = ctx.eval_learner(expr)
-    expected = ctx.eval_ref(check.get("expected") or expr)
+    # An authored expected value runs no reference code: no reference trace for this check.
+    expected = ctx.eval_ref(check.get("expected") or expr, traced=not check.get("expected"))
     problems = value_problems(actual, expected, name, tolerance(check.get("rtol"), check.get("atol")))
     if check.get("strict_types"):
         problems = with_strict_types(problems, actual, expected, name)
@@ -84,7 +85,7 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     name = ctx.display(expr)
     actual = ctx.eval_learner(expr)
     expected_expr = check.get("expected") or expr
-    expected = _as_expected_tensor(ctx.eval_ref(expected_expr), expected_expr)
+    expected = _as_expected_tensor(ctx.eval_ref(expected_expr, traced=not check.get("expected")), expected_expr)
     if not isinstance(actual, torch.Tensor):
         return _not_a_tensor(actual, name)
     compare = check.get("compare") or ["shape", "dtype", "device", "values"]
@@ -95,6 +96,7 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
         compare,
         tolerance(check.get("rtol"), check.get("atol")),
         broadcast=bool(check.get("broadcast")),
+        sources=reference_tensors(ctx),
     )
     relations = []
     for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
@@ -136,6 +138,11 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     return Outcome(True, message, short_repr(expected), short_repr(actual))
 
 
+def reference_tensors(ctx: Context) -> list:
+    """The reference's tensors, by name: what an expected value may be a reduction of."""
+    return [(k, v) for k, v in ctx.ref.items() if isinstance(v, torch.Tensor) and not k.startswith("_")]
+
+
 def _relation_problem(sentence: str, expected=None, actual=None):
     return Problem("storage", sentence, expected, actual)
 
@@ -153,7 +160,11 @@ def check_same_as_solution(check: dict, ctx: Context) -> Outcome:
         actual, expected = ctx.learner[n], ctx.ref[n]
         scan(actual, n)
         if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
-            problems.extend(tensor_problems(actual, expected, n, ("shape", "dtype", "device", "values"), tol))
+            problems.extend(
+                tensor_problems(
+                    actual, expected, n, ("shape", "dtype", "device", "values"), tol, sources=reference_tensors(ctx)
+                )
+            )
         elif isinstance(expected, torch.Tensor) and not isinstance(actual, (np.ndarray, list, tuple)):
             problems.append(
                 Problem(

@@ -1,0 +1,238 @@
+"""Cause-finding, with no authored mistakes: a wrong tensor is compared with cheap
+transformations of the expected one (causes.py), and an exception with what the learner's
+line held when it was raised (errorcause.py). Each case is a real wrong solution run with
+real torch; the last tests run them through `ptfund-tutor check` in real kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_checks_support import check, verify
+
+pytestmark = pytest.mark.slow
+
+SETUP = (
+    "import io\nimport torch\ntorch.manual_seed(0)\nx = torch.randn(6, 4)\nW = torch.randn(3, 4)\nb = torch.randn(3)\n"
+)
+OUT = [check(kind="tensor", expr="out", rtol=1e-5)]
+
+
+def said(code: str, solution: str, checks=OUT) -> str:
+    r = verify(code, solution, checks, setup=SETUP)
+    assert not r["passed"]
+    return "\n".join(r["mistakes"])
+
+
+@pytest.mark.parametrize(
+    ("code", "solution", "sentence"),
+    [
+        (
+            "out = x @ W.T",
+            "out = x @ W.T + b",
+            "out is the expected value minus a term that varies only along dim 1 (the same for every index of dim 0",
+        ),
+        ("out = W @ x.T", "out = -(W @ x.T)", "out is the expected value with its sign flipped everywhere"),
+        ("out = x * 0.5", "out = x * 0.2", "out is 2.5 times the expected value everywhere"),
+        ("out = x / 3**0.5", "out = x / 3", "out is 1.732 times the expected value everywhere"),
+        ("out = x + 1.5", "out = x", "out is the expected value plus 1.5 everywhere"),
+        (
+            "out = torch.roll(x, 2, 0)",
+            "out = x",
+            "out holds the expected values shifted by 2 along dim 0, wrapping round",
+        ),
+        ("out = x.flip(1)", "out = x", "out holds the expected values in reverse order along dim 1"),
+        ("out = x[1:5]", "out = x[0:4]", "out along dim 0 holds at index i the expected value at i+1"),
+        ("out = x[0:4]", "out = x[0:3]", "out has the expected values with one element more at the end of dim 0"),
+        ("out = x.sum(1, keepdim=True)", "out = x.sum(1)", "out has the expected values with an extra dim of size 1"),
+        (
+            "out = x.softmax(0)",
+            "out = x.softmax(1)",
+            "out is x.softmax(dim=0) where the reference computes x.softmax(dim=1)",
+        ),
+        ("out = x.sum(0)", "out = x.sum(1)", "out is x.sum(dim=0) where the reference computes x.sum(dim=1)"),
+    ],
+)
+def test_a_wrong_tensor_is_named_by_the_transformation_that_reproduces_it(code, solution, sentence):
+    assert sentence in said(code, solution)
+
+
+def test_a_value_no_transformation_reproduces_gets_only_the_diff():
+    r = verify("out = x * 0 + torch.randn(6, 4)", "out = x", OUT, setup=SETUP)
+    assert "differs from the expected values at 24 of 24 elements (first at (0, 0)" in r["checks"][0]["message"]
+    assert r["mistakes"] == []
+
+
+def test_a_cause_is_said_only_within_the_check_s_tolerance():
+    # 3 times the expected value but for one element: no constant factor is claimed
+    code = "out = x * 3\nout[2, 1] += 0.5"
+    assert "times the expected value" not in said(code, "out = x")
+
+
+def test_a_wrong_reduction_dim_in_a_function_is_named_with_the_argument():
+    fn = [check(kind="function", name="f", cases=4, args=[{"type": "tensor", "shape": [4, 3]}])]
+    text = said(
+        "def f(logits):\n    return logits.log_softmax(0)\n", "def f(logits):\n    return logits.log_softmax(1)\n", fn
+    )
+    assert "logits.log_softmax(dim=0) where the reference computes logits.log_softmax(dim=1)" in text
+
+
+def test_an_exception_names_the_line_and_the_shapes_on_it():
+    text = said("h = x * 2\nout = h @ W\n", "out = x @ W.T")
+    assert (
+        "line 2 of your code, `out = h @ W`, raised RuntimeError; at that point h has shape (6, 4), float32 on cpu "
+        "and W has shape (3, 4), float32 on cpu" in text
+    )
+
+
+def test_an_exception_inside_the_learner_s_function_names_its_line():
+    fn = [check(kind="function", name="f", cases=3, args=[{"type": "tensor", "shape": [4, 3]}] * 2)]
+    text = said("def f(a, b):\n    h = a * 2\n    return h @ b\n", "def f(a, b):\n    return (a * 2) @ b.T\n", fn)
+    assert "line 3 of your function, `return h @ b`, raised RuntimeError; at that point h has shape (4, 3)" in text
+
+
+def test_an_exception_names_an_attribute_still_none_and_a_layer_s_sizes():
+    text = said("w = torch.ones(4, requires_grad=True)\nout = x @ (w - w.grad)\n", "out = x @ W.T")
+    assert "raised TypeError; at that point x has shape (6, 4), float32 on cpu, w has shape (4,)" in text
+    assert "and w.grad is None" in text
+    text = said("layer = torch.nn.Linear(3, 5)\nout = layer(x)\n", "out = x @ W.T")
+    assert "at that point layer is Linear(in_features=3, out_features=5, bias=True) and x has shape (6, 4)" in text
+
+
+def test_an_error_that_says_what_it_needs_gets_no_shapes():
+    text = said("out = x.no_such_method()\n", "out = x @ W.T")
+    assert "at that point" not in text
+
+
+SAVE = "buf = io.BytesIO()\ntorch.save({'W': W}, buf)\n"
+
+
+def test_eof_from_a_buffer_at_its_end_says_seek_0():
+    text = said(
+        SAVE + "loaded = torch.load(buf, weights_only=True)\n",
+        SAVE + "buf.seek(0)\nloaded = torch.load(buf)\n",
+        [check(kind="value", expr="loaded['W']")],
+    )
+    assert "raised EOFError because buf is at its end (position" in text
+    assert "call buf.seek(0) before reading it back" in text
+
+
+def test_eof_from_a_buffer_not_at_its_end_does_not_blame_seek():
+    code = "buf = io.BytesIO(b'')\nloaded = torch.load(buf, weights_only=True)\n"
+    text = said(code, SAVE + "buf.seek(0)\nloaded = torch.load(buf)\n", [check(kind="value", expr="loaded['W']")])
+    assert "seek(0)" not in text
+
+
+# ---------------------------------------------------------------- real kernels
+
+PACK = """\
+id: causes
+title: Causes
+version: "0.1.0"
+lessons: [bugs]
+"""
+LESSON = """\
+id: bugs
+title: Bugs
+intuition: "# Bugs"
+exercises:
+  - id: bias
+    title: A linear layer by hand
+    prompt: Compute `out = x @ W.T + b`.
+    setup: |
+      import torch
+      x = torch.randn(6, 4)
+      W = torch.randn(3, 4)
+      b = torch.randn(3)
+    solution: |
+      out = x @ W.T + b
+    checks:
+      - kind: tensor
+        expr: out
+        rtol: 1.0e-5
+  - id: log-probs
+    title: Log-probabilities of each row
+    prompt: Write `log_probs(logits)`, the log-softmax of each row.
+    setup: |
+      import torch
+    solution: |
+      def log_probs(logits):
+          return logits.log_softmax(dim=1)
+    second_world: false
+    second_world_reason: the function check draws its own inputs
+    checks:
+      - kind: function
+        name: log_probs
+        args: [{type: tensor, shape: [n, 3]}]
+        dims: {n: [2, 5]}
+        devices: [default]
+        cases: 5
+  - id: roundtrip
+    title: A round trip through a buffer
+    prompt: Save `W` into a buffer and load it back as `loaded`.
+    setup: |
+      import io
+      import torch
+      W = torch.randn(3, 4)
+    solution: |
+      buf = io.BytesIO()
+      torch.save({"W": W}, buf)
+      buf.seek(0)
+      loaded = torch.load(buf, weights_only=True)
+    checks:
+      - kind: value
+        expr: loaded["W"]
+"""
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("packs") / "causes"
+    (root / "bugs").mkdir(parents=True)
+    (root / "pack.yaml").write_text(PACK)
+    (root / "bugs" / "lesson.yaml").write_text(LESSON)
+    return root
+
+
+def cli_check(pack: Path, home: Path, exercise: str, code: str) -> dict:
+    answer = home.parent / f"{exercise}.py"
+    answer.write_text(textwrap.dedent(code))
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
+    args = ["--pack", str(pack), "check", f"causes:bugs/{exercise}", "--file", str(answer), "--trust", "--json"]
+    r = subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 1, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def test_in_a_real_kernel_a_missing_bias_is_named(pack, tmp_path):
+    data = cli_check(pack, tmp_path / "home", "bias", "out = x @ W.T\n")
+    assert any("a term that varies only along dim 1" in m and "like a bias" in m for m in data["mistakes"]), data
+    assert "auto:cause:bias-like" in data["mistake_ids"]
+
+
+def test_in_a_real_kernel_a_function_s_wrong_dim_and_its_exception_are_named(pack, tmp_path):
+    data = cli_check(pack, tmp_path / "home", "log-probs", "def log_probs(logits):\n    return logits.log_softmax(0)\n")
+    assert any(
+        "result is logits.log_softmax(dim=0) where the reference computes logits.log_softmax(dim=1)" in m
+        for m in data["mistakes"]
+    ), data
+    code = "import torch\n\ndef log_probs(logits):\n    w = torch.ones(4, 3)\n    return (logits @ w).log_softmax(1)\n"
+    data = cli_check(pack, tmp_path / "home", "log-probs", code)
+    assert any(
+        "line 5 of your function, `return (logits @ w).log_softmax(1)`, raised RuntimeError; at that point logits "
+        "has shape"
+        in m
+        and "w has shape (4, 3), float32 on cpu" in m
+        for m in data["mistakes"]
+    ), data
+
+
+def test_in_a_real_kernel_a_missing_seek_is_named(pack, tmp_path):
+    code = 'buf = io.BytesIO()\ntorch.save({"W": W}, buf)\nloaded = torch.load(buf, weights_only=True)\n'
+    data = cli_check(pack, tmp_path / "home", "roundtrip", code)
+    assert any("buf is at its end" in m and "buf.seek(0)" in m for m in data["mistakes"]), data

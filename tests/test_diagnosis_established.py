@@ -1,0 +1,337 @@
+"""A diagnosis is stated only when it is established: each case is buggy learner code that
+once drew a false sentence about its cause, graded in real kernels against the built-in
+pack (with its authored mistakes) or its stripped copy (the tutor's own diagnosis alone).
+The false sentence must be gone; where the cause can be established, a true one is said."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    exercise: str  # LESSON/EXERCISE of the built-in pack
+    pack: str  # "shipped" or "stripped"
+    code: str
+    false: tuple  # text of the false sentences (none may be said)
+    true: str | None = None  # text of a true sentence that must be said, if one is established
+
+
+def _code(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+TRAINING = """
+import torch
+import torch.nn.functional as F
+
+model = Net().to(DEVICE)
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+val_accs = []
+dropout_on = []
+for epoch in range(6):
+    model.train()
+    dropout_on.append(model.training)
+    for xb, yb in batches:
+        model.train()  # again before every step: it changes nothing
+        opt.zero_grad()
+        F.cross_entropy(model(xb), yb).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        acc = (model(X_val).argmax(dim=1) == y_val).float().sum().item()  # the bug: a count, not a mean
+    val_accs.append(acc)
+
+with torch.no_grad():
+    acc_again = (model(X_val).argmax(dim=1) == y_val).float().sum().item()
+"""
+
+
+def _solution(path: str, *changes: tuple) -> str:
+    """A reference solution of the built-in pack with one bug put in (each change must apply)."""
+    text = (REPO / "lessons" / path).read_text()
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+RESTORES_TRAIN = """
+import torch
+
+def evaluate(model, X, y):
+    model.eval()
+    with torch.no_grad():
+        predictions = model(X).argmax(dim=1)
+    model.train()
+    return (predictions == y).float().mean().item()
+
+accuracy = evaluate(model, X, y)
+"""
+
+LOADER = """
+import torch
+from torch.utils.data import DataLoader, RandomSampler, SequentialSampler
+
+def make_loader(seed):
+    return DataLoader(ds, batch_size=4, {how})
+
+loader = make_loader(0)
+first = epoch_order(loader)
+second = epoch_order(loader)
+"""
+
+# each micro-batch's sum over its examples divided by its own size, not by the whole batch's
+ACCUMULATE = """
+import torch.nn.functional as F
+
+def accumulate(model, micro_batches):
+    for xb, yb in micro_batches:
+        (F.mse_loss(model(xb), yb, reduction="sum") / len(xb)).backward()
+"""
+
+CASES = (
+    # The trace compared what the checks' calls of the learner's function did with what the
+    # reference did while an authored expected value was computed (nothing).
+    Case(
+        "accumulate-against-an-authored-expected-value",
+        "memory-levers/uneven-accumulation",
+        "stripped",
+        ACCUMULATE,
+        ("the reference calls backward() 0 times", "each call adds to .grad"),
+    ),
+    # The reference only defines accumulate; the learner's code also tries it once: the run's
+    # calls inside it were compared with the reference's run, which never calls it.
+    Case(
+        "a-function-tried-out-where-the-reference-only-defines-it",
+        "memory-levers/uneven-accumulation",
+        "stripped",
+        ACCUMULATE + "\nimport torch\n\naccumulate(torch.nn.Linear(3, 1), MICRO_BATCHES)  # try it once\n",
+        ("the reference calls backward() 0 times", "each call adds to .grad"),
+    ),
+    # The authored mistakes' conditions call evaluate(); those calls were compared with the
+    # reference's calls of the last check (none), so a correct evaluate read as "eval() where
+    # the reference stays in training mode".
+    Case(
+        "evaluate-mistake-probes-are-not-a-check",
+        "train-eval/evaluate",
+        "shipped",
+        _solution("train-eval/solution_evaluate.py", (".float().mean()", ".float().sum()")),
+        ("where the reference stays in training mode",),
+        "accuracy is exactly 200 times the expected value, consistent with a sum where a mean over 200 values",
+    ),
+    # train(False) restoring eval mode was read as "the reference calls model.eval() here",
+    # and the learner's forward pass as running with dropout.
+    Case(
+        "evaluate-restore-is-not-eval",
+        "train-eval/evaluate",
+        "stripped",
+        _code(RESTORES_TRAIN),
+        ("the reference calls model.eval() here; your code calls model.train(), so dropout stays active",),
+        "your code leaves model in training mode (its last switch is model.train())",
+    ),
+    # A train() repeated before every step was compared call by call with the reference's.
+    Case(
+        "noisy-validation-repeated-train",
+        "debugging-lab/noisy-validation",
+        "stripped",
+        _code(TRAINING),
+        ("the reference calls model.eval() here", "so dropout stays active"),
+    ),
+    Case(
+        "stuck-in-eval-repeated-train",
+        "debugging-lab/stuck-in-eval",
+        "shipped",
+        _code(TRAINING),
+        ("the reference calls model.eval() here", "so dropout stays active"),
+    ),
+    # A RandomSampler shuffles; "shuffle=True" beside it raises ValueError.
+    Case(
+        "random-sampler-is-a-shuffle",
+        "data-loading/seeded-shuffle",
+        "stripped",
+        LOADER.format(how="sampler=RandomSampler(ds)"),
+        ("with shuffle=True; yours has shuffle=False",),
+        "your RandomSampler has no generator=",
+    ),
+    Case(
+        "sequential-sampler-is-told-no-sampler",
+        "data-loading/seeded-shuffle",
+        "shipped",
+        LOADER.format(how="sampler=SequentialSampler(ds), generator=torch.Generator().manual_seed(seed)"),
+        ("Pass shuffle=True.",),
+        "Pass shuffle=True (and no sampler=",
+    ),
+    # A .sum() loss is not gradients accumulated over backward() calls: one call ran.
+    Case(
+        "sum-loss-is-not-accumulation",
+        "numpy-parity/grad-parity",
+        "stripped",
+        _solution("numpy-parity/solution_grad.py", ("** 2).mean()", "** 2).sum()")),
+        ("gradients accumulated", "as if backward() ran"),
+        "W_t.grad is 32x the expected gradient, consistent with a loss summed over 32 values",
+    ),
+    # A scaling that never ran (x2) is not "a mean where a sum was meant".
+    Case(
+        "a-scaling-that-never-ran",
+        "in-place/saved-tensor",
+        "stripped",
+        "h = torch.sigmoid(x @ w)\nloss = h.sum()\nloss.backward()\n",
+        ("a mean where a sum was meant", "a sum where a mean was meant"),
+        "loss is exactly 1/2 of the expected value",
+    ),
+    # The learner clears w.grad before each backward (the reference after each update):
+    # "yours is never cleared" was read from w.grad left set at the end.
+    Case(
+        "cleared-before-backward-is-cleared",
+        "graph-lifetime/log-losses",
+        "stripped",
+        _code(
+            """
+            history = []
+            for xb, yb in batches:
+                w.grad = None
+                loss = ((xb @ w - yb) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.2 * w.grad  # the bug: another learning rate
+                history.append(loss.item())
+            """
+        ),
+        ("yours is never cleared",),
+    ),
+    # Authored mistakes whose condition any failure satisfied.
+    Case(
+        "follow-the-input-column-on-the-left",
+        "tensors/follow-the-input",
+        "shipped",
+        "import torch\n\ndef add_bias_column(x):\n    return torch.cat([x.new_ones(x.shape[0], 1), x], dim=1)\n",
+        ("Make the column of ones from x",),
+    ),
+    Case(
+        "forward-hook-registered-too-late",
+        "modules/forward-hook",
+        "shipped",
+        _code(
+            """
+            def record_shape(module, inputs, output):
+                shapes.append(output.shape)
+
+            logits = model(x)
+            handle = model.register_forward_hook(record_shape)
+            handle.remove()
+            """
+        ),
+        ("model.forward(x) computes the output but skips",),
+    ),
+    Case(
+        "deterministic-block-restores-swapped",
+        "reproducibility/deterministic-block",
+        "shipped",
+        _solution(
+            "reproducibility/solution_det.py",
+            ("algorithms(was_deterministic)", "algorithms(WAS_BENCHMARK)"),
+            ("benchmark = was_benchmark", "benchmark = was_deterministic"),
+            ("WAS_BENCHMARK", "was_benchmark"),
+        ),
+        ("restore the value you read at the start, not False",),
+    ),
+    Case(
+        "saved-tensor-changed-under-no-grad",
+        "in-place/saved-tensor",
+        "shipped",
+        "h = torch.sigmoid(x @ w)\nwith torch.no_grad():\n    h *= 2\nloss = h.sum()\nloss.backward()\n",
+        ("writing through .data hides the change",),
+        "h *= 2 overwrote, in place, the output that sigmoid saved",
+    ),
+)
+
+
+def _grade(pack: Path, cases, tmp: Path) -> dict:
+    """Every case as one learner of a class, graded in fresh kernels: {case name: verdict}."""
+    submissions = tmp / "class"
+    for case in cases:
+        lesson, exercise = case.exercise.split("/")
+        folder = submissions / case.name / lesson
+        folder.mkdir(parents=True)
+        (folder / f"{exercise}.py").write_text(case.code)
+    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp / "home"), "PTFUND_TUTOR_CACHE": str(tmp / "cache")}
+    grade = ["grade", str(submissions), "--json", "--trust", "--no-cache"]  # verdicts of this code only
+    args = [sys.executable, "-m", "tutor", "--pack", str(pack), *grade]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=REPO, timeout=1200)
+    assert r.stdout.startswith("{"), r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    out = {}
+    for learner in report["learners"]:
+        case = next(c for c in cases if c.name == learner["learner"])
+        out[case.name] = learner["verdicts"][case.exercise]
+    return out
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory) -> dict:
+    tmp = tmp_path_factory.mktemp("established")
+    stripped = tmp / "stripped"
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "strip_authored_feedback.py"), str(REPO / "lessons"), str(stripped)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    out = {}
+    for name, pack in (("shipped", REPO / "lessons"), ("stripped", stripped)):
+        out.update(_grade(pack, [c for c in CASES if c.pack == name], tmp / name))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_no_false_cause(case: Case, verdicts: dict):
+    verdict = verdicts[case.name]
+    assert verdict["grade"] in ("fail", "error"), verdict  # error: the code raised
+    said = "\n".join(verdict["mistakes"])
+    for sentence in case.false:
+        assert sentence not in said, said
+    if case.true:
+        assert case.true in said, said
+
+
+def test_a_function_check_compares_each_call_with_the_reference_s_on_the_same_inputs():
+    # The learner's function reads a value with .item(), so each call on meta raises before
+    # its backward(): over the whole check the reference made twice as many backward() calls,
+    # but every call that ran on both sides made the same one. Only the values differ.
+    from tutor.grading.verify import verify_in_fresh_kernel
+    from tutor.packs import models as m
+
+    spec = {
+        "kind": "function",
+        "name": "grad_of_square",
+        "args": [{"type": "tensor", "shape": ["n"]}],
+        "dims": {"n": [2, 4]},
+        "cases": 6,
+        "devices": ["default", "meta"],
+    }
+    solution = "def grad_of_square(x):\n    x = x.detach().requires_grad_()\n    (x ** 2).sum().backward()\n    return x.grad\n"
+    code = (
+        "def grad_of_square(x):\n    scale = 3 + 0 * float(x.sum().item())\n    x = x.detach().requires_grad_()\n"
+        "    (x ** 2).sum().backward()\n    return x.grad * scale\n"
+    )
+    exercise = m.Exercise(
+        id="grad", title="grad", prompt="The gradient of sum(x ** 2).", solution=solution, checks=[spec]
+    )
+    verdict = asyncio.run(verify_in_fresh_kernel(exercise, code))
+    assert not verdict.passed
+    said = " ".join(verdict.mistakes)
+    assert "calls backward()" not in said and "a sum where a mean" not in said, said

@@ -1,0 +1,313 @@
+"""Where and how a wrong tensor differs: the learner's value compared with cheap
+transformations of the expected one (a sign flip, a constant factor or term, an additive
+term that varies along one dim such as a bias, a roll, a reversal, a window shifted by one,
+an extra or missing size-1 dim, a reduction over another dim). A cause is said only when
+one transformation reproduces the learner's value everywhere, within the check's
+tolerance; otherwise the diff alone (which indices, how many) is said. Called on values
+that already differ, after patterns.py found nothing."""
+
+import numpy as np
+import torch
+
+MAX_ELEMENTS = 100_000  # larger values are not searched
+MAX_ROLL_WORK = 2_000_000  # elements compared over every shift of a dim; past it, shifts of 1 and 2 only
+MAX_SOURCES = 24  # tensors of the reference's namespace (or a call's inputs) tried as a reduction's input
+FLOAT_TOL = (1e-5, 1e-8)  # an exact check of floats: transformed values still round differently
+
+
+# The phrase each kind of cause is said with, and its topic (the class report counts
+# learners by it: "auto:cause:bias-like").
+TOPICS = (
+    ("with its sign flipped", "sign"),
+    ("constant factor", "factor"),
+    ("a constant term", "constant-term"),
+    ("broadcast like a bias", "bias-like"),
+    ("in reverse order along", "reversed"),
+    ("wrapping round", "rolled"),
+    ("(an off-by-one start)", "window-start"),
+    ("end off by one", "window-end"),
+    ("start off by one", "window-end"),
+    ("keepdim=True where", "keepdim"),
+    ("keepdim=True is missing", "keepdim"),
+    ("keepdim=True is extra", "keepdim"),
+    ("over the wrong dim", "reduction-dim"),
+)
+
+
+def topic(sentence: str) -> str | None:
+    for phrase, name in TOPICS:
+        if phrase in sentence:
+            return f"cause:{name}"
+    return None
+
+
+def _tol(a: np.ndarray, tol):
+    if tol is not None:
+        return tol
+    return FLOAT_TOL if a.dtype.kind in "fc" else (0.0, 0.0)
+
+
+def _match(a: np.ndarray, t: np.ndarray, tol) -> bool:
+    if a.shape != t.shape:
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.allclose(a, t, rtol=tol[0], atol=tol[1], equal_nan=True))
+
+
+def _numeric(x) -> np.ndarray | None:
+    try:
+        x = np.asarray(x)
+    except Exception:
+        return None
+    if x.dtype.kind not in "biuf" or x.size == 0 or x.size > MAX_ELEMENTS:
+        return None
+    x = x.astype(np.float64)
+    return x if np.isfinite(x).all() else None
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _dims(dims) -> str:
+    dims = list(dims)
+    return f"dim {dims[0]}" if len(dims) == 1 else "dims " + ", ".join(str(d) for d in dims)
+
+
+def explain(name: str, actual, expected, tol=None) -> str | None:
+    """One sentence naming the transformation of the expected value that the learner's
+    value is, for values of the same shape; None when none reproduces it."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None or a.shape != e.shape:
+        return None
+    tol = _tol(np.asarray(actual), tol)
+    if _match(a, e, tol):
+        return None
+    for find in (_sign, _factor, _offset, _along, _reversed, _rolled, _window):
+        found = find(name, a, e, tol)
+        if found:
+            return found
+    return None
+
+
+def _sign(name, a, e, tol):
+    if a.size >= 2 and _match(a, -e, tol):
+        return (
+            f"{name} is the expected value with its sign flipped everywhere ({name} == -expected): a subtraction "
+            f"the wrong way round, a minus sign missing or extra"
+        )
+    return None
+
+
+def _factor(name, a, e, tol):
+    if a.size < 3 or not (np.abs(e) > max(tol[1], 1e-12)).any():
+        return None
+    c = float(np.dot(a.ravel(), e.ravel()) / np.dot(e.ravel(), e.ravel()))
+    if c == 0 or not _match(a, c * e, tol) or _match(e, c * e, tol):
+        return None
+    k = round(1 / c) if abs(c) < 1 else 0
+    times = f"1/{k} of" if abs(k) >= 2 and abs(1 / c - k) < 1e-3 * abs(k) else f"{_num(c)} times"
+    return (
+        f"{name} is {times} the expected value everywhere: a constant factor is missing, extra or wrong "
+        f"(a scale such as 1/sqrt(d), a learning rate, a divisor)"
+    )
+
+
+def _offset(name, a, e, tol):
+    d = a - e
+    c = float(np.median(d))
+    if a.size < 3 or not _match(a, e + c, tol):
+        return None
+    return (
+        f"{name} is the expected value plus {_num(c)} everywhere: a constant term is added where none belongs "
+        f"(or one is missing)"
+    )
+
+
+def _along(name, a, e, tol):
+    """The difference varies along some dims and is the same along the others: a missing
+    or extra additive term broadcast like a bias (one value per output feature)."""
+    if a.ndim < 2:
+        return None
+    d = a - e
+    for keep in range(a.ndim):
+        others = tuple(i for i in range(a.ndim) if i != keep)
+        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 2:
+            continue
+        term = np.median(d, axis=others, keepdims=True)
+        if _match(a, e + term, tol) and not _match(a, e + float(np.median(d)), tol):
+            flat = np.squeeze(term)
+            sign = "minus" if (flat < 0).sum() > (flat > 0).sum() else "plus"
+            shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")
+            return (
+                f"{name} is the expected value {sign} a term that varies only along {_dims([keep])} (the same for "
+                f"every index of {_dims(others)}; {name} - expected = [{shown}] along {_dims([keep])}): an additive "
+                f"term broadcast like a bias is missing or extra"
+            )
+    return None
+
+
+def _reversed(name, a, e, tol):
+    for dim in range(a.ndim):
+        if a.shape[dim] < 2:
+            continue
+        flipped = np.flip(e, axis=dim)
+        if not _match(e, flipped, tol) and _match(a, flipped, tol):
+            return f"{name} holds the expected values in reverse order along dim {dim} (flipped)"
+    return None
+
+
+def _rolled(name, a, e, tol):
+    for dim in range(a.ndim):
+        n = a.shape[dim]
+        if n < 3:
+            continue
+        shifts = range(1, n) if n * a.size <= MAX_ROLL_WORK else (1, 2, n - 1, n - 2)
+        for s in shifts:
+            rolled = np.roll(e, s, axis=dim)
+            if _match(a, rolled, tol) and not _match(e, rolled, tol):
+                k = s if s <= n // 2 else s - n
+                where = f"index i holds the expected value at i{'-' if k > 0 else '+'}{abs(k)}"
+                return (
+                    f"{name} holds the expected values shifted by {abs(k)} along dim {dim}, wrapping round "
+                    f"({where}): torch.roll with the wrong shift, or an index off by {abs(k)}"
+                )
+    return None
+
+
+def _window(name, a, e, tol):
+    """A slice taken one place early or late: every element but the edge one is the expected
+    value at the neighbouring index along one dim."""
+    for dim in range(a.ndim):
+        n = a.shape[dim]
+        if n < 3:
+            continue
+        head = [slice(None)] * a.ndim
+        tail = [slice(None)] * a.ndim
+        head[dim], tail[dim] = slice(1, None), slice(None, -1)
+        h, t = tuple(head), tuple(tail)
+        if _match(e[h], e[t], tol):
+            continue  # constant along the dim: a shift changes nothing
+        if _match(a[t], e[h], tol):
+            return (
+                f"{name} along dim {dim} holds at index i the expected value at i+1 (all but the last index): a "
+                f"slice or window that starts one place late (an off-by-one start)"
+            )
+        if _match(a[h], e[t], tol):
+            return (
+                f"{name} along dim {dim} holds at index i the expected value at i-1 (all but the first index): a "
+                f"slice or window that starts one place early (an off-by-one start)"
+            )
+    return None
+
+
+def reshaped(name: str, actual, expected, tol=None) -> str | None:
+    """For values of different shapes: the expected values with a size-1 dim added or
+    removed (keepdim), or one element more or fewer at an end of one dim (a slice's end off
+    by one)."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None or a.shape == e.shape:
+        return None
+    tol = _tol(np.asarray(actual), tol)
+    if a.size == e.size and _match(np.squeeze(a), np.squeeze(e), tol):
+        if a.ndim > e.ndim:
+            return (
+                f"{name} has the expected values with an extra dim of size 1 (shape {a.shape}, expected {e.shape}): "
+                f"keepdim=True where the reference reduces without it, or an unsqueeze too many"
+            )
+        if a.ndim < e.ndim:
+            return (
+                f"{name} has the expected values without the size-1 dim the reference keeps (shape {a.shape}, "
+                f"expected {e.shape}): keepdim=True is missing, or a squeeze too many"
+            )
+    if a.ndim != e.ndim:
+        return None
+    differ = [i for i in range(a.ndim) if a.shape[i] != e.shape[i]]
+    if len(differ) != 1 or abs(a.shape[differ[0]] - e.shape[differ[0]]) != 1:
+        return None
+    dim = differ[0]
+    longer, shorter, more = (a, e, True) if a.shape[dim] > e.shape[dim] else (e, a, False)
+    for end, cut in (("end", slice(None, -1)), ("start", slice(1, None))):
+        index = [slice(None)] * a.ndim
+        index[dim] = cut
+        if _match(shorter, longer[tuple(index)], tol):
+            what = "one element more" if more else "one element fewer"
+            return (
+                f"{name} has the expected values with {what} at the {end} of dim {dim} (shape {a.shape}, expected "
+                f"{e.shape}): a slice or window {'end' if end == 'end' else 'start'} off by one"
+            )
+    return None
+
+
+# ---------------------------------------------------------------- reductions
+
+_REDUCTIONS = {
+    "sum": lambda t, d, k: t.sum(dim=d, keepdim=k),
+    "mean": lambda t, d, k: t.mean(dim=d, keepdim=k),
+    "amax": lambda t, d, k: t.amax(dim=d, keepdim=k),
+    "amin": lambda t, d, k: t.amin(dim=d, keepdim=k),
+    "argmax": lambda t, d, k: t.argmax(dim=d, keepdim=k),
+    "argmin": lambda t, d, k: t.argmin(dim=d, keepdim=k),
+    "logsumexp": lambda t, d, k: t.logsumexp(dim=d, keepdim=k),
+    "softmax": lambda t, d, k: None if k else t.softmax(dim=d),
+    "log_softmax": lambda t, d, k: None if k else t.log_softmax(dim=d),
+    "cumsum": lambda t, d, k: None if k else t.cumsum(dim=d),
+}
+
+
+def _as_float(t) -> torch.Tensor | None:
+    if not isinstance(t, torch.Tensor) or t.is_meta or t.ndim < 2 or t.numel() > MAX_ELEMENTS:
+        return None
+    if t.layout != torch.strided or t.is_complex() or t.dtype == torch.bool:
+        return None
+    return t.detach().cpu().to(torch.float64)
+
+
+def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
+    """The expected value is a reduction (sum, mean, max, softmax, ...) of one of ``sources``
+    (``(label, tensor)``: the reference's tensors, or a call's inputs) over some dim, and the
+    learner's value is the same reduction over another dim, or with keepdim the other way."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None:
+        return None
+    tol = _tol(np.asarray(expected), tol)
+    tried = 0
+    for label, source in sources:
+        t = _as_float(source)
+        if t is None or str(label).startswith("_"):
+            continue
+        tried += 1
+        if tried > MAX_SOURCES:
+            break
+        for op, f in _REDUCTIONS.items():
+            found = _reduction_of(t, f, e, tol)
+            if found is None:
+                continue
+            for dim in range(t.ndim):
+                for keep in (False, True):
+                    if (dim, keep) == found:
+                        continue
+                    other = f(t, dim, keep)
+                    if other is not None and _match(a, other.numpy().astype(np.float64), tol):
+                        return _reduction_sentence(name, str(label), op, found, (dim, keep))
+    return None
+
+
+def _reduction_of(t: torch.Tensor, f, e: np.ndarray, tol):
+    for dim in range(t.ndim):
+        for keep in (False, True):
+            r = f(t, dim, keep)
+            if r is not None and _match(e, r.numpy().astype(np.float64), tol):
+                return dim, keep
+    return None
+
+
+def _reduction_sentence(name: str, label: str, op: str, ref, mine) -> str:
+    def call(dim_keep):
+        dim, keep = dim_keep
+        return f"{label}.{op}(dim={dim}{', keepdim=True' if keep else ''})"
+
+    if ref[0] == mine[0]:
+        how = "keepdim=True is missing" if ref[1] else "keepdim=True is extra"
+        return f"{name} is {call(mine)} where the reference computes {call(ref)}: {how}"
+    return f"{name} is {call(mine)} where the reference computes {call(ref)}: {op} over the wrong dim"
