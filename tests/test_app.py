@@ -118,7 +118,7 @@ async def test_lesson_flow_type_run_check_fail_fix_pass_hint_reset(pack, data):
         # reset to starter (an edit: ctrl+z would bring the code back)
         editor.focus()
         await pilot.press("f9")
-        assert editor.text == app.catalog.pack("apptest").lesson("basics").exercises[0].starter
+        assert editor.text == app.catalog.load_lesson("apptest", "basics")[1].exercises[0].starter
         await pilot.press("ctrl+z")
         assert "float64" in editor.text
 
@@ -229,7 +229,7 @@ async def test_solution_asks_first_until_passed(pack, data):
         await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, SolutionScreen), 10, "the solution")
         await pilot.press("enter")  # put it in the editor
-        solution = app.catalog.pack("apptest").lesson("basics").exercises[0].solution
+        solution = app.catalog.load_lesson("apptest", "basics")[1].exercises[0].solution
         await wait_for(pilot, lambda: screen.query_one("#editor").text == solution, 10, "the solution in the editor")
 
 
@@ -460,11 +460,11 @@ async def test_untrusted_pack_asks_before_running_and_remembers(pack, data):
         await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), 10, "the trust question")
         await pilot.press("n")
         await wait_for(pilot, lambda: app.screen is screen, 10, "the lesson")
-        assert not app.trust.is_trusted(app.catalog.pack("apptest"))
+        assert not app.trust.is_trusted(screen.pack)
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), 10, "the trust question again")
         await pilot.press("y")
-        await wait_for(pilot, lambda: app.trust.is_trusted(app.catalog.pack("apptest")), 10, "trust saved")
+        await wait_for(pilot, lambda: app.trust.is_trusted(screen.pack), 10, "trust saved")
     # remembered in the data dir, keyed by the pack's content
     stored = json.loads((data / "trusted-packs.json").read_text())
     assert "apptest" in stored

@@ -77,6 +77,22 @@ def test_text_plain_is_capped_but_custom_mime_kept():
     assert capped["application/vnd.ptfund+json"] is bundle["application/vnd.ptfund+json"]
 
 
+def test_displays_kept_are_bounded_in_bytes_first_and_last():
+    from tutor.engine.events import DisplayEvent
+    from tutor.engine.output import DISPLAY_BYTES, bundle_size
+
+    buf = OutputBuffer()
+    blob = "A" * (1 << 20)
+    shown = [buf.add_display(DisplayEvent({"text/plain": str(i), "image/png": blob})) for i in range(300)]
+    buf.add_display(DisplayEvent({"application/x-answer": {"request": "r", "body": "the last one"}}))
+    buf.finish()
+    kept = [d.data.get("text/plain") for d in buf.displays]
+    assert sum(bundle_size(d.data) for d in buf.displays) <= DISPLAY_BYTES
+    assert kept[:3] == ["0", "1", "2"] and shown[0] and not shown[-1]  # the first ones, shown as they came
+    assert "application/x-answer" in buf.displays[-1].data and kept[-2] == "299"  # and the last ones
+    assert buf.omitted_displays == 301 - len(buf.displays) > 200
+
+
 def test_strip_ansi():
     assert strip_ansi("\x1b[31mValueError\x1b[39m: \x1b[1;32mbad\x1b[0m") == "ValueError: bad"
 

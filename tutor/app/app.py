@@ -1,7 +1,8 @@
 """The Textual app: screens over the catalog, the progress store and the kernels.
 
-The first screen paints before anything heavy is imported: the catalog (pydantic, YAML)
-and the progress store load in a thread, and the engine (jupyter_client) is imported and
+The first screen paints before anything heavy is imported: the packs' outlines (YAML)
+and the progress store load in a thread (a lesson is loaded when it is opened:
+tutor/packs/lazy_catalog.py), and the engine (jupyter_client) is imported and
 the kernels started after that. torch is never imported in this process; it lives in the
 kernels.
 """
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from tutor.app.kernels import Kernels
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.lazy_catalog import LazyCatalog
     from tutor.packs.trust import TrustStore
     from tutor.progress import ProgressStore
 
@@ -115,7 +116,7 @@ class TutorApp(App):
         self.options = options or TutorOptions()
         self.data_dir: Path = resolve_data_dir(self.options.data_dir)
         self.prefs = Prefs.load(self.data_dir)
-        self.catalog: Catalog | None = None
+        self.catalog: LazyCatalog | None = None
         self.store: ProgressStore | None = None
         self.trust: TrustStore | None = None
         self.kernels: Kernels | None = None
@@ -163,7 +164,8 @@ class TutorApp(App):
             await self.kernels.start()
 
     def _load_blocking(self):
-        from tutor.packs.catalog import Catalog
+        from tutor.packs.catalog import Outline
+        from tutor.packs.lazy_catalog import LazyCatalog
         from tutor.packs.trust import TrustStore
         from tutor.progress import ProgressStore
 
@@ -175,12 +177,13 @@ class TutorApp(App):
             store.notice = (
                 f"{str(exc).rstrip('.')}. Your progress is shown, but nothing new can be saved until that is fixed."
             )
-        catalog = Catalog.load(
+        outline = Outline.load(
             self.options.packs,
             builtin=self.options.builtin,
             installed=self.options.installed,
             language=store.settings().language or None,
         )
+        catalog = LazyCatalog(outline)
         return catalog, store, TrustStore(self.data_dir)
 
     def _set_kernel_status(self, status: KernelStatus) -> None:
@@ -320,6 +323,12 @@ class TutorApp(App):
                 group="quiz-lessons",
                 exit_on_error=False,
             )
+
+    def cannot_open(self, exc: Exception) -> None:
+        """A lesson that did not load (its first problem, FILE:LINE:COL), in one sentence."""
+        self.notify(
+            f"{str(exc).rstrip('.')}.", title="Cannot open the lesson", severity="error", timeout=20, markup=False
+        )
 
     def open_quiz(self) -> None:
         from tutor.app.screens.quiz import QuizScreen

@@ -13,12 +13,12 @@ from textual.command import Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from tutor.app.app import TutorApp
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.lazy_catalog import LazyCatalog
 
 Where = tuple[str, str, str | None]  # (pack, lesson, exercise)
 
 
-def palette_entries(catalog: Catalog, stats: dict[tuple[str, str], Any]) -> list[tuple[str, str, Where]]:
+def palette_entries(catalog: LazyCatalog, stats: dict[tuple[str, str], Any]) -> list[tuple[str, str, Where]]:
     """(text, help, (pack, lesson, exercise)) for every lesson and exercise, in pack order."""
     entries: list[tuple[str, str, Where]] = []
     for pack, lesson in catalog.lessons():

@@ -19,10 +19,16 @@ import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 
 from tutor.engine._jupyter_compat import channel_url, cull_digest_history
+from tutor.engine.output import MAX_MESSAGE_BYTES
 
 log = logging.getLogger("tutor.engine")
 
 CHANNELS = ("shell", "iopub", "stdin", "control")
+REFUSING = ("shell", "iopub", "stdin")  # the channels learner code can fill
+# Messages zmq reads ahead of us per channel (its default is 1,000): with MAX_MESSAGE_BYTES
+# each, this bounds what a flood of large displays holds in the host while we catch up;
+# the rest waits in the kernel, which drops what it cannot queue, as it always did.
+QUEUED_MESSAGES = 8
 DRAIN_BATCH = 500  # messages handled per loop turn before yielding to other tasks
 FLOOD_MESSAGES, FLOOD_WINDOW, FLOOD_PAUSE = 100, 0.1, 0.01  # >100 messages in 100 ms: batch
 
@@ -75,6 +81,9 @@ class Connection:
         self._hb_lock = asyncio.Lock()
         self._session: _SessionView | None = None
         self.closed = False
+        # Disconnections of the channels that carry what code prints, each normally one
+        # message refused for its size (a kernel that died also counts: its run crashed).
+        self.refused = 0
 
     @classmethod
     def from_file(cls, connection_file: str) -> Connection:
@@ -86,8 +95,11 @@ class Connection:
 
     def start(self) -> None:
         context = self.client.context
-        options = (zmq.RECONNECT_IVL, zmq.RECONNECT_IVL_MAX)
+        bounded: dict[int, int] = {zmq.MAXMSGSIZE: MAX_MESSAGE_BYTES, zmq.RCVHWM: QUEUED_MESSAGES}
+        options = (zmq.RECONNECT_IVL, zmq.RECONNECT_IVL_MAX, *bounded)
         saved = fast_reconnect(context.sockopts)  # for these sockets only: the context may be shared
+        saved.update({opt: context.sockopts[opt] for opt in bounded if opt in context.sockopts})
+        context.sockopts.update(bounded)
         try:
             # The heartbeat runs on demand (ping), not as jupyter_client's thread.
             self.client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=True)
@@ -98,6 +110,8 @@ class Connection:
         loop = asyncio.get_running_loop()
         for name in CHANNELS:
             self._tasks.append(loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))
+        for name in REFUSING:
+            self._tasks.append(loop.create_task(self._watch(name), name=f"ptfund-{name}-watch"))
 
     async def close(self) -> None:
         if self.closed:
@@ -147,21 +161,7 @@ class Connection:
                 log.debug("%s channel error", name, exc_info=True)
                 await asyncio.sleep(0.05)  # a socket being torn down; do not spin
                 continue
-            count = 0
-            for count in range(1, DRAIN_BATCH + 1):  # noqa: B007 - read after the loop
-                try:
-                    frames = drain.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
-                    break
-                except zmq.ZMQError:
-                    break
-                try:
-                    msg = self._deserialize(frames)
-                except Exception:
-                    # A message that does not verify or parse (bad signature, junk): skip it.
-                    log.debug("bad message on %s", name, exc_info=True)
-                    continue
-                self._dispatch(name, msg)
+            count = self._drain(name, drain, DRAIN_BATCH)
             now = loop.time()
             if now - window_start > FLOOD_WINDOW:
                 window_start, window_count = now, 0
@@ -169,6 +169,51 @@ class Connection:
             # In a flood, pause a moment so messages arrive in batches: each wake-up costs
             # about as much as handling a message. Ordinary runs never reach the rate.
             await asyncio.sleep(FLOOD_PAUSE if window_count > FLOOD_MESSAGES else 0)
+
+    def _drain(self, name: str, drain: zmq.Socket, most: int) -> int:
+        """Handle up to ``most`` queued messages; how many were read."""
+        count = 0
+        for count in range(1, most + 1):
+            try:
+                frames = drain.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return count - 1
+            except zmq.ZMQError:
+                return count - 1
+            try:
+                msg = self._deserialize(frames)
+            except Exception:
+                # A message that does not verify or parse (bad signature, junk): skip it.
+                log.debug("bad message on %s", name, exc_info=True)
+                continue
+            self._dispatch(name, msg)
+        return count
+
+    async def _watch(self, name: str) -> None:
+        """Count the messages zmq refused on a channel (over MAX_MESSAGE_BYTES) and connect
+        the channel again: after refusing one, zmq drops the connection and does not retry."""
+        sock = getattr(self.client, f"{name}_channel").socket
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        drain: zmq.Socket = zmq.Socket.shadow(sock.underlying)
+        try:
+            while True:
+                await monitor.recv_multipart()
+                if self.closed:
+                    return
+                self.refused += 1
+                self._drain(name, drain, 1 << 30)  # what came before it: a reconnect would drop it
+                url = channel_url(self.client, name)
+                try:
+                    sock.disconnect(url)
+                except zmq.ZMQError:
+                    pass
+                sock.connect(url)
+        finally:
+            try:
+                sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            monitor.close(linger=0)
 
     def _deserialize(self, frames: list[bytes]) -> dict:
         """jupyter_client's Session.deserialize without the per-message date parsing and

@@ -88,6 +88,7 @@ class RunResult:
     cpu_time: float | None = None
     cpu_share: float | None = None
     quiet_for: float | None = None  # seconds from the last printed output to the end; None: printed nothing
+    refused: int = 0  # messages the kernel sent that were too large to take (their output is lost)
 
     @property
     def ok(self) -> bool:

@@ -135,6 +135,13 @@ def input_unsupported() -> str:
     return "input() is not supported here; put the value directly in your code instead."
 
 
+def output_refused(limit_bytes: int) -> str:
+    return (
+        f"Your code sent output in one piece larger than {limit_bytes >> 20} MB (one huge print or display), "
+        "more than the tutor takes, so that output was dropped."
+    )
+
+
 def output_capped(total_lines: int, head: int, tail: int) -> str:
     return f"Your code printed {total_lines} lines; only the first {head} and the last {tail} are shown."
 

@@ -21,6 +21,11 @@ MAX_LIVE_LINE_CHARS = 100_000  # raw text streamed per line, "\r" rewrites inclu
 HEAD_CHARS = 1_000_000
 MAX_TEXT_PLAIN = 200_000  # a text/plain value (e.g. Out[n] of a huge list) is cut here
 DISPLAYS_KEPT = 100  # first and last N display bundles of a run
+DISPLAY_BYTES = 32 << 20  # and at most this much of them, first and last (half each)
+# The largest message taken from a kernel. A bigger one (one print of half a gigabyte, a
+# huge display bundle) is refused by zmq before it is read, so the host never holds it:
+# the channel is connected again and the run says that output was dropped (connection.py).
+MAX_MESSAGE_BYTES = 16 << 20
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -47,6 +52,20 @@ def cap_bundle(data: dict) -> dict:
         data = dict(data)
         data["text/plain"] = cut_text(text)
     return data
+
+
+def bundle_size(data: dict) -> int:
+    """About how many characters a display bundle holds (its text values, one level into
+    a JSON value such as the checker's answers)."""
+    size = 0
+    for value in data.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, dict):
+            size += sum(len(v) if isinstance(v, str) else 64 for v in value.values())
+        else:
+            size += 64
+    return size
 
 
 class _Line:
@@ -99,7 +118,9 @@ class OutputBuffer:
         self._in_tail = False
         self.omitted = 0
         self.displays: list[DisplayEvent] = []
-        self._late_displays: deque[DisplayEvent] = deque(maxlen=DISPLAYS_KEPT)
+        self._late_displays: deque[DisplayEvent] = deque()
+        self._late_sizes: deque[int] = deque()  # each late bundle's bundle_size
+        self._early_bytes = self._late_bytes = 0
         self.omitted_displays = 0
         self._finished = False
 
@@ -179,13 +200,21 @@ class OutputBuffer:
     # ---- displays
 
     def add_display(self, event: DisplayEvent) -> bool:
-        """Keep a display bundle; False when it is dropped (past the first N, kept among the last N)."""
-        if len(self.displays) < DISPLAYS_KEPT:
+        """Keep a display bundle; False when it is not shown now (past the first N or the
+        first half of DISPLAY_BYTES: then kept among the last N, within the other half)."""
+        size = bundle_size(event.data)
+        half = DISPLAY_BYTES // 2
+        if not self._late_sizes and len(self.displays) < DISPLAYS_KEPT and self._early_bytes + size <= half:
             self.displays.append(event)
+            self._early_bytes += size
             return True
-        if len(self._late_displays) == self._late_displays.maxlen:
-            self.omitted_displays += 1
         self._late_displays.append(event)
+        self._late_sizes.append(size)
+        self._late_bytes += size
+        while self._late_displays and (len(self._late_displays) > DISPLAYS_KEPT or self._late_bytes > half):
+            self._late_displays.popleft()
+            self._late_bytes -= self._late_sizes.popleft()
+            self.omitted_displays += 1
         return False
 
     # ---- end of run
@@ -211,6 +240,7 @@ class OutputBuffer:
             events.append(StreamEvent(name, "".join(chunk)))  # type: ignore[arg-type]
         self.displays.extend(self._late_displays)
         self._late_displays.clear()
+        self._late_sizes.clear()
         return events
 
     def text(self) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tutor.engine import faults
 from tutor.engine.events import WAITING_SHARE, DisplayEvent, ErrorEvent, OutputEvent, RunResult, StreamEvent
-from tutor.engine.output import HEAD_LINES, TAIL_LINES, OutputBuffer, cap_bundle, strip_ansi
+from tutor.engine.output import HEAD_LINES, MAX_MESSAGE_BYTES, TAIL_LINES, OutputBuffer, cap_bundle, strip_ansi
 from tutor.engine.tracebacks import without_kernel_frames
 
 log = logging.getLogger("tutor.engine")
@@ -66,6 +66,8 @@ class Run:
         self.reply_time = 0.0
         self.last_iopub = 0.0
         self.last_output: float | None = None  # monotonic time of the last printed output
+        self.refused = 0  # messages of this run refused for their size (connection.py)
+        self.refused_from = 0  # the connection's count of refusals when the run began
         self._flush_scheduled = False
         # CPU time (session.execute's cpu_limit): the kernel's clock, the limit, samples.
         self.cpu_clock: Callable[[], float | None] | None = None
@@ -235,6 +237,8 @@ def classify(run: Run, elapsed: float, timeout: float | None, notice: str | None
         status = "ok"
         if run.ask_exit:
             message = faults.exit_ignored()
+    if run.refused and status in ("ok", "error"):
+        message = faults.output_refused(MAX_MESSAGE_BYTES)
     if message is None and buf.omitted:
         message = faults.output_capped(buf.total_lines, HEAD_LINES, TAIL_LINES)
     if notice and (message is None or status == "ok"):
@@ -252,4 +256,5 @@ def classify(run: Run, elapsed: float, timeout: float | None, notice: str | None
         cpu_time=run.cpu_used,
         cpu_share=run.cpu_share() if status == "timeout" else None,
         quiet_for=None if run.last_output is None else time.monotonic() - run.last_output,
+        refused=run.refused,
     )

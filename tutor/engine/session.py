@@ -154,12 +154,16 @@ class KernelSession:
                 notice = await self._ensure_ready()
                 if notice:
                     run.emit(StateEvent("ready", notice))
+                conn = self._conn
+                refused = run.refused_from = conn.refused if conn is not None else 0
                 if run.outcome is None:
                     clock = self._cpu_clock() if cpu_limit is not None else None
                     if cpu_limit is not None and clock is None:
                         timeout = cpu_limit if timeout is None else min(timeout, cpu_limit)
                     run.cpu_clock, run.cpu_limit = clock, cpu_limit if clock is not None else None
                     await self._execute(run, code, timeout, silent)
+                if conn is not None and conn is self._conn:
+                    run.refused = conn.refused - refused
             finally:
                 if self._run is run:
                     self._run = None
@@ -532,7 +536,13 @@ class KernelSession:
                 ):
                     # The reply came but IOPub's idle never did (a publisher over its
                     # high-water mark drops messages): the run is over all the same.
-                    log.warning("no IOPub idle for %s; ending the run on its reply", run.msg_id)
+                    # After a message refused for its size, the reconnection lost it: expected.
+                    lost = self._conn is not None and self._conn.refused > run.refused_from
+                    log.log(
+                        logging.DEBUG if lost else logging.WARNING,
+                        "no IOPub idle for %s; ending the run on its reply",
+                        run.msg_id,
+                    )
                     run.done.set_result(None)
                     break
                 if run.interrupt_at is not None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tutor import __version__
+from tutor.engine.output import cut_text
 from tutor.escape import for_csv
 from tutor.grading.code_size import MAX_CODE_BYTES
 from tutor.grading.confirm import verify_confirmed
@@ -23,6 +24,8 @@ from tutor.grading.hiding import conceal
 from tutor.grading.submissions import Column, Learner
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
+
+OUTPUT_KEPT = 20_000  # characters of each verdict's output a gradebook keeps
 
 # A verdict's status as the gradebook writes it (the pack's own fault counts as an error:
 # the instructor sees the headline in --json).
@@ -209,6 +212,8 @@ async def _verify_all(
             # In full: the cache and the class report keep every check; Gradebook conceals.
             exercise = m.every_check_shown(task.column.ref.exercise)
             verdict = await verify_confirmed(verifier, exercise, task.code, timeout=timeout)
+            # What the code printed, shortened for --json: a class of floods must not add up in memory.
+            verdict.output = cut_text(verdict.output, OUTPUT_KEPT)
             cell = Cell(GRADES.get(verdict.status, "error"), verdict)
             task.row.cells[task.column.name] = cell
             if cache is not None:

@@ -211,6 +211,8 @@ class _Relay:
         self.fault = result
         if result.status in ("timeout", "crashed", "interrupted"):
             return "fault:" + json.dumps({"status": result.status, "message": result.message or ""})
+        if result.refused:  # the answer was lost with output too large to take: the code's doing
+            return "fault:" + json.dumps({"status": "refused", "message": result.message or ""})
         # The kernel is alive but what should answer did not: the learner's code replaced it
         # (sys.modules, a meta_path finder, the display machinery). The code's doing, not a crash.
         self.silent = f" ({result.error.ename}: {result.error.evalue[:200]})" if result.error else ""
@@ -311,6 +313,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
             return Verdict("timeout", timeout_sentence(fault.error.traceback if fault.error else None, limit, fault))
         if fault.status == "interrupted":
             return Verdict("error", INTERRUPTED)
+        if fault.refused and fault.status in ("ok", "error") and fault.message:  # output too large, not a crash
+            return Verdict("error", fault.message)
         if relay.silent is not None:
             return Verdict("error", SILENT.format(why=relay.silent))
         from tutor.grading.outcome import crash_sentence

@@ -35,6 +35,8 @@ class PredictOutcome:
 
 def outcome_from_result(r: RunResult) -> PredictOutcome:
     output = r.output or ""
+    if r.refused and r.status in ("ok", "error") and r.message:  # output dropped for its size: no key to trust
+        return PredictOutcome(output, None, (output.rstrip() + "\n" + r.message).strip(), "", r.message)
     if r.status in ("timeout", "interrupted", "crashed"):
         problem = (
             r.message

@@ -92,15 +92,17 @@ class LessonCache:
         self._used.add(lesson_id)
         self._changed = True
 
-    def save(self) -> None:
-        """Write the entries this load used (lessons gone from the pack are dropped)."""
-        if not self._changed and self._used == set(self._entries):
+    def save(self, *, prune: bool = True) -> None:
+        """Write the entries this load used; ``prune``: the load read the whole pack, so the
+        entries it did not use are lessons gone from the pack, dropped. A load of single
+        lessons (the app's, as they are opened) keeps the others."""
+        if not self._changed and (not prune or self._used == set(self._entries)):
             try:
                 os.utime(self.file)  # still in use: keep it from looking stale
             except OSError:
                 pass
             return
-        lessons = {k: v for k, v in self._entries.items() if k in self._used}
+        lessons = {k: v for k, v in self._entries.items() if k in self._used or not prune}
         try:
             data = {"fingerprint": fingerprint(), "where": self._where, "lessons": lessons}
             write_atomic(self.file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))

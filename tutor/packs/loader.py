@@ -98,12 +98,19 @@ class Pack(PackNames):
 class _Reporter:
     """Turns paths inside a YAML file into Problems with positions."""
 
-    def __init__(self, root: Path, located: Located | None, file: Path):
+    def __init__(self, root: Path, located: Located | None, file: Path, real_root: Path | None = None):
         self.root, self.located, self.file = root, located, file
+        self._real_root = real_root  # given by a caller that reads many files of one pack
         self.problems: list[Problem] = []
         self.read: list[tuple[Path, str]] = []  # every file read, with its digest (for the cache)
         self.data: object = None
         self.quoted: set[tuple] = set()  # paths already told "quote it": their schema errors only repeat it
+
+    @property
+    def real_root(self) -> Path:
+        if self._real_root is None:
+            self._real_root = self.root.resolve()
+        return self._real_root
 
     def at(
         self,
@@ -130,7 +137,7 @@ class _Reporter:
 
 def _read_text(path: Path, rep: _Reporter, path_in_yaml: tuple = ()) -> str | None:
     real = path.resolve()
-    if not inside(rep.root.resolve(), real):
+    if not inside(rep.real_root, real):
         rep.at(path_in_yaml, f"{path.name} is reached through a link that leads out of the pack (to {real})")
         return None
     try:
@@ -402,8 +409,6 @@ def load_manifest(root: Path, warnings: list[Problem] | None = None) -> tuple[m.
 
 
 def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None, list[Problem]]:
-    from tutor.packs.validate import partial_lesson, validate_lesson
-
     warnings: list[Problem] = []
     manifest, problems = load_manifest(root, warnings)
     if manifest is None:
@@ -412,29 +417,12 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
     origins: dict[tuple, Pos] = {}
     cache = open_cache(root) if use_cache else None
     for lesson_id in manifest.lessons:
-        lesson_file = root / lesson_id / LESSON_FILE
-        if not lesson_file.is_file():
+        if not (root / lesson_id / LESSON_FILE).is_file():
             continue  # reported by validate_manifest
-        lesson, lesson_origins = _remembered(cache, lesson_id)
+        lesson, lesson_origins, found = load_lesson(root, lesson_id, cache)
+        problems += found
         if lesson is None:
-            rep = _Reporter(root, None, lesson_file)
-            lesson, lesson_origins, found, lesson_located = _load_yaml(
-                lesson_file, root, m.Lesson, resolve=True, rep=rep
-            )
-            problems += found
-            if lesson is None:
-                raw = getattr(rep, "data", None)
-                if isinstance(raw, dict) and lesson_located is not None:
-                    # Schema problems do not hide the semantic ones: one round of fixes.
-                    lrep = _Reporter(root, lesson_located, lesson_file)
-                    validate_lesson(partial_lesson(raw, lesson_id), lesson_id, lesson_origins, lrep)
-                    problems += lrep.problems
-                continue
-            lrep = _Reporter(root, lesson_located, lesson_file)
-            validate_lesson(lesson, lesson_id, lesson_origins, lrep, earlier=found)
-            problems += lrep.problems
-            if cache is not None and not found and not lrep.problems:
-                cache.remember(lesson_id, rep.data, lesson_origins, rep.read)
+            continue
         lessons.append(lesson)
         origins.update({(lesson_id, *k): v for k, v in lesson_origins.items()})
     if cache is not None:
@@ -445,6 +433,38 @@ def _check_pack(root: Path, builtin: bool, use_cache: bool) -> tuple[Pack | None
             lesson.exercises = [m.every_check_hidden(ex) for ex in lesson.exercises]
     pack = Pack(manifest=manifest, lessons=lessons, root=root, builtin=builtin, origins=origins, warnings=warnings)
     return pack, problems
+
+
+def load_lesson(
+    root: Path, lesson_id: str, cache: LessonCache | None
+) -> tuple[m.Lesson | None, dict[tuple, Pos], list[Problem]]:
+    """One lesson of the pack at ``root``: the model (None when the schema refused it; a
+    model with problems is usable by nobody but ``pack validate``), where each value
+    starts, and every problem; from ``cache`` when its files are unchanged, and
+    remembered there when it loads without a problem (the caller saves the cache)."""
+    from tutor.packs.validate import partial_lesson, validate_lesson
+
+    lesson, lesson_origins = _remembered(cache, lesson_id)
+    if lesson is not None:
+        return lesson, lesson_origins, []
+    lesson_file = root / lesson_id / LESSON_FILE
+    rep = _Reporter(root, None, lesson_file)
+    lesson, lesson_origins, found, lesson_located = _load_yaml(lesson_file, root, m.Lesson, resolve=True, rep=rep)
+    problems = list(found)
+    if lesson is None:
+        raw = getattr(rep, "data", None)
+        if isinstance(raw, dict) and lesson_located is not None:
+            # Schema problems do not hide the semantic ones: one round of fixes.
+            lrep = _Reporter(root, lesson_located, lesson_file)
+            validate_lesson(partial_lesson(raw, lesson_id), lesson_id, lesson_origins, lrep)
+            problems += lrep.problems
+        return None, lesson_origins, problems
+    lrep = _Reporter(root, lesson_located, lesson_file)
+    validate_lesson(lesson, lesson_id, lesson_origins, lrep, earlier=found)
+    problems += lrep.problems
+    if cache is not None and not problems:
+        cache.remember(lesson_id, rep.data, lesson_origins, rep.read)
+    return lesson, lesson_origins, problems
 
 
 def _links_out(root: Path) -> list[Problem]:

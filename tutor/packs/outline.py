@@ -1,5 +1,5 @@
-"""A pack's outline: what `list` shows (each lesson's title, its exercises' ids and titles,
-how many cards), read without loading the lessons.
+"""A pack's outline: what `list` and the app's home screen show (each lesson's title, its
+exercises' ids and titles, its cards' ids), read without loading the lessons.
 
 Loading a lesson resolves its files, validates every field and parses its code; for a
 5,000-lesson pack that is seconds `list` need not spend. The outline reads only each
@@ -32,11 +32,20 @@ class ExerciseOutline:
 
 
 @dataclass(frozen=True)
+class CardOutline:
+    id: str
+
+
+@dataclass(frozen=True)
 class LessonOutline:
     id: str
     title: str
     exercises: list[ExerciseOutline]
-    card_count: int
+    cards: list[CardOutline]
+
+    @property
+    def card_count(self) -> int:
+        return len(self.cards)
 
 
 @dataclass
@@ -46,6 +55,9 @@ class PackOutline(PackNames):
     root: Path
     builtin: bool = False
     distribution: PackDistribution | None = None  # set for a pack installed with pip
+
+    def lesson(self, lesson_id: str) -> LessonOutline | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
 
 
 @dataclass
@@ -90,9 +102,9 @@ def _fields(node: yaml.Node | None, rep: _Reporter, path: tuple) -> _Fields | No
     return _Fields(rep, path, node, nodes)
 
 
-def _outline_lesson(root: Path, lesson_id: str) -> tuple[LessonOutline | None, list[Problem]]:
+def _outline_lesson(root: Path, real_root: Path, lesson_id: str) -> tuple[LessonOutline | None, list[Problem]]:
     file = root / lesson_id / LESSON_FILE
-    rep = _Reporter(root, None, file)
+    rep = _Reporter(root, None, file, real_root)
     text = _read_text(file, rep)  # bounded, and never through a link out of the pack
     if text is None:
         return None, rep.problems
@@ -114,10 +126,15 @@ def _outline_lesson(root: Path, lesson_id: str) -> tuple[LessonOutline | None, l
             ex_id, ex_title = ex.text("id"), ex.text("title")
             if ex_id is not None and ex_title is not None:
                 exercises.append(ExerciseOutline(ex_id, ex_title))
-    cards = lesson.items("cards")
+    cards = []
+    for i, node in enumerate(lesson.items("cards")):
+        card = _fields(node, rep, ("cards", i))
+        card_id = card.text("id") if card is not None else None
+        if card_id is not None:
+            cards.append(CardOutline(card_id))
     if rep.problems or title is None:
         return None, rep.problems
-    return LessonOutline(lesson_id, title, exercises, len(cards)), []
+    return LessonOutline(lesson_id, title, exercises, cards), []
 
 
 def outline_pack(root: str | Path, *, builtin: bool = False) -> tuple[PackOutline | None, list[Problem]]:
@@ -127,10 +144,11 @@ def outline_pack(root: str | Path, *, builtin: bool = False) -> tuple[PackOutlin
     if manifest is None:
         return None, problems
     lessons = []
+    real_root = root.resolve()
     for lesson_id in manifest.lessons:
         if not (root / lesson_id / LESSON_FILE).is_file():
             continue  # reported with the manifest
-        lesson, found = _outline_lesson(root, lesson_id)
+        lesson, found = _outline_lesson(root, real_root, lesson_id)
         problems += found
         if lesson is not None:
             lessons.append(lesson)

@@ -60,14 +60,19 @@ _OPEN = (
 _CLOSE = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
 
 
+# A line (as str.splitlines breaks them) indented more than two spaces per level allowed:
+# a regex, because a loop over the lines was a tenth of listing a 5,000-lesson pack.
+_DEEP_SPACES = " " * (2 * MAX_YAML_DEPTH + 1)
+_DEEP_INDENT = re.compile(r"(?:\A|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])" + _DEEP_SPACES)
+
+
 def _refuse_deep(text: str) -> None:
     """Refuse nesting deeper than MAX_YAML_DEPTH before composing: PyYAML's composer recurses
     once per level (libyaml's calls back into Python at each), and some releases (6.0)
     exhaust the C stack on a YAML bomb such as ``[[[[...`` instead of raising. The scanner
     does not recurse; it runs only when the text could nest that deep."""
     brackets = text.count("[") + text.count("{")
-    indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
-    if brackets <= MAX_YAML_DEPTH and indent <= 2 * MAX_YAML_DEPTH:
+    if brackets <= MAX_YAML_DEPTH and (_DEEP_SPACES not in text or not _DEEP_INDENT.search(text)):
         return
     depth = 0
     for token in yaml.scan(text, Loader=_Loader):

@@ -22,7 +22,7 @@ from tutor.progress.scheduling import short_list
 if TYPE_CHECKING:
     from tutor.app.app import TutorApp
     from tutor.app.status import KernelStatus
-    from tutor.packs.catalog import Catalog
+    from tutor.packs.lazy_catalog import LazyCatalog
     from tutor.progress.records import ExerciseStats, Position
 
 
@@ -53,11 +53,12 @@ class HomeData:
 
 
 def gather(app: TutorApp) -> HomeData:
-    """Everything the home screen shows, read in one go (runs in a thread)."""
+    """Everything the home screen shows, read in one go (runs in a thread): from the packs'
+    outlines, so no lesson is loaded to list it."""
     catalog, store = app.catalog, app.store
     assert catalog is not None  # gathered only once the packs are loaded
     stats = store.exercise_stats() if store else {}
-    card_keys = [(r.pack.id, r.key) for r in catalog.cards()]
+    card_keys = catalog.card_keys()
     picked = store.due_cards(card_keys) if store and card_keys else None
     due_keys = set(picked.due) if picked else set()
     rows = []
@@ -92,7 +93,7 @@ def gather(app: TutorApp) -> HomeData:
 
 
 def continue_at(
-    catalog: Catalog, position: Position | None, stats: dict[tuple[str, str], ExerciseStats]
+    catalog: LazyCatalog, position: Position | None, stats: dict[tuple[str, str], ExerciseStats]
 ) -> tuple[tuple[str, str, str | None] | None, str | None]:
     """Where Continue goes, and its label. The saved position, moved on to the next exercise
     not yet passed when that one was; when the position's pack is not loaded now (it came
@@ -119,7 +120,7 @@ def continue_at(
     return (pack_id, lesson.id, ex.id), f"{lesson.title} › {ex.title}"
 
 
-def problem_lines(catalog: Catalog, shown: int = 6) -> list[str]:
+def problem_lines(catalog: LazyCatalog, shown: int = 6) -> list[str]:
     """Which packs did not load and why, most useful first: one line per pack, then the
     first problems (``pack validate`` lists them all)."""
     lines = []
@@ -295,18 +296,23 @@ class HomeScreen(TutorScreen):
             pack, lesson = option.id.split(":", 1)
             self.open_lesson(pack, lesson)
 
-    def open_lesson(self, pack: str, lesson: str, exercise: str | None = None) -> None:
+    @work(group="exercise", exclusive=True, exit_on_error=False)
+    async def open_lesson(self, pack: str, lesson: str, exercise: str | None = None) -> None:
+        """Load the lesson (validated now: the home screen listed its outline) and open it;
+        a lesson with problems says its first one, and the others stay usable."""
         from tutor.app.screens.lesson import LessonScreen
+        from tutor.errors import TutorError
 
         app = self.app
         if app.catalog is None:
             return
-        p = app.catalog.pack(pack)
-        les = p.lesson(lesson) if p else None
-        if p is None or les is None:
-            self.notify(f"Lesson {lesson!r} is no longer in the loaded packs.", severity="warning")
+        try:
+            p, les = await asyncio.to_thread(app.catalog.load_lesson, pack, lesson)
+        except TutorError as exc:
+            self.app.cannot_open(exc)
             return
-        self.app.push_screen(LessonScreen(p, les, exercise))
+        if self.is_current:
+            await app.push_screen(LessonScreen(p, les, exercise))
 
     def action_continue(self) -> None:
         data = self._data
@@ -328,7 +334,7 @@ class HomeScreen(TutorScreen):
             return
         pack_id, lesson_id = option.id.split(":", 1)
         pack = app.catalog.pack(pack_id)
-        lesson = pack.lesson(lesson_id) if pack else None
+        lesson = pack.lesson(lesson_id) if pack else None  # its outline: ids suffice here
         if lesson is None:
             return
         if not lesson.cards:

@@ -30,6 +30,7 @@ from tutor.app.widgets.lesson_markdown import LessonMarkdown as Markdown
 from tutor.app.widgets.output_log import OutputLog
 from tutor.app.widgets.repl import Repl
 from tutor.app.widgets.top_bar import TopBar
+from tutor.errors import TutorError
 from tutor.grading.code_size import code_size, too_large
 from tutor.packs.catalog import ExerciseRef
 from tutor.packs.plain_text import inline_to_text
@@ -589,13 +590,17 @@ class LessonScreen(TutorScreen):
             self.index = target
             self.load_exercise()
             return
-        lessons = self.pack.lessons
-        at = next(i for i, les in enumerate(lessons) if les.id == self.lesson.id)
-        other = at + (1 if step > 0 else -1)
-        if not 0 <= other < len(lessons):
+        catalog = self.app.catalog
+        assert catalog is not None  # a lesson is open, so the packs are loaded
+        other = catalog.neighbour(self.pack.id, self.lesson.id, 1 if step > 0 else -1)
+        if other is None:
             self.notify("That was the last lesson of the pack." if step > 0 else "This is the first exercise.")
             return
-        self.lesson = lessons[other]
+        try:
+            self.pack, self.lesson = await asyncio.to_thread(catalog.load_lesson, self.pack.id, other)
+        except TutorError as exc:  # a lesson with problems: this one stays open
+            self.app.cannot_open(exc)
+            return
         self.index = 0 if step > 0 else max(0, len(self.lesson.exercises) - 1)
         self.query_one("#lesson-text", Markdown).update(self.lesson.intuition)
         self.query_one("#reading", TabbedContent).active = "tab-lesson" if step > 0 else "tab-exercise"

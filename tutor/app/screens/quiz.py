@@ -112,14 +112,18 @@ class QuizScreen(TutorScreen):
         if app.catalog is None or app.store is None:
             self._finish(app.load_error or "Nothing to ask.")
             return
-        refs = {(r.pack.id, r.key): r for r in app.catalog.cards(lesson=self.only_lesson)}
-        picked = await asyncio.to_thread(app.store.due_cards, list(refs))
-        queue = [refs[k] for k in picked.due + picked.new]
+        keys = app.catalog.card_keys(lesson=self.only_lesson)
+        picked = await asyncio.to_thread(app.store.due_cards, keys)
+        # Only the lessons of the cards asked are loaded; one that cannot load leaves its cards out.
+        refs, failed = await asyncio.to_thread(app.catalog.card_refs, picked.due + picked.new)
+        for sentence in failed:
+            self.notify(f"{sentence.rstrip('.')}.", title="Cards left out", severity="error", timeout=20, markup=False)
+        queue = [refs[k] for k in picked.due + picked.new if k in refs]
         states = await asyncio.to_thread(app.store.card_states)
         self.orders = option_orders(queue, states)
         if not queue:
-            nxt = await asyncio.to_thread(app.store.next_due, list(refs)) if refs else None
-            msg = "No recall cards are due." if refs else "The loaded packs have no recall cards."
+            nxt = await asyncio.to_thread(app.store.next_due, keys) if keys else None
+            msg = "No recall cards are due." if keys else "The loaded packs have no recall cards."
             if nxt is not None:
                 from tutor.progress.scheduling import when
 
