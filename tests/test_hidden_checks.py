@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import json
 import os
 import re
@@ -315,6 +316,17 @@ async def _verify_watching(exercise: m.Exercise, code: str) -> tuple[Verdict, li
 
     async def watched(cell: str, **kwargs):
         sent.append(cell)
+        stdin = kwargs.get("stdin")
+        if stdin is not None:
+            # The judge's questions reach the learner's kernel as replies to its input() prompts.
+            async def recording(prompt: str, _stdin=stdin):
+                reply = _stdin(prompt)
+                reply = await reply if inspect.isawaitable(reply) else reply
+                if isinstance(reply, str):
+                    sent.append(reply)
+                return reply
+
+            kwargs["stdin"] = recording
         return await execute(cell, **kwargs)
 
     learner.execute = watched  # type: ignore[method-assign]
