@@ -9,6 +9,7 @@ exercise, so it is reported as tampering (a failed attempt), never checked aroun
 """
 
 import builtins
+import os
 import sys
 import threading
 import time
@@ -50,7 +51,10 @@ WATCHED_CLASSES = (
 # Keys that torch itself adds to class dicts lazily; not tampering.
 # Caches Python and torch fill in themselves: copyreg's __slotnames__ (set the first time an
 # object of the class is pickled, e.g. torch.save(model.state_dict(keep_vars=True))).
-_CLASS_NOISE = frozenset({"__annotations__", "__abstractmethods__", "_abc_impl", "__slotnames__"})
+# torch.compile's mutation guard marks nn.Module with ___needs_generation_tag_patch.
+_CLASS_NOISE = frozenset(
+    {"__annotations__", "__abstractmethods__", "_abc_impl", "__slotnames__", "___needs_generation_tag_patch"}
+)
 
 
 def _watched_modules(library: dict) -> list:
@@ -135,7 +139,7 @@ class Snapshot:
         for module, kept in self.modules:
             now = _entries(module)
             for name, value in kept.items():
-                if not _same(now.get(name, _MISSING), value):
+                if not _same(now.get(name, _MISSING), value) and not _torch_wrapper(now.get(name), value):
                     out.append(f"{_label(module)}.{name}")
         out.extend(f"sys.{n}" for n, v in self.streams.items() if not _same(getattr(sys, n, None), v))
         for cls, kept in self.classes:
@@ -143,7 +147,8 @@ class Snapshot:
             for name in sorted(set(kept) | set(now)):
                 if name in _CLASS_NOISE:
                     continue
-                if now.get(name, _MISSING) is not kept.get(name, _MISSING):
+                value = now.get(name, _MISSING)
+                if value is not kept.get(name, _MISSING) and not _compiles_own(value):
                     out.append(f"{_label_class(cls)}.{name}")
         return out
 
@@ -177,7 +182,9 @@ class Snapshot:
         """Threads started since the snapshot that still run after ``grace`` seconds."""
         deadline = _monotonic() + grace
         while True:
-            alive = [t for t in _current_frames() if t not in self.threads and not _kernel_thread(t)]
+            alive = [
+                t for t in _current_frames() if t not in self.threads and not _kernel_thread(t) and not _tqdm_monitor(t)
+            ]
             if not alive or _monotonic() >= deadline:
                 break
             _sleep(0.02)
@@ -226,6 +233,32 @@ def _same(now, kept) -> bool:
         and now.__func__ is kept.__func__
         and now.__self__ is kept.__self__
     )
+
+
+# torch.compile's first use in a process wraps nn.Module's __init__ and __setstate__ (dynamo's
+# mutation guard notices modules made while it traces), and aot_eager's progress bar starts
+# tqdm's monitor thread: both come with using torch, not with patching it. The guard only
+# reports; the verdict rests on the data the judge gets, so a disguise here forges nothing.
+_COMPILE_MODULES = ("torch._dynamo.", "torch._inductor.")
+
+
+def _compiles_own(value) -> bool:
+    module = getattr(value, "__module__", None)
+    return isinstance(module, str) and module.startswith(_COMPILE_MODULES)
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _torch_wrapper(now, kept) -> bool:
+    """torch's own wrapper around one of its functions (torch.compile wraps torch.manual_seed)."""
+    code = getattr(now, "__code__", None)
+    return getattr(now, "__wrapped__", None) is kept and code is not None and code.co_filename.startswith(_TORCH_DIR)
+
+
+def _tqdm_monitor(ident: int) -> bool:
+    thread = _threads.get(ident)
+    return thread is not None and type(thread).__module__ == "tqdm._monitor"
 
 
 def _kernel_thread(ident: int) -> bool:
