@@ -17,6 +17,7 @@ except ImportError:  # without tqdm there is no progress bar either
 
 model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2))
 x = torch.randn(7, 5)
+model(torch.randn(3, 5)).sum().backward()  # gradients left from an earlier step
 
 
 def flat(grads):
