@@ -39,6 +39,7 @@ TOPICS = {
     "iterable-data": "9a. Iterable datasets and DataLoader workers",
     "mixed-precision": "14a. Mixed precision: autocast, GradScaler, loss scaling",
     "reading-transformers": "10c. Reading transformer code: attention shapes, masks, the residual stream",
+    "compile": "10d. torch.compile: graph breaks, recompiles, results equal to eager",
 }
 BEGIN, END = "<!-- topics:begin -->", "<!-- topics:end -->"
 

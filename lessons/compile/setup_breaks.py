@@ -1,0 +1,35 @@
+import torch
+import torch._dynamo as dynamo
+from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+# torch.compile patches nn.Module's __init__ and __setstate__ once per process (to notice
+# modules made while it traces); done here, before your code runs, so that the checks'
+# guard sees torch as compile leaves it, and not as your code tampering with it
+install_generation_tagging_init()
+
+
+def clipped_scale_eager(x):
+    """The function to rewrite: it works, but torch.compile splits it into pieces."""
+    m = x.abs().max()
+    print("max:", m)  # logging in the middle of the model
+    if m > 1:  # a Python branch on a tensor's value
+        x = x / m
+    return 2 * x
+
+
+# inputs of the example: some rows with a peak above 1, some below
+X = torch.randn(6) * torch.rand(()) * 2
+
+
+def explain_counts(fn):
+    """(graph_count, graph_break_count) of torch._dynamo.explain on fn, on the example's x."""
+    report = dynamo.explain(fn)(X.clone())
+    return report.graph_count, report.graph_break_count
+
+
+# for the feedback only: the reasons dynamo gives for each break, in one string
+def _reasons(fn):
+    try:
+        return " ".join(str(r.reason) for r in dynamo.explain(fn)(X.clone()).break_reasons)
+    except Exception:
+        return ""

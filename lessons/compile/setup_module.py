@@ -1,0 +1,56 @@
+import torch
+from torch import nn
+from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+# torch.compile patches nn.Module's __init__ and __setstate__ once per process (to notice
+# modules made while it traces); done here, before your code runs, so that the checks'
+# guard sees torch as compile leaves it, and not as your code tampering with it
+install_generation_tagging_init()
+# aot_eager's first compile makes a tqdm progress bar, whose monitor thread would outlive
+# your code (the checks refuse results another thread could change): no monitor thread
+try:
+    import tqdm
+
+    tqdm.tqdm.monitor_interval = 0
+except ImportError:  # without tqdm there is no progress bar either
+    pass
+
+model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2))
+x = torch.randn(7, 5)
+model(torch.randn(3, 5)).sum().backward()  # gradients left from an earlier step
+
+
+def flat(grads):
+    """One tensor of a list of gradients, in parameters() order."""
+    return torch.cat([g.flatten() for g in grads])
+
+
+def eager_grads():
+    """The gradients of the loss with dropout off, from a fresh copy of the model (nothing shared)."""
+    import copy
+
+    twin = copy.deepcopy(model).eval()
+    twin.zero_grad()
+    twin(x).square().mean().backward()
+    return [p.grad.clone() for p in twin.parameters()]
+
+
+def graphs_from(both_grads):
+    """How many graphs torch.compile made while both_grads ran on a copy of model, from a clean cache."""
+    import copy
+
+    import torch._dynamo as dynamo
+    from torch._dynamo.utils import counters
+
+    dynamo.reset()
+    counters.clear()
+    both_grads(copy.deepcopy(model), x)
+    return counters["stats"]["unique_graphs"]
+
+
+# for the feedback only
+def _graphs(both_grads):
+    try:
+        return graphs_from(both_grads)
+    except Exception:
+        return -1

@@ -1,0 +1,49 @@
+import torch
+import torch._dynamo as dynamo
+from torch._dynamo.utils import counters
+from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+# torch.compile patches nn.Module's __init__ and __setstate__ once per process (to notice
+# modules made while it traces); done here, before your code runs, so that the checks'
+# guard sees torch as compile leaves it, and not as your code tampering with it
+install_generation_tagging_init()
+
+
+def step(x):
+    """A small model step; its batch size (dim 0) differs from call to call."""
+    h = torch.tanh(x @ W)
+    return h - h.mean(dim=0)
+
+
+# the widths (16 in, 3 out) are no batch size: dynamo gives equal sizes one symbol (duck
+# sizing), so a batch of 3 or 16 rows would be tied to a width and recompile at the next size
+W = torch.randn(16, 3)
+# four batches of different sizes, 4 to 10 (dynamo always specialises sizes 0 and 1)
+_sizes = (torch.randperm(7)[:4] + 4).tolist()
+BATCHES = [torch.randn(n, 16) for n in _sizes]
+
+
+def graphs_compiled(run_all):
+    """How many graphs torch.compile made while run_all ran step on BATCHES, from a clean cache."""
+    dynamo.reset()
+    counters.clear()
+    run_all(step, [b.clone() for b in BATCHES])
+    return counters["stats"]["unique_graphs"]
+
+
+def outputs_of(run_all):
+    """run_all's outputs on BATCHES, joined into one tensor."""
+    dynamo.reset()
+    return torch.cat(list(run_all(step, [b.clone() for b in BATCHES])))
+
+
+def eager_outputs():
+    return torch.cat([step(b) for b in BATCHES])
+
+
+# for the feedback only
+def _graphs(run_all):
+    try:
+        return graphs_compiled(run_all)
+    except Exception:
+        return -1
