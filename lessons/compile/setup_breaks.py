@@ -1,11 +1,5 @@
 import torch
 import torch._dynamo as dynamo
-from torch._dynamo.mutation_guard import install_generation_tagging_init
-
-# torch.compile patches nn.Module's __init__ and __setstate__ once per process (to notice
-# modules made while it traces); done here, before your code runs, so that the checks'
-# guard sees torch as compile leaves it, and not as your code tampering with it
-install_generation_tagging_init()
 
 
 def clipped_scale_eager(x):

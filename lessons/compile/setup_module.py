@@ -1,19 +1,5 @@
 import torch
 from torch import nn
-from torch._dynamo.mutation_guard import install_generation_tagging_init
-
-# torch.compile patches nn.Module's __init__ and __setstate__ once per process (to notice
-# modules made while it traces); done here, before your code runs, so that the checks'
-# guard sees torch as compile leaves it, and not as your code tampering with it
-install_generation_tagging_init()
-# aot_eager's first compile makes a tqdm progress bar, whose monitor thread would outlive
-# your code (the checks refuse results another thread could change): no monitor thread
-try:
-    import tqdm
-
-    tqdm.tqdm.monitor_interval = 0
-except ImportError:  # without tqdm there is no progress bar either
-    pass
 
 model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2))
 x = torch.randn(7, 5)
