@@ -183,7 +183,9 @@ class Snapshot:
         deadline = _monotonic() + grace
         while True:
             alive = [
-                t for t in _current_frames() if t not in self.threads and not _kernel_thread(t) and not _tqdm_monitor(t)
+                t
+                for t in _current_frames()
+                if t not in self.threads and not _kernel_thread(t) and not _compiles_thread(t)
             ]
             if not alive or _monotonic() >= deadline:
                 break
@@ -236,8 +238,9 @@ def _same(now, kept) -> bool:
 
 
 # torch.compile's first use in a process wraps nn.Module's __init__ and __setstate__ (dynamo's
-# mutation guard notices modules made while it traces), and aot_eager's progress bar starts
-# tqdm's monitor thread: both come with using torch, not with patching it. The guard only
+# mutation guard notices modules made while it traces), aot_eager's progress bar starts
+# tqdm's monitor thread, and some releases (2.4) start the compile workers' reader thread:
+# all come with using torch, not with patching it. The guard only
 # reports; the verdict rests on the data the judge gets, so a disguise here forges nothing.
 _COMPILE_MODULES = ("torch._dynamo.", "torch._inductor.")
 
@@ -256,9 +259,12 @@ def _torch_wrapper(now, kept) -> bool:
     return getattr(now, "__wrapped__", None) is kept and code is not None and code.co_filename.startswith(_TORCH_DIR)
 
 
-def _tqdm_monitor(ident: int) -> bool:
+def _compiles_thread(ident: int) -> bool:
+    """tqdm's monitor, or a thread of torch.compile's own (the compile workers' reader)."""
     thread = _threads.get(ident)
-    return thread is not None and type(thread).__module__ == "tqdm._monitor"
+    if thread is None:
+        return False
+    return type(thread).__module__ == "tqdm._monitor" or _compiles_own(getattr(thread, "_target", None))
 
 
 def _kernel_thread(ident: int) -> bool:
