@@ -134,7 +134,7 @@ last_var="TITLE$N"
 keys c
 # Continue moves on from the saved position to the next exercise not yet passed: every
 # exercise of this lesson passed, so the next lesson's first; the previous one is where we were.
-wait_for "Views, strides and copies" 30
+wait_for "Views, strides and copies › 1/" 30   # the lesson screen, not its row on home: it opens in a moment
 keys F3
 wait_for "$N/$N ${!last_var}" 30              # the position
 wait_for "# e2e was here" 30                 # the draft, with what was typed last
