@@ -356,10 +356,12 @@ def tensor_problems(
                 if name.endswith(".grad"):
                     data.update(grad_multiple=grad_multiple(to_numpy(actual), to_numpy(expected)), name=name)
                 a_np, e_np = to_numpy(actual), to_numpy(expected)
-                pattern = (
-                    patterns.explain(name, a_np, e_np)
-                    or causes.explain(name, a_np, e_np, tol)
-                    or causes.reduced(name, a_np, e_np, sources, tol)
+                # A gradient k times the expected one is accumulation's sign (the trace
+                # decides what to say of it), not a cause's constant factor.
+                pattern = patterns.explain(name, a_np, e_np) or (
+                    None
+                    if data.get("grad_multiple")
+                    else causes.explain(name, a_np, e_np, tol) or causes.reduced(name, a_np, e_np, sources, tol)
                 )
                 if pattern:
                     data["pattern"] = pattern

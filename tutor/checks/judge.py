@@ -639,8 +639,19 @@ def rehearse() -> bool:
     first pass writes thousands (reference counts: the tamper guard's snapshot of torch and
     builtins alone faults in about a thousand, tens of milliseconds), as do first calls. A
     spare pays that while it waits instead of inside a learner's verification. True if the
-    rehearsal passed."""
-    return bool(run_local(json.loads(json.dumps(REHEARSAL))).get("passed"))
+    rehearsal passed. The random generators are left as they were: the kernel is still to
+    start as a new process does, whatever the rehearsal seeded."""
+    import random
+
+    import numpy as np
+
+    states = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+    try:
+        return bool(run_local(json.loads(json.dumps(REHEARSAL))).get("passed"))
+    finally:
+        torch.set_rng_state(states[0])
+        np.random.set_state(states[1])
+        random.setstate(states[2])
 
 
 def run_local(payload: dict) -> dict:

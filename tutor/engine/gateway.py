@@ -265,6 +265,9 @@ class GatewayConnection:
         self.fault: str | None = None
         self._last_frame = 0.0  # loop time of the last frame received
         self._waiting_since: float | None = None  # first request sent since that frame
+        # Connection counts the messages zmq refused for their size; a gateway's websocket
+        # has its own limit and ends the connection instead (lost becomes "closed").
+        self.refused = 0
 
     async def open(self) -> None:
         from tornado.httpclient import HTTPRequest
