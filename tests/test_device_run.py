@@ -87,13 +87,21 @@ def test_numpy_without_cpu_fails_with_the_error_a_gpu_gives(catalog):
     assert ok.passed, ok.feedback()
 
 
+@pytest.mark.slow
 def test_a_model_left_on_the_cpu_fails_when_a_check_expression_calls_it(catalog):
     # Meta kernels do not compare devices; the device run refuses mixed operations as a GPU does.
+    # Through real kernels (the judged path): in this process, what earlier tests left in
+    # torch's global state could change what a module's forward meets.
+    import asyncio
+
+    from tutor.grading.verify import verify_in_fresh_kernel
+
     target = "modules/mlp"
-    solution = catalog.find_exercise(target).exercise.solution
+    exercise = catalog.find_exercise(target).exercise.model_copy(update={"time_limit": 600})
+    solution = exercise.solution
     left_on_cpu = solution.replace(".to(DEVICE)", "")
     assert left_on_cpu != solution
-    v = verdict(catalog, target, left_on_cpu)
+    v = asyncio.run(verify_in_fresh_kernel(exercise, left_on_cpu))
     assert v.status == "fail", v.feedback()
     assert (
         "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu" in v.feedback()
