@@ -39,7 +39,8 @@ from tutor.engine import (  # noqa: E402
     KernelSession,
     forkclient,
 )
-from tutor.engine.launch import LAUNCHER_ENV, TutorKernelManager  # noqa: E402
+from tutor.engine.kernelenv import LAUNCHER_ENV  # noqa: E402
+from tutor.engine.launch import TutorKernelManager  # noqa: E402
 
 TARGET_FIRST_REPLY = 0.050
 TARGET_SPARE = 0.100

@@ -316,3 +316,26 @@ async def test_a_server_that_never_becomes_ready_falls_back_to_new_processes(mon
     finally:
         await session.shutdown()
         forkclient.shutdown_shared()
+
+
+def test_a_process_starts_its_fork_server_before_its_own_heavy_imports(tmp_path):
+    # The warm server calls start_early() first thing, so that torch imports in the fork
+    # server while the server imports jupyter_client: that must not import it already.
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from tutor.engine import forkclient
+        forkclient.start_early()
+        early = sorted(m for m in ("jupyter_client", "zmq", "torch") if m in sys.modules)
+        server = forkclient.shared_server({})
+        server.ready.result(timeout=180)
+        print(json.dumps({"early": early, "pid": server.pid}))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PTFUND_TUTOR_LAUNCHER"}
+    env["PTFUND_TUTOR_HOME"] = str(tmp_path)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=240)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["early"] == []  # nothing heavy in the starting process
+    assert isinstance(out["pid"], int)  # the same server the process's kernels fork from, ready

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _local(session: KernelSession, *, fork: bool) -> KernelBackend:
-    from tutor.engine.launch import kernel_env
+    from tutor.engine.kernelenv import kernel_env
     from tutor.engine.local import LocalBackend
 
     return LocalBackend(

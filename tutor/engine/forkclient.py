@@ -311,6 +311,16 @@ def shared_server(env: dict[str, str]) -> ForkServer:
         return server
 
 
+def start_early() -> None:
+    """Start this process's fork server now, where this process will fork kernels later.
+    The server imports torch (seconds): a process that knows it will need kernels calls this
+    before its own imports (jupyter_client and the rest), so the two overlap."""
+    from tutor.engine.kernelenv import fork_refusal, kernel_env
+
+    if fork_refusal() is None:
+        shared_server(kernel_env())
+
+
 def shutdown_shared() -> None:
     global _shared
     with _shared_lock:

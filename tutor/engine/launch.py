@@ -23,6 +23,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from tutor.engine import confine
 from tutor.engine._jupyter_compat import ExitWaitKernelManager
 from tutor.engine.connection import fast_reconnect
+from tutor.engine.kernelenv import fork_refusal, kernel_env
 
 log = logging.getLogger("tutor.engine")
 
@@ -62,20 +63,6 @@ def make_kernel_spec(preload_torch: bool = False) -> KernelSpec:
         interrupt_mode="signal",
         metadata={"debugger": False},
     )
-
-
-def kernel_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    # Kernel-side noise that would otherwise end up in the log on every start.
-    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    # The kernel must not inherit a parent's Jupyter connection, e.g. when the tutor itself
-    # runs inside a notebook.
-    for key in ("JPY_PARENT_PID", "JPY_SESSION_NAME"):
-        env.pop(key, None)
-    if extra_env:
-        env.update({str(k): str(v) for k, v in extra_env.items()})
-    return env
 
 
 def shared_context() -> zmq.asyncio.Context:
@@ -144,23 +131,8 @@ class TutorKernelManager(ExitWaitKernelManager):
 
 # ---------------------------------------------------------------- which launcher
 
-LAUNCHER_ENV = "PTFUND_TUTOR_LAUNCHER"  # "fork" or "spawn"; unset: fork where it is known safe
 FORK = "fork server"
 SPAWN = "new process"
-
-
-def fork_refusal() -> str | None:
-    """Why fresh kernels are not forked here, or None when they are."""
-    choice = os.environ.get(LAUNCHER_ENV, "").strip().lower()
-    if choice == "spawn":
-        return f"{LAUNCHER_ENV}=spawn"
-    if not hasattr(os, "fork"):
-        return "this platform cannot fork"
-    # macOS can fork, but its system frameworks are not fork-safe once loaded (torch loads
-    # Accelerate and Metal); it is opt-in there until proven.
-    if not sys.platform.startswith("linux") and choice != "fork":
-        return f"forking is opt-in on {sys.platform} ({LAUNCHER_ENV}=fork)"
-    return None
 
 
 class ForkProvisioner(LocalProvisioner):

@@ -215,6 +215,9 @@ def main(argv: list[str]) -> int:
     except ValueError:
         idle = p.IDLE_SECONDS
     os.chdir(data)  # kernels start here, not wherever the first client happened to be
+    from tutor.engine.forkclient import start_early
+
+    start_early()  # a cold check's request is on its way: torch imports while the rest of us does
     log.info("serving %s", data)
     asyncio.run(WarmServer(data, digest, max(1.0, idle)).serve())
     return 0
