@@ -26,6 +26,19 @@ def _stepped_without_gradients(step):
     return returned is not None and torch.equal(before, m.weight.detach())
 
 
+def _ignores_its_model(step):
+    # the same loss back for two different models (at lr 0 neither moves): the step
+    # computes its loss with some other model, e.g. the global one
+    m, o = _fresh(0.0)
+    other, other_opt = _fresh(0.0)
+    with torch.no_grad():
+        other.weight.zero_()
+        other.bias.zero_()
+    first, second = step(m, o, loss_fn, X, y), step(other, other_opt, loss_fn, X, y)
+    numbers = all(isinstance(v, (float, torch.Tensor)) and torch.as_tensor(v).numel() == 1 for v in (first, second))
+    return numbers and float(first) == float(second)
+
+
 def _weights_after_three_calls(step):
     # what the optimizer's steps did to a fresh model: a step that never calls opt.step()
     # (or steps another model) leaves these where they started

@@ -41,6 +41,10 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
     if forward:
         found.append((forward, None))
     topics = {t for _, t in found if t}
+    if ctx.code_error is not None:
+        # The code raised: its names hold what it left half done, so no reading of their
+        # values (a factor, a shift, a missing step) is established; the exception is.
+        return _unique(found + [(e, None) for e in _for_errors(ctx, results)])
     for f in ctx.findings:
         if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
             found.append((f, ctx.topics.get(f)))
@@ -54,10 +58,15 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
         backward_calls = 0 if cleared else len(backward)
     for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
         found.append((sentence, None))
-    for text in _error_texts(ctx, results):
-        explanation = signatures.for_error(text)
-        if explanation:
-            found.append((explanation, None))
+    found += [(e, None) for e in _for_errors(ctx, results)]
+    return _unique(found)
+
+
+def _for_errors(ctx, results) -> list:
+    return [e for e in (signatures.for_error(text) for text in _error_texts(ctx, results)) if e]
+
+
+def _unique(found: list) -> list:
     out: list = []
     for sentence, topic in found:
         if all(sentence != said for said, _ in out):
