@@ -233,6 +233,30 @@ async def test_solution_asks_first_until_passed(pack, data):
         await wait_for(pilot, lambda: screen.query_one("#editor").text == solution, 10, "the solution in the editor")
 
 
+async def test_a_long_solution_line_wraps_in_a_narrow_terminal(pack, data):
+    # At 80 columns the dialog leaves about 66 for the code: a clipped line would hide
+    # part of the answer, so every word of it must be on the screen as drawn.
+    import html
+    import re
+
+    from tutor.app.screens.solution import SolutionScreen
+
+    long_line = "result = " + " + ".join(f"weights_{n} * inputs_{n}" for n in range(8))
+    app = make_app(pack, data, kernels=False)
+
+    def drawn() -> str:
+        svg = app.export_screenshot()
+        return html.unescape(" ".join(re.findall(r">([^<>]*)</text>", svg))).replace("\xa0", " ")
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_first_lesson(pilot)
+        app.push_screen(SolutionScreen("long", long_line))
+        await wait_for(pilot, lambda: isinstance(app.screen, SolutionScreen) and "weights_0" in drawn(), 10, "it")
+        await pilot.pause()
+        missing = [word for word in long_line.split() if word not in drawn()]
+        assert missing == []
+
+
 # ---------------------------------------------------------------- drafts and position
 
 

@@ -1,12 +1,15 @@
-"""The reference solution, highlighted; enter copies it into the editor."""
+"""The reference solution, highlighted; enter copies it into the editor.
+
+The code wraps rather than running off a narrow dialog (80 columns leave about 66 for it):
+a clipped line would hide part of the answer."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Button, Static, TextArea
 
 
 class SolutionScreen(ModalScreen[bool]):
@@ -23,8 +26,16 @@ class SolutionScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static(f"Solution: {self._title}", classes="dialog-title", markup=False)
-            with VerticalScroll(classes="dialog-code"):
-                yield Markdown(f"```python\n{self._code.rstrip()}\n```")
+            yield TextArea(
+                self._code.rstrip(),
+                language="python",
+                read_only=True,
+                soft_wrap=True,
+                show_cursor=False,
+                highlight_cursor_line=False,
+                classes="dialog-code",
+                id="solution-code",
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Put it in the editor (enter)", id="use", variant="primary")
                 yield Button("Close (esc)", id="close")
