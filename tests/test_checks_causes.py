@@ -250,3 +250,18 @@ def test_values_left_by_code_that_raised_get_no_reading():
     text = "\n".join(r["mistakes"])
     assert "line 1 of your code" in text
     assert "times the expected" not in text and "constant factor" not in text
+
+
+def test_a_value_the_code_never_changed_is_said_so_not_read_as_a_factor():
+    # The update never ran: w is the setup's, 1.25x the expected. Not a constant factor.
+    setup = "import torch\nw = torch.tensor([1.0, -2.0, 3.0])\ng = 2 * w\n"
+    solution = "w -= 0.1 * g\n"
+    code = "step = 0.1 * g  # computed, never applied\n"
+    r = verify(code, solution, [check(kind="tensor", expr="w")], setup=setup)
+    assert not r["passed"]
+    text = "\n".join(r["mistakes"])
+    assert "w is exactly what the setup made: your code never changed it" in text
+    assert "times the expected" not in text
+    # Changed, even back to the same values through another object, is not "never changed".
+    r = verify("w = w.clone()\n", solution, [check(kind="tensor", expr="w")], setup=setup)
+    assert "never changed" not in "\n".join(r["mistakes"])

@@ -105,6 +105,7 @@ class Context:
         self.input_shift = 0  # added to generated inputs' seeds: another world draws other inputs
         self.code = ""  # the learner's source (source checks read it)
         self.solution = ""  # the reference solution's source
+        self.untouched: set = set()  # the setup's tensors the code left as setup made them (untouched.py)
 
     @property
     def learner(self) -> dict:

@@ -19,14 +19,20 @@ def _error_texts(ctx, results) -> list:
     return texts
 
 
-def diagnose(ctx, results, code: str, solution: str) -> list:
+def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
-    ``auto:TOPIC`` where the sentence has a topic, else None (the host names it)."""
+    ``auto:TOPIC`` where the sentence has a topic, else None (the host names it).
+    ``unchanged``: the failing checks' names the code left exactly as the setup made them."""
     found: list = []  # (sentence, topic)
     if ctx.code_error is not None:
         cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename)
         if cause:
             found.append((cause, None))
+    unchanged = unchanged or []
+    for name in unchanged:
+        found.append(
+            (f"{name} is exactly what the setup made: your code never changed it, and the reference does", None)
+        )
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
         # After a crash the learner's trace stops early: its run says nothing about the protocol.
@@ -46,6 +52,8 @@ def diagnose(ctx, results, code: str, solution: str) -> list:
         # values (a factor, a shift, a missing step) is established; the exception is.
         return _unique(found + [(e, None) for e in _for_errors(ctx, results)])
     for f in ctx.findings:
+        if any(f.startswith((f"{name} ", f"{name}[", f"{name}.")) for name in unchanged):
+            continue  # a reading of a value the code never changed (a factor, a shift) is no cause
         if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
             found.append((f, ctx.topics.get(f)))
     backward_calls = 0

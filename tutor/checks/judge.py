@@ -483,6 +483,7 @@ def run(payload: dict, client: Client) -> dict:
         client.ctx = ctx
         ctx.tracer = tracer
         ctx.code, ctx.solution = code, solution
+        ctx.untouched = {n for n in begun.get("untouched") or [] if isinstance(n, str)}
 
         def device_run():
             # The main world passed: the further worlds are needed now too. The learner's

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from . import wire
+from . import untouched, wire
 from .guard import Snapshot, Tampered, scan
 from .namespaces import (
     SETUP,
@@ -404,12 +404,15 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
     main = world == "main"
     tracer = _tracer() if main and request.get("trace", True) else None  # before the guard's snapshot
     guard = _new_guard(request.get("guard", True)) if main else None
+    before = untouched.marks(ns) if main else {}
     if tracer is not None:
         with tracer.recording("learner", "run"):
             error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
     else:
         error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
     answer = {"error": _error(error), "trace": _events("run")}
+    if main:
+        answer["untouched"] = untouched.untouched(ns, before)
     replaced = sorted(k for k, v in helpers.items() if k in ns and ns[k] is not v and k.startswith("_"))
     # Which of the setup's helpers the code rebound: the judge knows which of them its checks call.
     answer["rebound"] = sorted(

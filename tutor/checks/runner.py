@@ -27,6 +27,7 @@ from time import monotonic as _monotonic
 
 import torch
 
+from . import untouched
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
 from .devicerun import device_problems
@@ -246,6 +247,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
                 solution_error = run_code(solution, ref, SOLUTION, "solution")
     code_error = None
     guard = None
+    left: list = []
     if setup_error is None:
         # The learner's own prints stream as usual (the engine caps a flood).
         seed_all(seed)
@@ -253,8 +255,10 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
         if setup_error is None:
             guard = Snapshot(library) if library is not None else None
             stage("code")
+            before = untouched.marks(learner)
             with _recording(tracer, "learner"):
                 code_error = run_code(code, learner, YOUR_CODE, "code")
+            left = untouched.untouched(learner, before)
             if guard is not None:
                 guard.verify("while it ran")
     stage("checks")
@@ -262,6 +266,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
+    ctx.untouched = set(left)
     result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
     # A pass must hold on other data too (see judge.run, which does the same across kernels).
     alike: list[bool] = []
@@ -338,7 +343,12 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
     if not messages and failing and setup_error is None and solution_error is None:
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
-            messages = [(m, i) for m, i in diagnose(ctx, results, code, solution) if m not in said]
+            unchanged = [
+                str(c.get("expr")).strip()
+                for c, r in zip(checks, results, strict=False)
+                if not r["passed"] and str(c.get("expr") or "").strip() in ctx.untouched
+            ]
+            messages = [(m, i) for m, i in diagnose(ctx, results, code, solution, unchanged) if m not in said]
     passed = error is None and all(r["passed"] for r in results)
     # The device run repeats setup and code: only when the first run left room in the limit.
     room = _monotonic() - payload.get("_started", _monotonic()) < DEVICE_RUN_SHARE * float(
