@@ -120,3 +120,22 @@ def test_a_size_one_axis_in_another_place_is_not_only_a_transpose():
         "result holds the expected values laid out along dim 0 where dim 1 was expected (shape (2, 1), expected "
         "(1, 2)), consistent with a cat, stack, unsqueeze or flatten along dim 0 where dim 1 was meant" in text
     )
+
+
+def test_a_leaf_replaced_under_no_grad_is_the_cut_not_an_op_on_the_loss():
+    setup = (
+        "import torch\ntorch.manual_seed(0)\nw = torch.zeros(3, requires_grad=True)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4)) for _ in range(3)]\n"
+    )
+    loop = """
+    for xb, yb in batches:
+        loss = ((xb @ w - yb) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            {update}
+        w.grad = None
+    """
+    code = loop.format(update="w = w - 0.1 * w.grad  # the bug: a new tensor, not an update of w")
+    text = said(code, loop.format(update="w -= 0.1 * w.grad"), [check(kind="tensor", expr="w")], setup)
+    assert ".detach(), .item(), .data, .numpy() or torch.tensor(...) made a value" not in text
+    assert "w no longer requires grad where the reference's does: your code replaced it with a new tensor" in text
