@@ -69,3 +69,22 @@ def test_restating_the_only_check_s_failure_is_warned_about(tmp_path, capsys):
     code, out = _validate(root, capsys)
     assert code == 0, out
     assert "holds whenever check t-matches, the exercise's only check, fails" in out, out
+
+
+def test_failed_check_on_a_check_comparing_several_properties_is_warned_about(tmp_path, capsys):
+    root = new_pack(tmp_path / "demo")
+    lesson = next(root.glob("*/lesson.yaml"))
+    text = lesson.read_text()
+    # a second check, so the first is not the only one: what it compares makes the failure broad
+    text = text.replace(
+        "        compare: [shape, dtype, device, values]\n",
+        "        compare: [shape, dtype, device, values]\n      - kind: value\n        id: t-sum\n        expr: float(t.sum())\n",
+        1,
+    )
+    text = text.replace(
+        "    mistakes:\n", '    mistakes:\n      - failed_check: t-matches\n        message: "t is float32."\n', 1
+    )
+    lesson.write_text(text)
+    code, out = _validate(root, capsys)
+    assert code == 0, out
+    assert "failed_check names t-matches, which compares shape, dtype, device and values" in out, out
