@@ -65,6 +65,12 @@ def test_a_step_that_a_condition_skipped_is_not_a_missing_step():
     text = said(code, loop.format(step="opt.step()"), [check(kind="tensor", expr="model[0].weight", rtol=1e-5)])
     assert "your code never calls it, so the gradients are computed" not in text
     assert "your code contains opt.step(), but its run never reached it, where the reference's steps 3 times" in text
+    # another object's step() (a scheduler's) is not the optimizer's step written
+    code = loop.format(step="sched.step()")
+    setup = SETUP + "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\n"
+    solution = loop.format(step="opt.step()\n        sched.step()")
+    text = said(code, solution, [check(kind="tensor", expr="model[0].weight", rtol=1e-5)], setup)
+    assert "your code never calls it, so the gradients are computed but the weights never change" in text
 
 
 EPOCHS = """

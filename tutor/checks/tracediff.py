@@ -26,17 +26,22 @@ def _first_name(events, kind: str, fallback: str | None) -> str | None:
     return fallback
 
 
-def _calls_in(code: str, *names: str) -> bool:
-    """Whether the learner's source calls any of ``names`` (as ``f(...)`` or ``x.f(...)``)."""
+def _calls_in(code: str, *names: str, on: str | None = None) -> bool:
+    """Whether the learner's source calls any of ``names`` (as ``f(...)`` or ``x.f(...)``);
+    with ``on``, only ``on.f(...)`` or ``x.f(on)`` (scaler.step(opt)) count."""
     try:
         tree = ast.parse(code or "")
     except SyntaxError:
         return False
     for n in ast.walk(tree):
-        if isinstance(n, ast.Call):
-            f = n.func
-            if (isinstance(f, ast.Attribute) and f.attr in names) or (isinstance(f, ast.Name) and f.id in names):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in names:
+            if on is None or ast.unparse(f.value) == on or any(ast.unparse(a) == on for a in n.args):
                 return True
+        elif isinstance(f, ast.Name) and f.id in names and on is None:
+            return True
     return False
 
 
@@ -118,10 +123,10 @@ def _optimizer(learner, ref, code=""):
     # Named as the learner's code names it, else as the reference does (never a made-up name).
     loss = _first_name(learner, "backward", None) or _first_name(ref, "backward", "loss")
     if rstep and not lstep:
-        if _calls_in(code, "step"):
+        if _calls_in(code, "step", on=lopt):
             # the call is there: what kept the run from it is the cause, not a missing call
             return (
-                f"your code contains {opt}.step(), but its run never reached it, where the reference's steps "
+                f"your code contains {lopt}.step(), but its run never reached it, where the reference's steps "
                 f"{_times(rstep)}: a condition or an early return before it skipped every update"
             )
         if not lb:
