@@ -55,17 +55,44 @@ def test_a_mistake_any_failure_satisfies_is_warned_about_where_it_stands(tmp_pat
     assert f"lesson.yaml:{line}:{column}: exercises[0].mistakes[0]." in warnings[0] and says in warnings[0], out
 
 
-def test_restating_the_only_check_s_failure_is_warned_about(tmp_path, capsys):
+def _validate_edited(tmp_path, capsys, *edits: tuple) -> str:
+    """The scaffold pack with each (old, new) applied once to its lesson, validated."""
     root = new_pack(tmp_path / "demo")
     lesson = next(root.glob("*/lesson.yaml"))
     text = lesson.read_text()
-    # the one check becomes a value check with an authored expected value
-    text = text.replace(
-        "      - kind: tensor\n        id: t-matches\n        expr: t\n        compare: [shape, dtype, device, values]\n",
-        '      - kind: value\n        id: t-matches\n        expr: "t.dtype == torch.float64"\n        expected: "True"\n',
-    )
-    text = text.replace(PRECISE, '      - when: "not (t.dtype == torch.float64)"\n')
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
     lesson.write_text(text)
     code, out = _validate(root, capsys)
-    assert code == 0, out
+    assert code == 0, out  # warnings only: the pack still loads
+    return out
+
+
+def test_restating_the_only_check_s_failure_is_warned_about(tmp_path, capsys):
+    out = _validate_edited(
+        tmp_path,
+        capsys,
+        # the one check becomes a value check with an authored expected value
+        (
+            "      - kind: tensor\n        id: t-matches\n        expr: t\n        compare: [shape, dtype, device, values]\n",
+            '      - kind: value\n        id: t-matches\n        expr: "t.dtype == torch.float64"\n        expected: "True"\n',
+        ),
+        (PRECISE, '      - when: "not (t.dtype == torch.float64)"\n'),
+    )
     assert "holds whenever check t-matches, the exercise's only check, fails" in out, out
+
+
+def test_failed_check_on_a_check_comparing_several_properties_is_warned_about(tmp_path, capsys):
+    out = _validate_edited(
+        tmp_path,
+        capsys,
+        # a second check, so the first is not the only one: what it compares makes the failure broad
+        (
+            "        compare: [shape, dtype, device, values]\n",
+            "        compare: [shape, dtype, device, values]\n      - kind: value\n        id: t-sum\n"
+            "        expr: float(t.sum())\n",
+        ),
+        ("    mistakes:\n", '    mistakes:\n      - failed_check: t-matches\n        message: "t is float32."\n'),
+    )
+    assert "failed_check names t-matches, which compares shape, dtype, device and values" in out, out

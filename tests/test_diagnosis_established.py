@@ -260,6 +260,77 @@ CASES = (
 )
 
 
+# Authored mistakes whose condition held for bugs their message is not about (issue 23's
+# held-out mutants), and the tutor's own sentences that named a cause the code did not have.
+CASES += (
+    Case(
+        "keep-intermediate-mean-with-retain-grad",
+        "autograd/keep-intermediate",
+        "shipped",
+        "h = x * 3\nh.retain_grad()\ny = (h ** 2).mean()\ny.backward()\n",
+        ("Only leaves keep .grad",),
+    ),
+    Case(
+        "keep-intermediate-detached-into-a-leaf",
+        "autograd/keep-intermediate",
+        "shipped",
+        "h = (x * 3).detach().requires_grad_()\ny = (h ** 2).sum()\ny.backward()\n",
+        ("Only leaves keep .grad",),
+    ),
+    Case(
+        "freeze-not-eval-body-never-frozen",
+        "optimizers/freeze-not-eval",
+        "shipped",
+        _solution("optimizers/solution_freeze.py", ("model.body.requires_grad_(False)", "pass")),
+        ("hands the optimizer the frozen parameters too",),
+    ),
+    Case(
+        "masked-mean-mask-on-the-wrong-axis",
+        "devices-precision/masked-mean",
+        "shipped",
+        _solution("devices-precision/solution_masked.py", (".unsqueeze(-1)", ".unsqueeze(0)")),
+        ("masked_mean fails when x is not on the CPU",),
+    ),
+    Case(
+        "digits-mlp-comparison-swapped",
+        "capstone/digits-mlp",
+        "shipped",
+        _solution("capstone/solution_mlp.py", ("if val_acc > best_val_acc", "if best_val_acc > val_acc")),
+        ("The model does not hold the best state",),
+    ),
+    Case(
+        "digits-mlp-dataset-swapped",
+        "capstone/digits-mlp",
+        "shipped",
+        _solution("capstone/solution_mlp.py", ("TensorDataset(X_train, y_train)", "TensorDataset(y_train, X_train)")),
+        ("The model does not hold the best state",),
+    ),
+    Case(
+        "standardize-fit-never-called",
+        "capstone/standardize",
+        "stripped",
+        _solution("capstone/solution_standardize.py", ("norm.fit(X_train)", "pass")),
+        ("your code never does, so autograd records that work too",),
+        "your code contains a torch.no_grad() block, but its run never entered it",
+    ),
+    Case(
+        "digits-mlp-eval-dropped-inside-the-loop",
+        "capstone/digits-mlp",
+        "stripped",
+        _solution("capstone/solution_mlp.py", ("        opt.step()\n    model.eval()\n", "        opt.step()\n")),
+        ("does not switch back with model.train()",),
+    ),
+    Case(
+        "scale-by-hand-grads-never-cleared",
+        "mixed-precision/scale-by-hand",
+        "stripped",
+        _solution("mixed-precision/solution_byhand.py", ("    opt.zero_grad()\n", "")),
+        ("your code never calls it, so the gradients are computed",),
+        "your code contains opt.step(), but its run never reached it",
+    ),
+)
+
+
 def _grade(pack: Path, cases, tmp: Path) -> dict:
     """Every case as one learner of a class, graded in fresh kernels: {case name: verdict}."""
     submissions = tmp / "class"

@@ -130,5 +130,15 @@ def shares_memory_with_model(state, model):
                for k, v in state.items())
 
 
+def _holds_state(model, state):
+    """Whether every tensor of model's state_dict equals state's (a restored snapshot)."""
+    if not isinstance(state, dict):
+        return False
+    live = model.state_dict()
+    return set(live) == set(state) and all(
+        isinstance(state[k], torch.Tensor) and state[k].shape == v.shape and torch.equal(state[k].to(v.device), v)
+        for k, v in live.items())
+
+
 _ALL = torch.tensor(_X_all, dtype=torch.float32, device=DEVICE)
 _DEV = torch.cat([X_train, X_val])

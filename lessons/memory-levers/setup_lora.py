@@ -22,6 +22,15 @@ def init_output(LoRALinear):
     return LoRALinear(_base(), 2)(_X).detach()
 
 
+def _product_at_init(LoRALinear):
+    """How far from zero B @ A starts (0.0 when it starts at zero; -1.0 when there is none)."""
+    try:
+        layer = LoRALinear(_base(), 2)
+        return float((layer.B @ layer.A).abs().sum())
+    except Exception:
+        return -1.0
+
+
 def trainable(LoRALinear):
     """The names of the parameters of your adapted layer that require grad."""
     return sorted(name for name, p in LoRALinear(_base(), 2).named_parameters() if p.requires_grad)

@@ -28,6 +28,14 @@ def optimized(freeze_body, make_optimizer):
     return sum(len(group["params"]) for group in _trained(freeze_body, make_optimizer)[1].param_groups)
 
 
+def _holds_frozen(freeze_body, make_optimizer):
+    """Whether the optimizer holds a parameter that freeze_body froze."""
+    model = _fresh()
+    freeze_body(model)
+    opt = make_optimizer(model)
+    return any(not p.requires_grad for group in opt.param_groups for p in group["params"])
+
+
 def _evaluated_instead(freeze_body):
     model = _fresh()
     freeze_body(model)

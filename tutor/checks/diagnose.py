@@ -39,7 +39,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         skip = ("run",) if ctx.code_error is not None else ()
         failed = {i for i, r in enumerate(results) if not r["passed"]}
         functions = {name for name, value in ctx.ref.items() if inspect.isfunction(value)}
-        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions):
+        for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions, code):
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))

@@ -73,11 +73,30 @@ def scale(name: str, a, e) -> str | None:
     return None
 
 
+def _moved_axis(shape: tuple, expected: tuple) -> tuple | None:
+    """(dim, expected dim) of the one axis longer than 1, where the other axes are all of size 1."""
+    mine = [i for i, n in enumerate(shape) if n != 1]
+    theirs = [i for i, n in enumerate(expected) if n != 1]
+    if len(mine) == 1 and len(theirs) == 1 and mine != theirs:
+        return mine[0], theirs[0]
+    return None
+
+
 def permuted(name: str, a, e) -> str | None:
     """Shapes that are a permutation of each other, values equal once permuted back."""
     a, e = np.asarray(a), np.asarray(e)
     if a.ndim != e.ndim or a.ndim < 2 or a.ndim > 4 or a.shape == e.shape or sorted(a.shape) != sorted(e.shape):
         return None
+    moved = _moved_axis(a.shape, e.shape)
+    if moved is not None and _same(a.reshape(e.shape), e):
+        # Only a size-1 axis moved: the values lie in the same order, so a transpose cannot be
+        # told from a join, an unsqueeze or a flatten along the wrong dim.
+        mine, theirs = moved
+        return (
+            f"{name} holds the expected values laid out along dim {mine} where dim {theirs} was expected "
+            f"(shape {a.shape}, expected {e.shape}), consistent with a cat, stack, unsqueeze or flatten along "
+            f"dim {mine} where dim {theirs} was meant, or a transpose too many"
+        )
     for perm in itertools.permutations(range(a.ndim)):
         if np.transpose(a, perm).shape == e.shape and _same(np.transpose(a, perm), e):
             return (

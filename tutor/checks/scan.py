@@ -35,7 +35,27 @@ def _shared_array(t: torch.Tensor, arrays: dict) -> str | None:
     return None
 
 
-def _tensor_findings(name: str, mine: torch.Tensor, theirs: torch.Tensor, my_arrays, their_arrays) -> list:
+def _lost_leaf(learner: dict, ref: dict) -> str | None:
+    """A leaf that requires grad in the reference's namespace and not in the learner's."""
+    for i, (name, theirs) in enumerate(ref.items()):
+        if i > MAX_NAMES:
+            break
+        mine = learner.get(name)
+        if (
+            not name.startswith("_")
+            and isinstance(theirs, torch.Tensor)
+            and isinstance(mine, torch.Tensor)
+            and wire.is_leaf(theirs)
+            and wire.requires_grad(theirs)
+            and not wire.requires_grad(mine)
+        ):
+            return name
+    return None
+
+
+def _tensor_findings(
+    name: str, mine: torch.Tensor, theirs: torch.Tensor, my_arrays, their_arrays, lost: str | None = None
+) -> list:
     out = []
     if (
         wire.requires_grad(theirs)
@@ -45,7 +65,8 @@ def _tensor_findings(name: str, mine: torch.Tensor, theirs: torch.Tensor, my_arr
     ):
         out.append(signatures.moved_leaf(name, _grad_fn(mine)))
     elif _grad_fn(theirs) and not _grad_fn(mine):
-        out.append(signatures.graph_cut(name))
+        # Cut where a leaf lost its requires_grad: that is the cause, not an op on this value.
+        out.append(signatures.leaf_lost(lost) if lost else signatures.graph_cut(name))
     elif not wire.requires_grad(theirs) and _grad_fn(mine):
         out.append(signatures.still_attached(name, _grad_fn(mine)))
     if my_arrays or their_arrays:
@@ -93,6 +114,7 @@ def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> lis
     """``backward_calls``: how often the learner's code called backward() (from the trace)."""
     out = []
     my_arrays, their_arrays = _arrays(learner), _arrays(ref)
+    lost = _lost_leaf(learner, ref)
     for i, (name, theirs) in enumerate(ref.items()):
         if i > MAX_NAMES:
             break
@@ -104,7 +126,7 @@ def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> lis
             if uncleared:
                 out.append(uncleared)
             if isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor):
-                out.extend(_tensor_findings(name, mine, theirs, my_arrays, their_arrays))
+                out.extend(_tensor_findings(name, mine, theirs, my_arrays, their_arrays, lost))
             elif _is_float_list(theirs) and isinstance(mine, list):
                 kept = next((x for x in mine if isinstance(x, torch.Tensor) and _grad_fn(x)), None)
                 if kept is not None:

@@ -137,6 +137,15 @@ def graph_cut(name: str) -> str:
     )
 
 
+def leaf_lost(leaf: str) -> str:
+    return (
+        f"{leaf} no longer requires grad where the reference's does: your code replaced it with a new tensor "
+        f"({leaf} = {leaf} - ... under torch.no_grad() makes one, and so do .detach() and .data) or switched its "
+        f"requires_grad off, so nothing computed from it afterwards has a graph; update it in place "
+        f"({leaf} -= ...) inside torch.no_grad()"
+    )
+
+
 def still_attached(name: str, grad_fn: str) -> str:
     return (
         f"{name} is still part of the graph (grad_fn={grad_fn}) where the reference's is detached: take it with "

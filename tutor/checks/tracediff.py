@@ -26,6 +26,25 @@ def _first_name(events, kind: str, fallback: str | None) -> str | None:
     return fallback
 
 
+def _calls_in(code: str, *names: str, on: str | None = None) -> bool:
+    """Whether the learner's source calls any of ``names`` (as ``f(...)`` or ``x.f(...)``);
+    with ``on``, only ``on.f(...)`` or ``x.f(on)`` (scaler.step(opt)) count."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return False
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in names:
+            if on is None or ast.unparse(f.value) == on or any(ast.unparse(a) == on for a in n.args):
+                return True
+        elif isinstance(f, ast.Name) and f.id in names and on is None:
+            return True
+    return False
+
+
 def _times(n: int) -> str:
     return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
@@ -88,7 +107,7 @@ def _clip_order(ls: str, rs: str) -> str | None:
     return None
 
 
-def _optimizer(learner, ref):
+def _optimizer(learner, ref, code=""):
     ls, rs = _protocol(learner), _protocol(ref)
     if ls == rs:
         return None
@@ -104,6 +123,12 @@ def _optimizer(learner, ref):
     # Named as the learner's code names it, else as the reference does (never a made-up name).
     loss = _first_name(learner, "backward", None) or _first_name(ref, "backward", "loss")
     if rstep and not lstep:
+        if _calls_in(code, "step", on=lopt):
+            # the call is there: what kept the run from it is the cause, not a missing call
+            return (
+                f"your code contains {lopt}.step(), but its run never reached it, where the reference's steps "
+                f"{_times(rstep)}: a condition or an early return before it skipped every update"
+            )
         if not lb:
             return (
                 f"the reference calls {loss}.backward() and {opt}.step() {_times(rstep)}; your code calls neither, "
@@ -179,13 +204,14 @@ def _modes(learner, ref):
             f"your code never does, so every forward pass there runs in training mode: dropout active, batch norm "
             f"normalising with (and updating) batch statistics"
         )
-    if l_eval and _back_to_train(rt) > _back_to_train(lt):
+    trains_in_eval = _trains_in_eval(learner) and not _trains_in_eval(ref)
+    if l_eval and _back_to_train(rt) > _back_to_train(lt) and trains_in_eval:
         return (
             f"your code calls {model}.eval() for evaluation but does not switch back with {model}.train() "
             f"afterwards (the reference does, {_times(_back_to_train(rt))}), so the training that follows runs "
             f"in eval mode: dropout off, batch-norm statistics frozen"
         )
-    if r_eval and rt[-1].info["mode"] and lt and not lt[-1].info["mode"]:
+    if r_eval and rt[-1].info["mode"] and lt and not lt[-1].info["mode"] and trains_in_eval:
         return (
             f"your code calls {model}.eval() but never {model}.train() afterwards; the reference switches back, "
             f"so your later training steps run in eval mode (dropout off, batch-norm statistics frozen)"
@@ -222,6 +248,17 @@ def _modes(learner, ref):
     return None
 
 
+def _trains_in_eval(events) -> bool:
+    """Whether a backward() or step() ran after an eval() switch with no train() between."""
+    in_eval = False
+    for e in events:
+        if e.kind == "train":
+            in_eval = not e.info["mode"]
+        elif e.kind in ("backward", "step") and in_eval:
+            return True
+    return False
+
+
 def _back_to_train(events) -> int:
     """How often train() follows an eval()."""
     n, in_eval = 0, False
@@ -233,7 +270,7 @@ def _back_to_train(events) -> int:
     return n
 
 
-def _grad_modes(learner, ref):
+def _grad_modes(learner, ref, code=""):
     kinds = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled")
     lk, rk = [e.kind for e in _kinds(learner, *kinds)], [e.kind for e in _kinds(ref, *kinds)]
     if lk == rk:
@@ -246,6 +283,14 @@ def _grad_modes(learner, ref):
     off = ("no_grad", "inference_mode")
     if any(k in off for k in rk) and not any(k in off for k in lk):
         which = "torch.no_grad()" if "no_grad" in rk else "torch.inference_mode()"
+        if _calls_in(code, "no_grad", "inference_mode"):
+            # the block is there: the code around it never ran, which is the cause to find
+            where = next((e.info["in"] for e in _kinds(ref, *off) if e.info.get("in")), None)
+            inside = f" the one inside {where}()" if where else " one"
+            return (
+                f"your code contains a {which} block, but its run never entered it, where the reference's run "
+                f"enters{inside}: the code around that block was never called, or returned before it"
+            )
         return (
             f"the reference runs part of its work under {which} (an update, an evaluation or a constant); your code "
             f"never does, so autograd records that work too: its results require grad and keep a graph"
@@ -550,20 +595,26 @@ def _like_runs(learner, ref, functions) -> tuple:
     )
 
 
-def _first(pairs, rules):
+# Rules that also read the learner's source: a call written but never run is another cause
+# than a call missing.
+READS_CODE = (_optimizer, _grad_modes)
+
+
+def _first(pairs, rules, code=""):
     for learner, ref in pairs:
         for rule, topic in rules:
-            sentence = rule(learner, ref)
+            sentence = rule(learner, ref, code) if rule in READS_CODE else rule(learner, ref)
             if sentence:
                 return rule, topic, sentence
     return None
 
 
-def differences(tracer, skip=(), failed=None, functions=()) -> list:
+def differences(tracer, skip=(), failed=None, functions=(), code="") -> list:
     """[(sentence, topic)]: the first meaningful difference of each segment, in order, once
     each. Only like is compared with like: the same check's calls on both sides, call by call;
     with ``failed`` (the indexes of the checks that failed) only those checks and the run;
-    ``functions``: the names of the functions the reference defines (see _like_runs)."""
+    ``functions``: the names of the functions the reference defines (see _like_runs);
+    ``code``: the learner's source."""
     out, used = [], set()
     for segment in tracer.segments():
         if segment in skip or segment == MISTAKES:
@@ -576,7 +627,7 @@ def differences(tracer, skip=(), failed=None, functions=()) -> list:
             learner, ref = _like_runs(learner, ref, functions)
         # One side only (a python check runs the learner's side alone, an authored expected
         # value runs no reference): nothing to compare, only what is wrong on its face.
-        found = _first(_pairs(learner, ref) if both else [(learner, [])], RULES if both else ONE_SIDED)
+        found = _first(_pairs(learner, ref) if both else [(learner, [])], RULES if both else ONE_SIDED, code)
         if found:
             rule, topic, sentence = found
             if rule not in used:  # the first segment's numbers say it; later ones repeat it

@@ -1,5 +1,6 @@
-"""Authored mistakes whose condition any failure satisfies: their message would be said for
-bugs it is not about, as if it were their cause. ``pack validate`` warns about each, at the
+"""Authored mistakes whose condition any failure satisfies (or a failure of any of several
+properties one check compares): their message would be said for bugs it is not about, as if
+it were their cause. ``pack validate`` warns about each, at the
 condition's FILE:LINE:COL. Static: nothing runs (a condition is read, not evaluated)."""
 
 from __future__ import annotations
@@ -81,6 +82,14 @@ def _why(mistake: m.Mistake, ex: m.Exercise) -> tuple[str, str] | None:
             return "failed_check", (
                 f"failed_check names {mistake.failed_check}, the exercise's only check, so every failure gets this "
                 f"mistake's message; {_FIX}"
+            )
+        # A check that compares several properties fails for as many causes: a message is about one.
+        check = next((c for c in ex.checks if c.id == mistake.failed_check), None)
+        compared = list(getattr(check, "compare", None) or [])
+        if len(compared) > 1:
+            return "failed_check", (
+                f"failed_check names {mistake.failed_check}, which compares {', '.join(compared[:-1])} and "
+                f"{compared[-1]}, so a failure of any of them gets this mistake's message, whatever its cause; {_FIX}"
             )
         return None
     if mistake.when is not None:

@@ -1,0 +1,147 @@
+"""Sentences that once stated a false cause, each on the kind of code that drew it: the
+trace showed a difference, but what the sentence said caused it was not what the code did.
+Each runs real torch through the check library; the false sentence must be gone and, where
+the cause is established, a true one said instead."""
+
+import textwrap
+
+import pytest
+from test_checks_support import check, verify
+
+pytestmark = pytest.mark.slow
+
+SETUP = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    X = torch.randn(16, 3)
+    y = torch.randint(0, 2, (16,))
+    model = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loss_fn = nn.CrossEntropyLoss()
+    """
+)
+
+
+def said(code: str, solution: str, checks, setup: str = SETUP) -> str:
+    r = verify(textwrap.dedent(code), textwrap.dedent(solution), checks, setup=setup)
+    assert not r["passed"]
+    return "\n".join(r["mistakes"])
+
+
+NORMALISER = """
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(3))
+
+    def fit(self, x):
+        with torch.no_grad():
+            self.mean.copy_(x.mean(dim=0))
+        return self
+
+norm = Norm()
+"""
+
+
+def test_a_no_grad_block_that_never_ran_is_not_a_missing_no_grad():
+    # fit() holds the no_grad block; the bug is that fit() is never called
+    text = said(NORMALISER, NORMALISER + "norm.fit(X)\n", [check(kind="tensor", expr="norm.mean")])
+    assert "your code never does, so autograd records that work too" not in text
+    assert "your code contains a torch.no_grad() block, but its run never entered it" in text
+    assert "the one inside fit()" in text
+
+
+def test_a_step_that_a_condition_skipped_is_not_a_missing_step():
+    loop = """
+    for _ in range(3):
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        {step}
+    """
+    code = loop.format(step="if loss.item() < 0:  # never true: the bug\n            opt.step()")
+    text = said(code, loop.format(step="opt.step()"), [check(kind="tensor", expr="model[0].weight", rtol=1e-5)])
+    assert "your code never calls it, so the gradients are computed" not in text
+    assert "your code contains opt.step(), but its run never reached it, where the reference's steps 3 times" in text
+    # another object's step() (a scheduler's) is not the optimizer's step written
+    code = loop.format(step="sched.step()")
+    setup = SETUP + "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\n"
+    solution = loop.format(step="opt.step()\n        sched.step()")
+    text = said(code, solution, [check(kind="tensor", expr="model[0].weight", rtol=1e-5)], setup)
+    assert "your code never calls it, so the gradients are computed but the weights never change" in text
+
+
+EPOCHS = """
+scores = []
+for epoch in range(3):
+    model.train()
+    opt.zero_grad()
+    loss_fn(model(X), y).backward()
+    opt.step()
+    {validate}
+    with torch.no_grad():
+        scores.append(model(X).sum().item())
+model.eval()
+"""
+
+
+def test_an_eval_left_out_inside_the_loop_is_not_a_missing_switch_back():
+    # The one model.eval() left is the last line: no training follows it.
+    code = EPOCHS.format(validate="pass")
+    text = said(code, EPOCHS.format(validate="model.eval()"), [check(kind="value", expr="scores")])
+    assert "does not switch back with model.train()" not in text
+    assert "later training steps run in eval mode" not in text
+
+
+def test_training_after_an_eval_that_is_never_undone_is_named():
+    loop = """
+    model.train()
+    for epoch in range(3):
+        opt.zero_grad()
+        loss_fn(model(X), y).backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            last = model(X).sum().item()
+        {back}
+    """
+    text = said(
+        loop.format(back="pass"), loop.format(back="model.train()"), [check(kind="tensor", expr="model[0].weight")]
+    )
+    assert "your code calls model.eval() for evaluation but does not switch back with model.train() afterwards" in text
+
+
+def test_a_size_one_axis_in_another_place_is_not_only_a_transpose():
+    setup = "import torch\nx = torch.tensor([[5.0]])\n"
+    text = said(
+        "result = torch.cat([x, torch.ones_like(x)], dim=0)",
+        "result = torch.cat([x, torch.ones_like(x)], dim=1)",
+        [check(kind="tensor", expr="result")],
+        setup,
+    )
+    assert "transpose or permute it (a batch-first" not in text
+    assert (
+        "result holds the expected values laid out along dim 0 where dim 1 was expected (shape (2, 1), expected "
+        "(1, 2)), consistent with a cat, stack, unsqueeze or flatten along dim 0 where dim 1 was meant" in text
+    )
+
+
+def test_a_leaf_replaced_under_no_grad_is_the_cut_not_an_op_on_the_loss():
+    setup = (
+        "import torch\ntorch.manual_seed(0)\nw = torch.zeros(3, requires_grad=True)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4)) for _ in range(3)]\n"
+    )
+    loop = """
+    for xb, yb in batches:
+        loss = ((xb @ w - yb) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            {update}
+        w.grad = None
+    """
+    code = loop.format(update="w = w - 0.1 * w.grad  # the bug: a new tensor, not an update of w")
+    text = said(code, loop.format(update="w -= 0.1 * w.grad"), [check(kind="tensor", expr="w")], setup)
+    assert ".detach(), .item(), .data, .numpy() or torch.tensor(...) made a value" not in text
+    assert "w no longer requires grad where the reference's does: your code replaced it with a new tensor" in text
