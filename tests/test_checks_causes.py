@@ -262,6 +262,17 @@ def test_a_value_the_code_never_changed_is_said_so_not_read_as_a_factor():
     text = "\n".join(r["mistakes"])
     assert "w is exactly what the setup made: your code never changed it" in text
     assert "times the expected" not in text
+    # The reference updates under no_grad and the code never enters it: no work was done,
+    # so "autograd records that work too" would be false.
+    leaf = "import torch\nw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()\n"
+    r = verify(
+        "step = 0.1 * w.grad\n",
+        "with torch.no_grad():\n    w -= 0.1 * w.grad\n",
+        [check(kind="tensor", expr="w")],
+        setup=leaf,
+    )
+    text = "\n".join(r["mistakes"])
+    assert "never changed it" in text and "no_grad" not in text
     # Changed, even back to the same values through another object, is not "never changed".
     r = verify("w = w.clone()\n", solution, [check(kind="tensor", expr="w")], setup=setup)
     assert "never changed" not in "\n".join(r["mistakes"])

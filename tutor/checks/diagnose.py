@@ -40,6 +40,8 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         failed = {i for i, r in enumerate(results) if not r["passed"]}
         functions = {name for name, value in ctx.ref.items() if inspect.isfunction(value)}
         for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions, code):
+            if topic == tracediff.TOPIC_GRAD_MODE and unchanged:
+                continue  # no work was done on what failed: how it would have been recorded is no cause
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))
@@ -47,13 +49,14 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     if forward:
         found.append((forward, None))
     topics = {t for _, t in found if t}
-    if ctx.code_error is not None:
-        # The code raised: its names hold what it left half done, so no reading of their
-        # values (a factor, a shift, a missing step) is established; the exception is.
-        return _unique(found + [(e, None) for e in _for_errors(ctx, results)])
     for f in ctx.findings:
-        if any(f.startswith((f"{name} ", f"{name}[", f"{name}.")) for name in unchanged):
-            continue  # a reading of a value the code never changed (a factor, a shift) is no cause
+        reading = ctx.topics.get(f) == "pattern" or str(ctx.topics.get(f) or "").startswith("cause:")
+        if reading and ctx.code_error is not None:
+            # The code raised: its names hold what it left half done, so no reading of their
+            # values (a factor, a shift) is established; the exception is.
+            continue
+        if reading and any(f.startswith((f"{name} ", f"{name}[", f"{name}.")) for name in unchanged):
+            continue  # nor a reading of a value the code never changed
         if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
             found.append((f, ctx.topics.get(f)))
     backward_calls = 0

@@ -13,6 +13,7 @@ from .describe import plural
 
 # Topics let the runner drop a built-in signature that says the same thing less precisely.
 TOPIC_ZERO_GRAD = "zero_grad"
+TOPIC_GRAD_MODE = "grad_mode"  # no_grad / inference_mode used on one side only
 
 
 def _kinds(events, *kinds) -> list:
@@ -528,7 +529,7 @@ RULES = (
     (_losses, None),
     (_optimizer, TOPIC_ZERO_GRAD),
     (_modes, None),
-    (_grad_modes, None),
+    (_grad_modes, TOPIC_GRAD_MODE),
     (_moves, None),
     (_save_load, None),
     (_loaders, None),
