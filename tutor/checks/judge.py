@@ -417,10 +417,14 @@ def judge(request: str, blob: str) -> dict:
     from .report import dumps
 
     payload = json.loads(blob)
+    if not _BASELINE:  # as this kernel was before its first verification
+        _BASELINE.append(process_state())
     try:
         result = run(payload, Client())
     finally:
         wire.FACTS.clear()
+    # Said beside the result (not in it): whether this kernel may judge another exercise next.
+    clean = same_process_state(_BASELINE[0], process_state())
     try:
         from IPython import get_ipython
 
@@ -428,8 +432,42 @@ def judge(request: str, blob: str) -> dict:
     except ImportError:
         shell = None
     if shell is not None:
-        shell.display_pub.publish(data={RESULT_MIME: {"request": request, "body": dumps(result)}}, metadata={})
+        bundle = {"request": request, "body": dumps(result), "clean": clean}
+        shell.display_pub.publish(data={RESULT_MIME: bundle}, metadata={})
     return result
+
+
+_BASELINE: list = []  # process_state() before this kernel's first verification
+
+
+def process_state() -> tuple:
+    """What an exercise's setup or solution could leave behind in this process for the next
+    exercise's reference: torch's global switches, and the objects bound in torch, its
+    Tensor, Module and functional namespaces and builtins (a patch shows as another object).
+    A batch keeps a judge for another exercise only while this stays the same."""
+    import builtins as b
+
+    get_device = getattr(torch, "get_default_device", None)
+    switches = (
+        torch.is_grad_enabled(),
+        torch.get_default_dtype(),
+        get_device() if get_device else None,
+        torch.are_deterministic_algorithms_enabled(),
+        torch.get_num_threads(),
+        torch.is_anomaly_enabled(),
+    )
+    spaces = [dict(vars(space)) for space in (torch, torch.Tensor, torch.nn.Module, torch.nn.functional, b)]
+    spaces[-1].pop("input", None)  # the kernel binds its own for each cell
+    return switches, spaces
+
+
+def same_process_state(before: tuple, after: tuple) -> bool:
+    if before[0] != after[0]:
+        return False
+    for old, new in zip(before[1], after[1], strict=True):
+        if old.keys() != new.keys() or any(new[key] is not value for key, value in old.items()):
+            return False
+    return True
 
 
 def run(payload: dict, client: Client) -> dict:
