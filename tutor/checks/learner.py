@@ -246,12 +246,13 @@ def _names_again(world: str) -> dict:
 
 
 def _calls(request: dict) -> dict:
-    """A function check's cases in one request, called in order. Each answer is encoded as
-    soon as its call returns, so a later call that changes memory an earlier one returned
-    does not change what the judge sees of the earlier one."""
+    """A function check's cases in one request, called in order. Each answer is prepared,
+    its tensors' memory copied, as soon as its call returns, so a later call that changes
+    memory an earlier one returned does not change what the judge sees of the earlier one;
+    all of them cross in the one answer (one load for the judge, not one per case)."""
     target: Any = request.get("target")
     segment = request.get("segment", "run")
-    encoded = []
+    prepared = []
     quiet = BoundedOutput(limit=0)
     with captured(quiet), _tracer().recording("learner", segment):
         for call in list(request.get("calls") or [])[:_MAX_ITEMS]:
@@ -280,9 +281,10 @@ def _calls(request: dict) -> dict:
                 answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
                 if call.get("backward") is not None:
                     answer.update(_backward(value, call["backward"], args))
-            encoded.append(wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins"))))
+            preparer = wire.Preparer(_state["handles"], origins=_state.get("origins"))
+            prepared.append(wire.frozen(preparer(answer)))
     _check_guard("while the checks called it")
-    return {"answers": encoded, "trace": _events(segment)}
+    return {"answers": wire.Prepared(prepared), "trace": _events(segment)}
 
 
 def _pytest(request: dict) -> dict:

@@ -96,6 +96,8 @@ class Preparer:
             return value
         if kind is torch.Size:
             return value
+        if kind is Prepared:
+            return value.body
         # Records, not the objects: torch.load(weights_only=True) of older torch releases
         # (2.2) refuses complex numbers, devices, some dtypes (bfloat16) and protocol-2 bytes.
         if kind is torch.dtype:
@@ -407,6 +409,45 @@ def _attr_owner(exc) -> str:
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         return f"module-class:{obj.__name__}"
     return ""
+
+
+class Prepared:
+    """A body a Preparer made already (see ``frozen``): sent as it is, inside a message."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body):
+        self.body = body
+
+
+def frozen(body):
+    """The prepared ``body`` over copies of the memory its tensors hold now: what a later
+    call writes there does not reach it, and its tensors that share a storage still share
+    one (a copy per storage). Several of them then cross in one message, one load."""
+    copies: dict = {}
+
+    def copy(t):
+        if t.is_meta or t.layout != torch.strided or t.is_conj() or t.is_neg():
+            return t.clone()  # no storage to copy, or bits a bare storage would lose
+        storage = t.untyped_storage()
+        key = (str(t.device), storage.data_ptr(), storage.nbytes())
+        if key not in copies:
+            copies[key] = storage.clone()
+        return torch.empty(0, dtype=t.dtype, device=t.device).set_(
+            copies[key], t.storage_offset(), t.size(), t.stride()
+        )
+
+    def walk(value):
+        kind = type(value)
+        if kind is torch.Tensor:
+            return copy(value)
+        if kind is dict:
+            return {key: walk(item) for key, item in value.items()}
+        if kind is list:
+            return [walk(item) for item in value]
+        return value
+
+    return walk(body)
 
 
 def encode(value, preparer: Preparer | None = None) -> str:
