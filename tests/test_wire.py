@@ -124,3 +124,48 @@ def test_a_frozen_answer_keeps_conjugate_and_meta_tensors():
     got = wire.load(wire.encode(wire.Prepared(body)), wire.Decoder())
     assert got["z"].tolist() == z.tolist()
     assert got["meta"].is_meta and got["meta"].shape == (2, 3)
+
+
+def test_names_read_again_are_same_only_when_nothing_crossing_changed():
+    # The learner's side answers a re-read of the names with "same" (the judge keeps what it
+    # decoded) only when they would cross bit for bit as before, however the code wrote them.
+    from tutor.checks import learner
+
+    learner.reset()
+    code = (
+        "x = torch.zeros(3)\n"
+        "scale = 1.0\n"
+        "def bump():\n    x.add_(1)\n"
+        "def poke():\n    x.numpy()[0] = 7.0\n"  # no version counter sees this one
+        "def negate():\n    global scale\n    scale = -0.0\n"
+        "def keep():\n    return x.sum()\n"
+    )
+    try:
+        begun = learner._answer({"op": "begin", "world": "main", "setup": "import torch\n", "code": code, "seed": 0})
+        assert begun["error"] is None
+        ns = learner._state["worlds"]["main"]
+
+        def again(after=None) -> bool:
+            if after is not None:
+                learner._answer({"op": "call", "target": ns[after], "args": [], "kwargs": {}})
+            return "same" in learner._answer({"op": "names", "world": "main"})
+
+        assert again() and again("keep")
+        assert not again("bump") and again()
+        assert not again("poke") and again()
+        assert not again("negate") and again()
+    finally:
+        learner.reset()
+
+
+def test_the_judge_reads_names_afresh_once_it_wrote_its_own_copies():
+    from tutor.checks.judge import _written_here
+
+    decoded = wire.load(wire.encode({"x": torch.zeros(3), "n": 2, "rows": [torch.ones(2)]}), wire.Decoder())
+    try:
+        assert not _written_here(decoded)
+        decoded["rows"][0].add_(1)  # a check wrote the judge's copy of the learner's tensor
+        assert _written_here(decoded)
+        assert _written_here({"a": np.zeros(2)})  # arrays keep no version counter
+    finally:
+        wire.FACTS.clear()

@@ -361,9 +361,29 @@ class World:
             answer = self.client.request({"op": "names", "world": self.name})
             self.client.changes += 1
             self._at = self.client.changes
-            if "names" in answer:  # else "same": they encode as last read, what was decoded then stands
+            if "names" not in answer and _written_here(self._names):
+                # "same", but a check wrote the copies decoded then: they do not stand.
+                answer = self.client.request({"op": "names", "world": self.name, "fresh": True})
+            if "names" in answer:  # else "same": they cross as last read, what was decoded then stands
                 self._names = _scope_names(answer["names"])
         return self._names
+
+
+def _written_here(value, depth: int = 0) -> bool:
+    """Whether the judge's decoded copy ``value`` may have been written since it was decoded:
+    a tensor whose version counter moved, any array (arrays keep no counter)."""
+    if depth > wire.MAX_DEPTH:
+        return True
+    if isinstance(value, torch.Tensor):
+        f = wire.facts(value)
+        return f is None or wire.version_counter(value) != f.get("local_version")
+    if isinstance(value, LearnerModule):
+        return any(_written_here(t, depth + 1) for t in [*value.parameters(), *value.buffers()])
+    if isinstance(value, dict):
+        return any(_written_here(item, depth + 1) for item in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_written_here(item, depth + 1) for item in value)
+    return type(value).__module__ == "numpy" and hasattr(value, "flags")
 
 
 _MODULES = frozenset({"torch", "np", "nn", "F"})  # always the judge's own imports

@@ -450,6 +450,44 @@ def frozen(body):
     return walk(body)
 
 
+def same_body(kept, body) -> bool:
+    """Whether prepared ``body`` would cross exactly as ``kept`` (a ``frozen`` one) did: the
+    same records, the same numbers bit for bit, tensors of the same layout over storages of
+    the same bytes. Anything it cannot tell counts as changed."""
+    kind = type(kept)
+    if kind is not type(body):
+        return False
+    if kind is dict:
+        return kept.keys() == body.keys() and all(same_body(kept[key], body[key]) for key in kept)
+    if kind is list:
+        return len(kept) == len(body) and all(same_body(a, b) for a, b in zip(kept, body, strict=True))
+    if kind is torch.Tensor:
+        return _same_tensor(kept, body)
+    if kind is float:
+        return kept.hex() == body.hex()  # -0.0 is not 0.0, a NaN is itself
+    if kind in (str, int, bool, torch.Size) or kept is None:
+        return kept == body
+    return False
+
+
+def _same_tensor(a, b) -> bool:
+    strided = a.layout == b.layout == torch.strided and not a.is_meta and not b.is_meta
+    if not strided or (a.dtype, a.device, a.shape) != (b.dtype, b.device, b.shape):
+        return False
+    if (a.stride(), a.storage_offset(), a.is_conj(), a.is_neg()) != (
+        b.stride(),
+        b.storage_offset(),
+        b.is_conj(),
+        b.is_neg(),
+    ):
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa.nbytes() != sb.nbytes():
+        return False
+    raw = [torch.empty(0, dtype=torch.uint8, device=a.device).set_(s) for s in (sa, sb)]
+    return bool(torch.equal(raw[0], raw[1]))
+
+
 def encode(value, preparer: Preparer | None = None) -> str:
     """Base64 text of one ``torch.save`` of the prepared ``value``."""
     body = (preparer or Preparer())(value)
