@@ -156,10 +156,10 @@ class Verifier:
     ) -> None:
         """``reuse_judges`` (a batch: `grade`): a judge's kernel never runs learner code, so
         after a clean verification it is kept for the next attempt at the same exercise,
-        or at another exercise when the judge found its process as it left it (no global
-        switch of torch flipped, nothing in torch or builtins rebound: a setup cannot then
-        reach the next exercise's reference); run the batch with :meth:`fan_out`, which
-        shuts the kept ones down at the end."""
+        or at another exercise while the judge reports its process as it was before its
+        first verification (no global switch of torch flipped, nothing in torch or builtins
+        rebound: an exercise's setup cannot then reach the next exercise's reference); run
+        the batch with :meth:`fan_out`, which shuts the kept ones down at the end."""
         if pool is None and attached is None:
             raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
         self.pool = pool
