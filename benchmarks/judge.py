@@ -13,7 +13,8 @@
     verified in.
 (c) Grading a small class (learners x the exercises of (a), the reference, the starter or
     the first wrong solution in rotation) with --jobs workers over one pool, as `grade`
-    does: a learner's kernel per file and judges kept per exercise vs one kernel per file.
+    does: a learner's kernel per file and kept judges vs one kernel per file. The fork
+    server is warmed for both sides first, then --rounds rounds alternate the order.
 Medians; the ratios are judged / single. Target (issue 21): (a) at most 1.2x; (c) at most 1x.
 Writes the table to BENCHMARKS.md under "## Judged verification".
 """
@@ -128,7 +129,8 @@ async def bench_cold(ref, repeat: int) -> tuple[float, float]:
 
 async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]:
     per = KERNELS_PER_VERIFICATION if judged else 1
-    pool = KernelPool(size=jobs * per, demand=len(tasks) * per, recover=False)
+    # As `grade` asks (gradebook.py): a learner's kernel per file, plus a judge per worker.
+    pool = KernelPool(size=jobs * per, demand=len(tasks) + (jobs if judged else 0), recover=False)
     verifier = Verifier(pool, reuse_judges=True)
     queue = list(enumerate(tasks))
     if judged:
@@ -156,6 +158,21 @@ async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]
     return time.perf_counter() - started, statuses
 
 
+def bench_class(tasks, jobs: int, rounds: int) -> tuple[float, float, list[str], list[str]]:
+    """Both sides of (c), fairly: the fork server and its pages warmed first (by a small
+    class of each side: whichever ran first would pay its start), then ``rounds`` rounds
+    with the order alternating; medians."""
+    asyncio.run(grade_class(tasks[: len(EXERCISES)], jobs, judged=False))
+    asyncio.run(grade_class(tasks[: len(EXERCISES)], jobs, judged=True))
+    times: dict[bool, list[float]] = {False: [], True: []}
+    statuses: dict[bool, list[str]] = {}
+    for number in range(rounds):
+        for judged in (False, True) if number % 2 == 0 else (True, False):
+            elapsed, statuses[judged] = asyncio.run(grade_class(tasks, jobs, judged))
+            times[judged].append(elapsed)
+    return statistics.median(times[False]), statistics.median(times[True]), statuses[False], statuses[True]
+
+
 def class_tasks(refs, learners: int):
     tasks = []
     for i in range(learners):
@@ -180,6 +197,7 @@ def main() -> None:
     parser.add_argument("--cold-repeat", type=int, default=3)
     parser.add_argument("--learners", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of (c), the order alternating")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--class-only", action="store_true", help="only (c); print it, write nothing")
     parser.add_argument("--warm-only", action="store_true", help="only (a); print it, write nothing")
@@ -196,9 +214,12 @@ def main() -> None:
     if args.class_only:
         refs = [Catalog.load().find_exercise(key) for key in EXERCISES]
         tasks = class_tasks(refs, args.learners)
-        single, _ = asyncio.run(grade_class(tasks, args.jobs, judged=False))
-        judged, _ = asyncio.run(grade_class(tasks, args.jobs, judged=True))
-        print(f"class of {len(tasks)} files: single {single:.1f} s, judged {judged:.1f} s, {judged / single:.2f}x")
+        single, judged, statuses_single, statuses_judged = bench_class(tasks, args.jobs, args.rounds)
+        same = sum(a == b for a, b in zip(statuses_single, statuses_judged, strict=True))
+        print(
+            f"class of {len(tasks)} files, median of {args.rounds} rounds: single {single:.2f} s, "
+            f"judged {judged:.2f} s, {judged / single:.2f}x; verdicts identical on {same} of {len(tasks)}"
+        )
         return
 
     catalog = Catalog.load()
@@ -207,8 +228,7 @@ def main() -> None:
     rows = asyncio.run(bench_warm(refs, args.repeat))
     cold = asyncio.run(bench_cold(refs[0], args.cold_repeat))
     tasks = class_tasks(refs, args.learners)
-    grade_single, statuses_single = asyncio.run(grade_class(tasks, args.jobs, judged=False))
-    grade_judged, statuses_judged = asyncio.run(grade_class(tasks, args.jobs, judged=True))
+    grade_single, grade_judged, statuses_single, statuses_judged = bench_class(tasks, args.jobs, args.rounds)
     load_end = os.getloadavg()
 
     single_all = statistics.median(r[1] for r in rows)

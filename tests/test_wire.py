@@ -93,3 +93,79 @@ def test_a_forged_device_record_is_refused_in_one_sentence():
     torch.save({"v": wire.WIRE_VERSION, "body": body}, buffer)
     with pytest.raises(wire.WireError, match="a device torch does not know"):
         wire.load(base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
+def test_several_calls_answered_in_one_message_keep_what_each_call_returned():
+    # A function check's cases cross in one message (learner._calls): each answer is frozen
+    # when its call returns, so a later call writing the same buffer does not reach it.
+    buffer = torch.zeros(3)
+
+    def fill(value: float):
+        buffer.fill_(value)
+        return buffer, buffer[1:], buffer.numpy()
+
+    prepared = [wire.frozen(wire.Preparer({})({"value": fill(float(i))})) for i in range(3)]
+    answers = wire.load(wire.encode({"answers": wire.Prepared(prepared)}), wire.Decoder())["answers"]
+    for number, answer in enumerate(answers):
+        whole, tail, array = answer["value"]
+        assert whole.tolist() == [float(number)] * 3 and array.tolist() == [float(number)] * 3
+        # Within one answer, memory shared in the learner's kernel is shared here too.
+        assert tail.untyped_storage().data_ptr() == whole.untyped_storage().data_ptr()
+        assert tail.storage_offset() == 1
+        assert np.shares_memory(array, whole.numpy())
+    # Across answers it is not: each call's answer has its own copy.
+    assert answers[0]["value"][0].untyped_storage().data_ptr() != answers[1]["value"][0].untyped_storage().data_ptr()
+
+
+def test_a_frozen_answer_keeps_conjugate_and_meta_tensors():
+    z = torch.tensor([1 + 2j, 3 - 1j]).conj()
+    meta = torch.empty(2, 3, device="meta")
+    body = wire.frozen(wire.Preparer({})({"z": z, "meta": meta}))
+    got = wire.load(wire.encode(wire.Prepared(body)), wire.Decoder())
+    assert got["z"].tolist() == z.tolist()
+    assert got["meta"].is_meta and got["meta"].shape == (2, 3)
+
+
+def test_names_read_again_are_same_only_when_nothing_crossing_changed():
+    # The learner's side answers a re-read of the names with "same" (the judge keeps what it
+    # decoded) only when they would cross bit for bit as before, however the code wrote them.
+    from tutor.checks import learner
+
+    learner.reset()
+    code = (
+        "x = torch.zeros(3)\n"
+        "scale = 1.0\n"
+        "def bump():\n    x.add_(1)\n"
+        "def poke():\n    x.numpy()[0] = 7.0\n"  # no version counter sees this one
+        "def negate():\n    global scale\n    scale = -0.0\n"
+        "def keep():\n    return x.sum()\n"
+    )
+    try:
+        begun = learner._answer({"op": "begin", "world": "main", "setup": "import torch\n", "code": code, "seed": 0})
+        assert begun["error"] is None
+        ns = learner._state["worlds"]["main"]
+
+        def again(after=None) -> bool:
+            if after is not None:
+                learner._answer({"op": "call", "target": ns[after], "args": [], "kwargs": {}})
+            return "same" in learner._answer({"op": "names", "world": "main"})
+
+        assert again() and again("keep")
+        assert not again("bump") and again()
+        assert not again("poke") and again()
+        assert not again("negate") and again()
+    finally:
+        learner.reset()
+
+
+def test_the_judge_reads_names_afresh_once_it_wrote_its_own_copies():
+    from tutor.checks.judge import _written_here
+
+    decoded = wire.load(wire.encode({"x": torch.zeros(3), "n": 2, "rows": [torch.ones(2)]}), wire.Decoder())
+    try:
+        assert not _written_here(decoded)
+        decoded["rows"][0].add_(1)  # a check wrote the judge's copy of the learner's tensor
+        assert _written_here(decoded)
+        assert _written_here({"a": np.zeros(2)})  # arrays keep no version counter
+    finally:
+        wire.FACTS.clear()

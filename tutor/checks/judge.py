@@ -235,11 +235,7 @@ class RemoteCallable(_Remote):
             calls=[{"args": list(a), "backward": b, "seed": s, "call": n[0] if n else None} for a, b, s, *n in calls],
         )
         out = []
-        for text in answer.get("answers") or []:
-            try:
-                one = wire.load(text, wire.Decoder(remote=client.remote, module_factory=skeleton))
-            except wire.WireError as exc:
-                raise wire.WireError(f"your code's kernel sent something that is not data: {exc}") from None
+        for one in answer.get("answers") or []:  # decoded with the answer: one load for all
             if not isinstance(one, dict):
                 raise wire.WireError("your code's kernel sent an answer of the wrong shape")
             if "raised" in one and not isinstance(one["raised"], wire.Raised):
@@ -365,9 +361,29 @@ class World:
             answer = self.client.request({"op": "names", "world": self.name})
             self.client.changes += 1
             self._at = self.client.changes
-            if "names" in answer:  # else "same": they encode as last read, what was decoded then stands
+            if "names" not in answer and _written_here(self._names):
+                # "same", but a check wrote the copies decoded then: they do not stand.
+                answer = self.client.request({"op": "names", "world": self.name, "fresh": True})
+            if "names" in answer:  # else "same": they cross as last read, what was decoded then stands
                 self._names = _scope_names(answer["names"])
         return self._names
+
+
+def _written_here(value, depth: int = 0) -> bool:
+    """Whether the judge's decoded copy ``value`` may have been written since it was decoded:
+    a tensor whose version counter moved, any array (arrays keep no counter)."""
+    if depth > wire.MAX_DEPTH:
+        return True
+    if isinstance(value, torch.Tensor):
+        f = wire.facts(value)
+        return f is None or wire.version_counter(value) != f.get("local_version")
+    if isinstance(value, LearnerModule):
+        return any(_written_here(t, depth + 1) for t in [*value.parameters(), *value.buffers()])
+    if isinstance(value, dict):
+        return any(_written_here(item, depth + 1) for item in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_written_here(item, depth + 1) for item in value)
+    return type(value).__module__ == "numpy" and hasattr(value, "flags")
 
 
 _MODULES = frozenset({"torch", "np", "nn", "F"})  # always the judge's own imports
@@ -417,10 +433,14 @@ def judge(request: str, blob: str) -> dict:
     from .report import dumps
 
     payload = json.loads(blob)
+    if not _BASELINE:  # as this kernel was before its first verification
+        _BASELINE.append(process_state())
     try:
         result = run(payload, Client())
     finally:
         wire.FACTS.clear()
+    # Said beside the result (not in it): whether this kernel may judge another exercise next.
+    clean = same_process_state(_BASELINE[0], process_state())
     try:
         from IPython import get_ipython
 
@@ -428,8 +448,42 @@ def judge(request: str, blob: str) -> dict:
     except ImportError:
         shell = None
     if shell is not None:
-        shell.display_pub.publish(data={RESULT_MIME: {"request": request, "body": dumps(result)}}, metadata={})
+        bundle = {"request": request, "body": dumps(result), "clean": clean}
+        shell.display_pub.publish(data={RESULT_MIME: bundle}, metadata={})
     return result
+
+
+_BASELINE: list = []  # process_state() before this kernel's first verification
+
+
+def process_state() -> tuple:
+    """What an exercise's setup or solution could leave behind in this process for the next
+    exercise's reference: torch's global switches, and the objects bound in torch, its
+    Tensor, Module and functional namespaces and builtins (a patch shows as another object).
+    A batch keeps a judge for another exercise only while this stays the same."""
+    import builtins as b
+
+    get_device = getattr(torch, "get_default_device", None)
+    switches = (
+        torch.is_grad_enabled(),
+        torch.get_default_dtype(),
+        get_device() if get_device else None,
+        torch.are_deterministic_algorithms_enabled(),
+        torch.get_num_threads(),
+        torch.is_anomaly_enabled(),
+    )
+    spaces = [dict(vars(space)) for space in (torch, torch.Tensor, torch.nn.Module, torch.nn.functional, b)]
+    spaces[-1].pop("input", None)  # the kernel binds its own for each cell
+    return switches, spaces
+
+
+def same_process_state(before: tuple, after: tuple) -> bool:
+    if before[0] != after[0]:
+        return False
+    for old, new in zip(before[1], after[1], strict=True):
+        if old.keys() != new.keys() or any(new[key] is not value for key, value in old.items()):
+            return False
+    return True
 
 
 def run(payload: dict, client: Client) -> dict:

@@ -199,7 +199,7 @@ def _answer(request: dict) -> dict:
     if op == "begin":
         return _begin(request)
     if op == "names":
-        return _names_again(str(request.get("world") or "main"))
+        return _names_again(str(request.get("world") or "main"), fresh=request.get("fresh") is True)
     if op == "calls":
         return _calls(request)
     if op == "pytest":
@@ -232,26 +232,36 @@ def _answer(request: dict) -> dict:
     return answer
 
 
-def _names_again(world: str) -> dict:
+def _names_again(world: str, fresh: bool = False) -> dict:
     """The names of ``world`` once more (the judge asks after calls that may have changed
-    them), or ``same`` when they encode as the last time it asked: the judge then keeps
-    what it decoded then (the names of a module's data can be large; a forward leaves them)."""
-    names = {"names": _names(world)}
-    text = wire.encode(names, wire.Preparer(_state["handles"], origins=_state.get("origins")))
-    sent = _state.setdefault("sent", {})
-    if sent.get(world) == text:
+    them), or ``same`` when they would cross exactly as the last time they did (at the
+    world's begin or since): the judge then keeps what it decoded then (the names of a
+    module's data can be large; a forward leaves them). ``fresh``: the judge wrote its own
+    copies, so it needs them anyway."""
+    body = _prepared(_names(world))
+    if not fresh and wire.same_body(_state.setdefault("sent", {}).get(world), body):
         return {"same": True}
-    sent[world] = text
-    return names
+    return {"names": _remember_names(world, body)}
+
+
+def _prepared(value):
+    return wire.Preparer(_state["handles"], origins=_state.get("origins"))(value)
+
+
+def _remember_names(world: str, body) -> wire.Prepared:
+    """``body`` to send, and a frozen copy kept to tell whether the next read is the same."""
+    _state.setdefault("sent", {})[world] = wire.frozen(body)
+    return wire.Prepared(body)
 
 
 def _calls(request: dict) -> dict:
-    """A function check's cases in one request, called in order. Each answer is encoded as
-    soon as its call returns, so a later call that changes memory an earlier one returned
-    does not change what the judge sees of the earlier one."""
+    """A function check's cases in one request, called in order. Each answer is prepared,
+    its tensors' memory copied, as soon as its call returns, so a later call that changes
+    memory an earlier one returned does not change what the judge sees of the earlier one;
+    all of them cross in the one answer (one load for the judge, not one per case)."""
     target: Any = request.get("target")
     segment = request.get("segment", "run")
-    encoded = []
+    prepared = []
     quiet = BoundedOutput(limit=0)
     with captured(quiet), _tracer().recording("learner", segment):
         for call in list(request.get("calls") or [])[:_MAX_ITEMS]:
@@ -280,9 +290,9 @@ def _calls(request: dict) -> dict:
                 answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
                 if call.get("backward") is not None:
                     answer.update(_backward(value, call["backward"], args))
-            encoded.append(wire.encode(answer, wire.Preparer(_state["handles"], origins=_state.get("origins"))))
+            prepared.append(wire.frozen(_prepared(answer)))
     _check_guard("while the checks called it")
-    return {"answers": encoded, "trace": _events(segment)}
+    return {"answers": wire.Prepared(prepared), "trace": _events(segment)}
 
 
 def _pytest(request: dict) -> dict:
@@ -382,7 +392,10 @@ def _begin(request: dict) -> dict:
     # the same code again, quietly (as their own cells did, whose output nobody showed).
     quiet = captured(BoundedOutput(limit=0)) if world != "main" else _nothing()
     with tracker if tracker is not None else _nothing(), quiet:
-        return _begin_in(request, world, ns, seed)
+        answer = _begin_in(request, world, ns, seed)
+    if "names" in answer:  # prepared here, outside the device run's torch function mode
+        answer["names"] = _remember_names(world, _prepared(answer["names"]))
+    return answer
 
 
 class _nothing:

@@ -96,6 +96,8 @@ class Preparer:
             return value
         if kind is torch.Size:
             return value
+        if kind is Prepared:
+            return value.body
         # Records, not the objects: torch.load(weights_only=True) of older torch releases
         # (2.2) refuses complex numbers, devices, some dtypes (bfloat16) and protocol-2 bytes.
         if kind is torch.dtype:
@@ -407,6 +409,83 @@ def _attr_owner(exc) -> str:
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         return f"module-class:{obj.__name__}"
     return ""
+
+
+class Prepared:
+    """A body a Preparer made already (see ``frozen``): sent as it is, inside a message."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body):
+        self.body = body
+
+
+def frozen(body):
+    """The prepared ``body`` over copies of the memory its tensors hold now: what a later
+    call writes there does not reach it, and its tensors that share a storage still share
+    one (a copy per storage). Several of them then cross in one message, one load."""
+    copies: dict = {}
+
+    def copy(t):
+        if t.is_meta or t.layout != torch.strided or t.is_conj() or t.is_neg():
+            return t.clone()  # no storage to copy, or bits a bare storage would lose
+        storage = t.untyped_storage()
+        key = (str(t.device), storage.data_ptr(), storage.nbytes())
+        if key not in copies:
+            copies[key] = storage.clone()
+        return torch.empty(0, dtype=t.dtype, device=t.device).set_(
+            copies[key], t.storage_offset(), t.size(), t.stride()
+        )
+
+    def walk(value):
+        kind = type(value)
+        if kind is torch.Tensor:
+            return copy(value)
+        if kind is dict:
+            return {key: walk(item) for key, item in value.items()}
+        if kind is list:
+            return [walk(item) for item in value]
+        return value
+
+    return walk(body)
+
+
+def same_body(kept, body) -> bool:
+    """Whether prepared ``body`` would cross exactly as ``kept`` (a ``frozen`` one) did: the
+    same records, the same numbers bit for bit, tensors of the same layout over storages of
+    the same bytes. Anything it cannot tell counts as changed."""
+    kind = type(kept)
+    if kind is not type(body):
+        return False
+    if kind is dict:
+        return kept.keys() == body.keys() and all(same_body(kept[key], body[key]) for key in kept)
+    if kind is list:
+        return len(kept) == len(body) and all(same_body(a, b) for a, b in zip(kept, body, strict=True))
+    if kind is torch.Tensor:
+        return _same_tensor(kept, body)
+    if kind is float:
+        return kept.hex() == body.hex()  # -0.0 is not 0.0, a NaN is itself
+    if kind in (str, int, bool, torch.Size) or kept is None:
+        return kept == body
+    return False
+
+
+def _same_tensor(a, b) -> bool:
+    strided = a.layout == b.layout == torch.strided and not a.is_meta and not b.is_meta
+    if not strided or (a.dtype, a.device, a.shape) != (b.dtype, b.device, b.shape):
+        return False
+    if (a.stride(), a.storage_offset(), a.is_conj(), a.is_neg()) != (
+        b.stride(),
+        b.storage_offset(),
+        b.is_conj(),
+        b.is_neg(),
+    ):
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa.nbytes() != sb.nbytes():
+        return False
+    raw = [torch.empty(0, dtype=torch.uint8, device=a.device).set_(s) for s in (sa, sb)]
+    return bool(torch.equal(raw[0], raw[1]))
 
 
 def encode(value, preparer: Preparer | None = None) -> str:

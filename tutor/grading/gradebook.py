@@ -197,9 +197,9 @@ async def _verify_all(
     todo = sorted(
         todo, key=lambda t: (learner_at[id(t.row)] // LEARNER_BLOCK, column_at[id(t.column)], learner_at[id(t.row)])
     )
-    blocks = -(-len(learner_at) // LEARNER_BLOCK)
-    # A learner's kernel per file; a judge per worker, exercise and block at most.
-    judges = min(len(todo), jobs * len(column_at) * blocks)
+    # A learner's kernel per file; a judge per worker (kept from exercise to exercise while
+    # it stays clean, verify.Verifier), more only when one is not: taken past the demand.
+    judges = min(len(todo), jobs)
     pool = KernelPool(device=device, size=jobs * KERNELS_PER_VERIFICATION, demand=len(todo) + judges, recover=False)
     verifier = Verifier(pool, device=device, reuse_judges=True)
     queue: asyncio.Queue[Task] = asyncio.Queue()

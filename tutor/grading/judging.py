@@ -248,8 +248,11 @@ async def verify_judged(
     *,
     limit: float,
     on_output: OutputCallback | None = None,
+    judge_state: dict | None = None,
 ) -> Verdict:
-    """The verdict of ``code`` from ``learner`` (runs it) and ``judge`` (decides)."""
+    """The verdict of ``code`` from ``learner`` (runs it) and ``judge`` (decides).
+    ``judge_state`` gets ``clean``: whether the judge's process was left as the verification
+    found it (tutor/checks/judge.py process_state), so it may judge another exercise next."""
     device = learner.device_info.kind if learner.device_info else "cpu"
     started = time.perf_counter()
     begin_id = secrets.token_hex(8)
@@ -291,6 +294,12 @@ async def verify_judged(
         if not begin.done():
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
+    if judge_state is not None:
+        judge_state["clean"] = any(
+            (display.data.get(RESULT_MIME) or {}).get("request") == request
+            and (display.data.get(RESULT_MIME) or {}).get("clean") is True
+            for display in judged.displays
+        )
     from tutor.grading.hiding import conceal
 
     verdict = conceal(_verdict(judged, relay, learner_runs, request, limit), exercise)

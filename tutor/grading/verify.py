@@ -155,15 +155,19 @@ class Verifier:
         reuse_judges: bool = False,
     ) -> None:
         """``reuse_judges`` (a batch: `grade`): a judge's kernel never runs learner code, so
-        after a clean verification it is kept for the next attempt at the same exercise;
-        run the batch with :meth:`fan_out`, which shuts the kept ones down at the end."""
+        after a clean verification it is kept for the next attempt at the same exercise,
+        or at another exercise while the judge reports its process as it was before its
+        first verification (no global switch of torch flipped, nothing in torch or builtins
+        rebound: an exercise's setup cannot then reach the next exercise's reference); run
+        the batch with :meth:`fan_out`, which shuts the kept ones down at the end."""
         if pool is None and attached is None:
             raise ValueError("Verifier needs a KernelPool or an attached KernelSession")
         self.pool = pool
         self.attached = attached
         self.device = device
         self.reuse_judges = reuse_judges
-        self._idle_judges: list[tuple[tuple, KernelSession]] = []  # oldest first
+        # (the exercise it judged last, the judge, whether it may judge another one), oldest first
+        self._idle_judges: list[tuple[tuple, KernelSession, bool]] = []
 
     async def fan_out(self, jobs: int, worker: Callable[[], Awaitable[None]]) -> None:
         """The pool's ``fan_out``, then the kept judges shut down (they are this verifier's)."""
@@ -171,7 +175,7 @@ class Verifier:
         try:
             await self.pool.fan_out(jobs, worker)
         finally:
-            judges = [judge for _, judge in self._idle_judges]
+            judges = [judge for _, judge, _ in self._idle_judges]
             self._idle_judges.clear()
             await asyncio.gather(*(judge.shutdown() for judge in judges), return_exceptions=True)
 
@@ -179,20 +183,23 @@ class Verifier:
         """Shut down the judges kept for ``exercise`` (no more attempts at it will come)."""
         assert self.pool is not None
         key = _judge_key(exercise)
-        for kept, judge in [entry for entry in self._idle_judges if entry[0] == key]:
-            self._idle_judges.remove((kept, judge))
-            self.pool.give_back(judge)
+        for entry in [entry for entry in self._idle_judges if entry[0] == key]:
+            self._idle_judges.remove(entry)
+            self.pool.give_back(entry[1])
 
     def _idle_judge(self, key: tuple) -> KernelSession | None:
-        for index, (kept, judge) in enumerate(self._idle_judges):
-            if kept == key:
-                del self._idle_judges[index]
-                return judge
+        """A kept judge: the one that judged this exercise last, else one that may judge
+        another exercise (a kernel start saved either way)."""
+        for wanted in (lambda kept, clean: kept == key, lambda kept, clean: clean):
+            for index, (kept, judge, clean) in enumerate(self._idle_judges):
+                if wanted(kept, clean):
+                    del self._idle_judges[index]
+                    return judge
         return None
 
-    def _keep_judge(self, key: tuple, judge: KernelSession) -> None:
+    def _keep_judge(self, key: tuple, judge: KernelSession, clean: bool) -> None:
         assert self.pool is not None
-        self._idle_judges.append((key, judge))
+        self._idle_judges.append((key, judge, clean))
         while len(self._idle_judges) > self.pool.size:  # judges of exercises no longer graded
             self.pool.give_back(self._idle_judges.pop(0)[1])
 
@@ -244,9 +251,12 @@ class Verifier:
         try:
             if judge is None:
                 judge = await self.pool.take()
-            verdict = await verify_judged(exercise, code, learner, judge, limit=limit, on_output=on_output)
+            state: dict = {}
+            verdict = await verify_judged(
+                exercise, code, learner, judge, limit=limit, on_output=on_output, judge_state=state
+            )
             if self.reuse_judges and verdict.status in ("pass", "fail", "error") and judge.state == "ready":
-                self._keep_judge(key, judge)
+                self._keep_judge(key, judge, bool(state.get("clean")))
                 kept = True
             return verdict
         finally:
