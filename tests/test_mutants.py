@@ -7,7 +7,7 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tutor.grading.mutants import OPERATORS, literal_source, literal_targets, mutants
+from tutor.grading.mutants import OPERATORS, literal_source, literal_targets, mutants, typed_in_targets
 
 TRAIN = """\
 import torch
@@ -113,6 +113,48 @@ def test_literal_replaces_a_final_value_computed_from_the_data():
         assert literal_source(bad) is None
     (mutant,) = [m for m in mutants(source, {"y": text}) if m.operator == "literal"]
     assert mutant.diff == "-y = h.relu()\n+y = torch.tensor([[0.5, 0.0]], dtype=torch.float32, device=DEVICE)"
+
+
+def test_typed_in_replaces_the_whole_solution_by_the_checked_values():
+    # A hook fills `shapes`: no final assignment for the literal operator to replace, so only
+    # a typed-in answer shows whether the checks would take the values copied from the prompt.
+    source = (
+        "import torch\n"
+        "def hook(module, args, output):\n"
+        "    shapes.append(output.shape)\n"
+        "handle = model.register_forward_hook(hook)\n"
+        "logits = model(x)\n"
+    )
+    setup = "import torch\nmodel = torch.nn.Linear(3, 5)\nx = torch.randn(4, 3)\nshapes = []\n"
+    checked = '[{"expr": "shapes"}, {"expr": "logits.shape"}]'
+    assert literal_targets(source, setup, checked) == ["logits"]
+    assert typed_in_targets(source, setup, checked) == ["shapes", "logits"]  # `hook` is defined, not checked
+    assert typed_in_targets("y = torch.zeros(2)\n", "x = 1\n", "y") == []  # depends on no data
+    shapes = {
+        "kind": "sequence",
+        "type": "list",
+        "items": [
+            {
+                "kind": "sequence",
+                "type": "size",
+                "items": [{"kind": "number", "value": 4}, {"kind": "number", "value": 5}],
+            }
+        ],
+    }
+    assert literal_source(shapes) == "[torch.Size([4, 5])]"
+    assert literal_source({"kind": "sequence", "type": "tuple", "items": [{"kind": "number", "value": 1}]}) == "(1,)"
+    for bad in (
+        {"kind": "sequence", "type": "set", "items": []},
+        {"kind": "sequence", "type": "size", "items": [{"kind": "number", "value": 1.5}]},
+        {"kind": "sequence", "type": "list", "items": [{"kind": "tensor", "dtype": "torch.x;y", "values": []}]},
+    ):
+        assert literal_source(bad) is None
+    (mutant,) = [m for m in mutants(source, {}, {"shapes": "[torch.Size([4, 5])]"}) if m.operator == "typed-in"]
+    assert mutant.source == "import torch\nshapes = [torch.Size([4, 5])]\n"
+    assert mutant.line == 1 and "-handle = model.register_forward_hook(hook)" in mutant.diff
+    # the same text as a literal mutant: one mutant, not two
+    same = mutants("import torch\ny = x.relu()\n", {"y": "torch.tensor([1.0])"}, {"y": "torch.tensor([1.0])"})
+    assert [m.operator for m in same if m.operator in ("literal", "typed-in")] == ["literal"]
 
 
 def test_ids_are_stable_and_follow_the_text_not_the_line():

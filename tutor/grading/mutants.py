@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-OPERATORS = ("drop", "in-place", "swap-names", "literal", "mean-sum", "dim", "weights-only")
+OPERATORS = ("drop", "in-place", "swap-names", "literal", "typed-in", "mean-sum", "dim", "weights-only")
 
 # Calls whose omission is a classic bug; dropped from a chain (``x.cpu().numpy()`` -> ``x.numpy()``).
 DROPPABLE = frozenset(
@@ -315,6 +315,18 @@ def _literal(src: _Source, tree: ast.Module, literals: dict[str, str]) -> Iterat
             yield _replace(src, "literal", stmt.value, literals[name])
 
 
+def _typed_in(src: _Source, tree: ast.Module, typed: dict[str, str]) -> Iterator[_Edit]:
+    """The whole solution replaced by its imports and the checked values typed in: the answer
+    of a learner who copies what the reference printed. Unlike ``literal`` it reaches names the
+    solution fills without a final assignment (``shapes.append(...)`` in a hook, ``x.add_(1)``,
+    a list built in a loop)."""
+    if not typed:
+        return
+    imports = [src.segment(stmt) for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
+    lines = [*imports, *(f"{name} = {text}" for name, text in typed.items())]
+    yield _Edit("typed-in", 1, 0, len(src.data), "\n".join(lines) + "\n")
+
+
 # ---------------------------------------------------------------- the literal operator's data
 
 
@@ -352,23 +364,54 @@ def literal_targets(solution: str, setup: str, checked_text: str) -> list[str]:
     """Names whose final value is worth writing as a literal: assigned last at top level,
     read by a check (their name appears in ``checked_text``), and computed from something
     the setup defines (a value that depends on no data is a literal already)."""
+    tree = _reading_setup(solution, setup)
+    if tree is None:
+        return []
+    return [name for name in final_assignments(tree) if re.search(rf"\b{re.escape(name)}\b", checked_text)]
+
+
+def typed_in_targets(solution: str, setup: str, checked_text: str) -> list[str]:
+    """Names a typed-in answer would write: read by a check and named by the solution (written,
+    changed in place or filled), in the order the solution first names them; only where the
+    solution reads the setup's data (as ``literal_targets``)."""
+    tree = _reading_setup(solution, setup)
+    if tree is None:
+        return []
+    defined = _imported_names(tree) | {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    named = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+    out: list[str] = []
+    for node in named:
+        name = node.id
+        if name in out or name in defined or name in MODULE_NAMES or name in _BUILTINS or name == "DEVICE":
+            continue
+        if re.search(rf"\b{re.escape(name)}\b", checked_text):
+            out.append(name)
+    return out
+
+
+def _reading_setup(solution: str, setup: str) -> ast.Module | None:
+    """The solution's tree where it reads something the setup defines (a value that depends
+    on no data is a literal already, and typing it in is no bug); None otherwise."""
     try:
         tree, setup_tree = ast.parse(solution), ast.parse(setup)
     except SyntaxError:
-        return []
+        return None
     given = {
         n.id for n in ast.walk(setup_tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     } | _imported_names(setup_tree)
     given -= _imported_names(tree)
     reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    if not (reads & given):
-        return []
-    return [name for name in final_assignments(tree) if re.search(rf"\b{re.escape(name)}\b", checked_text)]
+    return tree if reads & given else None
 
 
-def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = False) -> str | None:
+def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = False, depth: int = 0) -> str | None:
     """Python source for a value the kernel reported as data (see packtest's values cell):
-    ``{"kind": "tensor", "dtype", "values", "requires_grad"}`` or ``{"kind": "number", "value"}``."""
+    ``{"kind": "tensor", "dtype", "values", "requires_grad"}``, ``{"kind": "number", "value"}``
+    or ``{"kind": "sequence", "type": "list" | "tuple" | "size", "items": [...]}``."""
+    if value.get("kind") == "sequence":
+        return _sequence_source(value, torch_name, on_device, depth)
     if value.get("kind") == "number":
         number = value.get("value")
         if isinstance(number, (bool, int)) or (isinstance(number, float) and math.isfinite(number)):
@@ -388,6 +431,28 @@ def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = 
     return f"{torch_name}.tensor({values!r}, dtype={dtype}{extra})"
 
 
+def _sequence_source(value: dict, torch_name: str, on_device: bool, depth: int) -> str | None:
+    items = value.get("items")
+    if depth >= 4 or not isinstance(items, list) or len(items) > MAX_LITERAL_ELEMENTS:
+        return None
+    kind = value.get("type")
+    if kind == "size":
+        if not all(isinstance(i, dict) and type(i.get("value")) is int for i in items):
+            return None
+        return f"{torch_name}.Size({[i['value'] for i in items]!r})"
+    texts = [
+        literal_source(i, torch_name=torch_name, on_device=on_device, depth=depth + 1) if isinstance(i, dict) else None
+        for i in items
+    ]
+    if any(t is None for t in texts):
+        return None
+    if kind == "list":
+        return "[" + ", ".join(texts) + "]"  # type: ignore[arg-type]
+    if kind == "tuple":
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"  # type: ignore[arg-type]
+    return None
+
+
 def _plain_numbers(values: object, depth: int = 0) -> bool:
     if depth > 8:
         return False
@@ -399,11 +464,11 @@ def _plain_numbers(values: object, depth: int = 0) -> bool:
 # ---------------------------------------------------------------- all together
 
 
-def mutants(solution: str, literals: dict[str, str] | None = None) -> list[Mutant]:
+def mutants(solution: str, literals: dict[str, str] | None = None, typed: dict[str, str] | None = None) -> list[Mutant]:
     """Every mutant of ``solution`` that parses and differs from it and from the others.
 
-    ``literals``: {name: source} for the literal operator (``literal_source`` of the values
-    the reference computed)."""
+    ``literals``: {name: source} for the literal operator, ``typed`` for the typed-in one
+    (``literal_source`` of the values the reference computed)."""
     try:
         tree = ast.parse(solution)
     except SyntaxError:
@@ -413,10 +478,12 @@ def mutants(solution: str, literals: dict[str, str] | None = None) -> list[Mutan
     for operator in (_drop, _in_place, _swap_names, _mean_sum, _dim, _weights_only):
         edits += operator(src, tree)
     edits += _literal(src, tree, literals or {})
+    edits += _typed_in(src, tree, typed or {})
     seen = {ast.dump(tree)}
     occurrences: dict[str, int] = {}
     out: list[Mutant] = []
-    for edit in sorted(edits, key=lambda e: (e.start, OPERATORS.index(e.operator), e.end)):
+    # typed-in last: where it writes what a literal mutant wrote, the smaller diff is kept
+    for edit in sorted(edits, key=lambda e: (e.operator == "typed-in", e.start, OPERATORS.index(e.operator), e.end)):
         source = src.apply(edit)
         try:
             shape = ast.dump(ast.parse(source))
