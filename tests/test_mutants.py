@@ -82,6 +82,26 @@ def test_another_dim():
     ]
 
 
+def test_off_by_one_moves_a_boundary_of_counts_not_of_measured_values():
+    source = (
+        "for i in range(len(xs)):\n"
+        "    if i < len(xs) - 1:\n"
+        "        w = xs[i : i + k]\n"
+        "mask = torch.arange(T) < lengths[:, None]\n"
+        "for epoch in range(1, 9):\n"
+        "    if loss < best and acc > 0:\n"
+        "        head = xs[:-1]\n"
+    )
+    assert diffs(source, "off-by-one") == [
+        "-for i in range(len(xs)):\n+for i in range(len(xs) - 1):",
+        "-    if i < len(xs) - 1:\n+    if i <= len(xs) - 1:",
+        "-        w = xs[i : i + k]\n+        w = xs[i : i + k - 1]",
+        "-mask = torch.arange(T) < lengths[:, None]\n+mask = torch.arange(T) <= lengths[:, None]",
+        "-for epoch in range(1, 9):\n+for epoch in range(1, 8):",
+        "-        head = xs[:-1]\n+        head = xs[:-2]",
+    ]  # `loss < best` and `acc > 0` compare measured values: a tie is no bug anyone makes
+
+
 def test_weights_only_gains_a_fallback_that_unpickles_anything():
     source = "def load(buf):\n    state = torch.load(buf, weights_only=True)\n    return state\n"
     (mutant,) = [m for m in mutants(source) if m.operator == "weights-only"]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-OPERATORS = ("drop", "in-place", "swap-names", "literal", "typed-in", "mean-sum", "dim", "weights-only")
+OPERATORS = ("drop", "in-place", "swap-names", "literal", "typed-in", "mean-sum", "dim", "off-by-one", "weights-only")
 
 # Calls whose omission is a classic bug; dropped from a chain (``x.cpu().numpy()`` -> ``x.numpy()``).
 DROPPABLE = frozenset(
@@ -281,6 +281,54 @@ def _dim(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
                 yield _replace(src, "dim", node.args[index], str(_other_dim(value)))
 
 
+BOUNDARY = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
+COUNTS = frozenset({"len", "arange", "size", "numel", "shape", "range"})  # what makes a bound a count
+
+
+def _one_less(node: ast.expr) -> str:
+    """``node - 1``, folded where it is an int (``6`` -> ``5``, ``-1`` -> ``-2``)."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        value = None
+    if type(value) is int:
+        return str(value - 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return f"{ast.unparse(node)} - 1"  # left to right: no parentheses needed
+    return f"{_atom(node)} - 1"
+
+
+def _counts(node: ast.expr) -> bool:
+    """Whether ``node`` holds a count: ``len(...)``, ``arange``, ``.shape``, ``.size()`` (an
+    int constant alone does not: ``x > 0`` on floats is the same at every value but a tie)."""
+    for sub in ast.walk(node):
+        if (isinstance(sub, ast.Name) and sub.id in COUNTS) or (isinstance(sub, ast.Attribute) and sub.attr in COUNTS):
+            return True
+    return False
+
+
+def _off_by_one(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
+    """A boundary one off: a comparison of counts or indices that takes its bound or leaves it
+    (``i < len(xs) - 1`` -> ``<=``; other comparisons, of measured floats where a tie hardly
+    ever happens, are left alone), a ``range`` that stops one early, a slice that ends one early
+    (``x[i:i + k]`` -> ``x[i:i + k - 1]``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in BOUNDARY:
+            left, right = node.left, node.comparators[0]
+            if _counts(left) or _counts(right):
+                start, left_end = src.span(left)
+                right_start, end = src.span(right)
+                middle = src.data[left_end:right_start].decode("utf-8")
+                op = BOUNDARY[type(node.ops[0])]
+                text = src.segment(left) + re.sub(r"[<>]=?", op, middle, count=1) + src.segment(right)
+                yield _Edit("off-by-one", node.lineno, start, end, text)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+            stop = node.args[0] if len(node.args) == 1 else node.args[1]
+            yield _replace(src, "off-by-one", stop, _one_less(stop))
+        elif isinstance(node, ast.Slice) and node.upper is not None:
+            yield _replace(src, "off-by-one", node.upper, _one_less(node.upper))
+
+
 def _weights_only(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
     """``torch.load(..., weights_only=True)`` that falls back to a full unpickle when refused."""
     for stmt in _simple_statements(tree):
@@ -475,7 +523,7 @@ def mutants(solution: str, literals: dict[str, str] | None = None, typed: dict[s
         return []
     src = _Source(solution)
     edits: list[_Edit] = []
-    for operator in (_drop, _in_place, _swap_names, _mean_sum, _dim, _weights_only):
+    for operator in (_drop, _in_place, _swap_names, _mean_sum, _dim, _off_by_one, _weights_only):
         edits += operator(src, tree)
     edits += _literal(src, tree, literals or {})
     edits += _typed_in(src, tree, typed or {})
