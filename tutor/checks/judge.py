@@ -637,7 +637,7 @@ def _in_world(
     if setup_error is not None or solution_error is not None:
         # The exercise's own code failed on that data: nothing to say about the learner's.
         return broken_in_world(result, seed, variant, number)
-    return on_other_data(result, seed, variant, number)
+    return on_other_data(result, seed, variant, number, payload)
 
 
 def _shadowed_helpers(rebound, payload: dict) -> list:
