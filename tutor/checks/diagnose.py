@@ -31,7 +31,11 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     unchanged = unchanged or []
     for name in unchanged:
         found.append(
-            (f"{name} is exactly what the setup made: your code never changed it, and the reference does", None)
+            # Established is the end state, not the history: code may have changed it and changed it back.
+            (
+                f"{name} is still exactly what the setup made: nothing your code did to it is left, and the reference changes it",
+                None,
+            )
         )
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
