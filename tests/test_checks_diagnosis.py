@@ -426,3 +426,16 @@ def test_the_grad_mode_rule_says_what_results_are_only_where_that_failed():
     )
     assert not r["passed"]
     assert any("keep a graph" in m for m in r["mistakes"]), r["mistakes"]
+
+
+def test_a_copy_of_a_numpy_array_is_no_cause_where_its_values_are_right():
+    # The reference wraps W (torch.from_numpy), the code copies it (torch.tensor): nothing
+    # wrote W afterwards, so the values agree, and "it should share memory" is no cause of the
+    # wrong db that fails here.
+    setup = "import numpy as np\nimport torch\nW = np.ones((2, 2))\nG = np.full((4, 2), 0.5)\n"
+    solution = "W_t = torch.from_numpy(W).requires_grad_()\ndb = G.sum(axis=0)\n"
+    code = "W_t = torch.tensor(W, requires_grad=True)\ndb = G.mean(axis=0)\n"
+    checks = [check(kind="tensor", expr="W_t"), check(kind="value", expr="db.tolist()")]
+    r = verify(code, solution, checks, setup=setup)
+    assert not r["passed"]
+    assert not any("share memory" in m for m in r["mistakes"]), r["mistakes"]

@@ -27,7 +27,7 @@ GRAPH_PROPERTIES = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad"})
 
 def _graph_failed(results, ctx) -> bool:
     """Whether the code raised or a failing check found a gradient, requires_grad, grad_fn
-    or leaf that differs."""
+    or leaf that differs, or says it is about a gradient or a graph."""
     if ctx.code_error is not None:
         return True
 
@@ -42,7 +42,11 @@ def _graph_failed(results, ctx) -> bool:
             return any(found(v, depth + 1) for v in value[:200])
         return False
 
-    return any(not r.get("passed") and found(r.get("details")) for r in results)
+    def about_graph(r) -> bool:  # a check that reads a report of its own ("graph built during a forward")
+        text = str(r.get("message") or "").lower()
+        return "grad" in text or "graph" in text
+
+    return any(not r.get("passed") and (found(r.get("details")) or about_graph(r)) for r in results)
 
 
 def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None) -> list:
