@@ -26,6 +26,8 @@ def marks(ns: dict) -> dict:
 
 
 def _grad(value: torch.Tensor) -> torch.Tensor | None:
+    if not (value.is_leaf or value.retains_grad):
+        return None  # a non-leaf keeps no .grad (reading it only warns)
     grad = value.grad
     return grad.detach().clone() if isinstance(grad, torch.Tensor) and grad.layout == torch.strided else grad
 
@@ -45,7 +47,7 @@ def untouched(ns: dict, taken: dict) -> list:
                 and now.shape == copy.shape
                 and torch.equal(now.detach(), copy)
                 and now.requires_grad == requires_grad
-                and _same_grad(now.grad, grad)
+                and _same_grad(_grad(now), grad)
             )
         except RuntimeError:
             same = False
