@@ -63,9 +63,12 @@ class Client:
         self._ask = ask or _ask_host
         self.tracer: Tracer | None = None
         self.ctx: Context | None = None
+        self.world: str | None = None  # the world whose checks run now (its names come with each answer)
         self.changes = 0  # learner code may have changed the learner's names since this count
         self.pending_seed: int | None = None
         self.calls = 0
+        # The names that came with the last answer (names_after): (self.changes then, world, answer).
+        self.names_after: tuple[int, str, dict] | None = None
         self.ahead: list = []  # the worlds whose begins the learner's kernel runs ahead (run_ahead)
 
     def request(self, request: dict, header: dict | None = None) -> dict:
@@ -124,9 +127,18 @@ class Client:
         request = {"op": op, "target": target, "segment": segment, **fields}
         if self.pending_seed is not None:
             request["seed"], self.pending_seed = self.pending_seed, None
+        # The checks read the names again after a call, nearly always: they come with its answer.
+        world = self.world
+        if world is not None:
+            request["names_after"] = world
         self.calls += 1
         self.changes += 1
+        self.names_after = None
         answer = self.request(request)
+        after = answer.pop("names_after", None)
+        if world is not None and isinstance(after, dict):
+            self.changes += 1  # reading them is a request of its own, as World.namespace counts it
+            self.names_after = (self.changes, world, after)
         self._trace(segment, answer.get("trace"))
         if "tampered" in answer:
             raise Tampered(str(answer["tampered"]))
@@ -358,8 +370,13 @@ class World:
 
     def namespace(self) -> dict:
         if self.client.changes != self._at:
-            answer = self.client.request({"op": "names", "world": self.name})
-            self.client.changes += 1
+            after = self.client.names_after
+            if after is not None and after[0] == self.client.changes and after[1] == self.name:
+                answer = after[2]  # read right after the last request, and nothing ran since
+            else:
+                answer = self.client.request({"op": "names", "world": self.name})
+                self.client.changes += 1
+            self.client.names_after = None
             self._at = self.client.changes
             if "names" not in answer and _written_here(self._names):
                 # "same", but a check wrote the copies decoded then: they do not stand.
@@ -534,7 +551,7 @@ def run(payload: dict, client: Client) -> dict:
         code_error = code_error_from(begun.get("error"))
         world = World(client, "main", begun.get("names") or {})
         ctx = Context(world, ref, device, seed, code_error, solution_error)
-        client.ctx = ctx
+        client.ctx, client.world = ctx, world.name
         ctx.tracer = tracer
         ctx.code, ctx.solution = code, solution
         ctx.untouched = {n for n in begun.get("untouched") or [] if isinstance(n, str)}
@@ -630,7 +647,7 @@ def _in_world(
     ctx = Context(learner, ref, device, seed, code_error_from(begun.get("error")), solution_error)
     ctx.code, ctx.solution = code, solution
     ctx.input_shift = INPUT_SHIFT * (number - 1)
-    client.ctx = ctx
+    client.ctx, client.world = ctx, learner.name
     result = evaluate({**payload, "device_run": False}, ctx, setup_error, quiet)
     if result.get("passed"):
         return None

@@ -193,6 +193,19 @@ def _events(segment) -> list:
 
 
 def _answer(request: dict) -> dict:
+    answer = _answer_op(request)
+    world = request.get("names_after") if isinstance(request, dict) else None
+    if isinstance(world, str) and request.get("op") not in _READS_NO_CODE and "tampered" not in answer:
+        # The judge reads a world's names again after a request that ran the learner's code:
+        # they come with this answer (or "same"), not as a request of their own.
+        answer["names_after"] = _names_again(world)
+    return answer
+
+
+_READS_NO_CODE = frozenset({"begin", "names", "pytest"})  # requests names_after is not for
+
+
+def _answer_op(request: dict) -> dict:
     if isinstance(request, wire.WireError):
         raise request  # a request that did not decode: refused, said as data
     op = request.get("op")
