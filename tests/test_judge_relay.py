@@ -74,3 +74,46 @@ def test_names_that_came_with_a_call_are_those_after_it(monkeypatch, code, statu
     if status == "fail":
         assert "bump() left n at" in said
     assert "names" not in ops, ops
+
+
+def _learner_prompts(monkeypatch) -> list[str]:
+    """Every prompt of the learner's kernel (its answers), in order."""
+    prompts: list[str] = []
+    relay = judging._Relay.learner_prompt
+
+    async def recording(self, prompt: str) -> str | None:
+        prompts.append(prompt)
+        return await relay(self, prompt)
+
+    monkeypatch.setattr(judging._Relay, "learner_prompt", recording)
+    return prompts
+
+
+# A device run (DEVICE in the setup) and two further worlds (variants), all run ahead.
+AHEAD = m.Exercise(
+    id="ahead",
+    title="ahead",
+    prompt="Bind t to a transposed.",
+    setup="import torch\na = torch.arange(6.0, device=DEVICE).reshape(2, 3)\n",
+    solution="t = a.t()\n",
+    checks=[{"kind": "tensor", "expr": "t", "compare": ["shape", "dtype", "values"]}],
+    variants=["a = torch.arange(12.0, device=DEVICE).reshape(3, 4)\n", "a = a * 2\n"],
+)
+
+
+@pytest.mark.parametrize(("code", "status"), [(AHEAD.solution, "pass"), ("t = a\n", "fail")])
+def test_begins_run_ahead_cost_no_round_trip_of_their_own(monkeypatch, code, status):
+    """The further worlds are asked for with the device run's answer, and the last answer of
+    each batch run ahead is the learner's kernel waiting for the next request: no empty
+    prompt, no request that only starts runs."""
+    ops, prompts = _requests(monkeypatch), _learner_prompts(monkeypatch)
+    verdict = asyncio.run(verify_in_fresh_kernel(AHEAD, code))
+    assert verdict.status == status, verdict.lines()
+    answers = [prompt.partition("\n") for prompt in prompts]
+    assert all(body for _, _, body in answers), [head for head, _, body in answers if not body]
+    if status == "pass":
+        # begin; the device run started; its answer with the further worlds started; each further world.
+        assert ops == ["begin", "ahead", "ahead-answer", "ahead-answer", "ahead-answer"], ops
+        assert len(prompts) == 4  # the main world's begin, the device run's, each further world's
+    else:  # failing code: nothing runs ahead but the cheap device run
+        assert ops == ["begin", "ahead"], ops

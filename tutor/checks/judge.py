@@ -102,11 +102,22 @@ class Client:
         """Have the learner's kernel run these begins (the device run, further worlds) one
         after another, starting now, while this judge goes on; the host keeps each answer
         until ``ahead_answer`` asks for it. A world sent before is not sent again."""
-        requests = [r for r in requests if str(r.get("world")) not in self.ahead]
-        if not requests:
-            return
-        self.ahead += [str(r.get("world")) for r in requests]
-        self._send({"op": "ahead", "requests": requests}, {"op": "ahead", "count": len(requests)})
+        new = self._new_ahead(requests)
+        if new:
+            self._send({"op": "ahead", "requests": new}, {"op": "ahead", "count": len(new)})
+
+    def run_ahead_then(self, requests: list, then: dict) -> dict:
+        """``run_ahead(requests)`` and ``ahead_answer(then)`` (one of them) in one round trip."""
+        new = self._new_ahead(requests)
+        header: dict = {"op": "ahead-answer", "index": self.ahead.index(str(then.get("world")))}
+        if not new:
+            return self.request({"op": "ahead-answer"}, header)
+        return self.request({"op": "ahead", "requests": new}, header | {"count": len(new)})
+
+    def _new_ahead(self, requests: list) -> list:
+        new = [r for r in requests if str(r.get("world")) not in self.ahead]
+        self.ahead += [str(r.get("world")) for r in new]
+        return new
 
     def ahead_answer(self, request: dict) -> dict:
         """The learner's answer to ``request``: from the runs ahead when it is one of them
@@ -559,8 +570,7 @@ def run(payload: dict, client: Client) -> dict:
         def device_run():
             # The main world passed: the further worlds are needed now too. The learner's
             # kernel runs them one after another while this judge checks each.
-            client.run_ahead([meta, *further])
-            answer = client.ahead_answer(meta)
+            answer = client.run_ahead_then([meta, *further], meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
@@ -760,6 +770,8 @@ def run_local(payload: dict) -> dict:
                 ahead.extend(learner.decode(body).get("requests") or [])
                 return "ok:"
             if head.get("op") == "ahead-answer":
+                if head.get("count") is not None:
+                    ahead.extend(learner.decode(body).get("requests") or [])
                 return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))
 
