@@ -155,14 +155,40 @@ class Connection:
         poller, futures and a task wake-up per message: most of the host's CPU in relaying.)"""
         sock = getattr(self.client, f"{name}_channel").socket
         plain = self._plain[name] = zmq.Socket.shadow(sock.underlying)
-        # A copy of the descriptor, so the loop's watch is ours alone whatever pyzmq registers.
-        fd = self._fds[name] = os.dup(plain.FD)
-        self._loop.add_reader(fd, self._readable, name)
         self._flood[name] = (self._loop.time(), 0)
+        fd = None
+        try:
+            # A copy of the descriptor, so the loop's watch is ours alone whatever pyzmq registers.
+            fd = os.dup(plain.FD)
+            self._loop.add_reader(fd, self._readable, name)
+        except (NotImplementedError, OSError):  # a loop that watches no descriptors (Windows' proactor)
+            if fd is not None:
+                os.close(fd)
+            self._tasks.append(self._loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))
+            return
+        self._fds[name] = fd
         self._loop.call_soon(self._readable, name)  # what arrived before the watch began
 
+    async def _poll(self, name: str) -> None:
+        """``_listen`` where the loop cannot watch a descriptor: pyzmq's asyncio poll."""
+        sock = getattr(self.client, f"{name}_channel").socket
+        while not self.closed:
+            if name in self._paused:
+                await asyncio.sleep(FLOOD_PAUSE)
+                continue
+            try:
+                await sock.poll(flags=zmq.POLLIN)
+            except zmq.ZMQError:
+                if self.closed:
+                    return
+                log.debug("%s channel error", name, exc_info=True)
+                await asyncio.sleep(0.05)  # a socket being torn down; do not spin
+                continue
+            self._readable(name)
+            await asyncio.sleep(0)
+
     def _unlisten(self) -> None:
-        for name, fd in self._fds.items():
+        for name, fd in self._fds.items():  # (channels read by _poll end with their tasks)
             if name not in self._paused:
                 self._loop.remove_reader(fd)
             os.close(fd)
@@ -188,7 +214,8 @@ class Connection:
             # In a flood, pause a moment so messages arrive in batches: each wake-up costs
             # about as much as handling a message. Ordinary runs never reach the rate.
             self._paused.add(name)
-            self._loop.remove_reader(self._fds[name])
+            if name in self._fds:
+                self._loop.remove_reader(self._fds[name])
             self._loop.call_later(FLOOD_PAUSE, self._resume, name)
         elif count == DRAIN_BATCH:  # more may be queued, and the descriptor will not say so
             self._loop.call_soon(self._readable, name)
@@ -197,7 +224,8 @@ class Connection:
         if self.closed or name not in self._paused:
             return
         self._paused.discard(name)
-        self._loop.add_reader(self._fds[name], self._readable, name)
+        if name in self._fds:
+            self._loop.add_reader(self._fds[name], self._readable, name)
         self._readable(name)
 
     def _drain(self, name: str, drain: zmq.Socket, most: int) -> int:
