@@ -54,30 +54,67 @@ TARGET_ONE = 1.2
 TARGET_CLASS = 1.0
 
 
-async def one_single(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
+def kernel_cpu_ms(session: KernelSession) -> float:
+    """CPU time a local kernel has used, every thread, in ms (/proc schedstat: nanoseconds,
+    where /proc/PID/stat counts 10 ms ticks); 0 where it cannot be read."""
+    pid = session.report.get("pid")
+    total = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e6
+
+
+def host_cpu_ms() -> float:
+    return time.process_time() * 1000
+
+
+async def one_single(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[float, bool]:
     kernel = await pool.take()
     await pool.settled()  # the refill started by take() is not this verification's load
     try:
+        host, mine = host_cpu_ms(), kernel_cpu_ms(kernel)
         started = time.perf_counter()
         verdict = await Verifier(attached=kernel).verify(exercise, code)
-        return time.perf_counter() - started, verdict.passed
+        elapsed = time.perf_counter() - started
+        cpu.setdefault("host", []).append(host_cpu_ms() - host)
+        cpu.setdefault("kernel", []).append(kernel_cpu_ms(kernel) - mine)
+        return elapsed, verdict.passed
     finally:
         pool.give_back(kernel)
 
 
-async def one_judged(pool: KernelPool, exercise, code: str) -> tuple[float, bool]:
+async def one_judged(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[float, bool]:
     learner, judge = await pool.take(), await pool.take()
     await pool.settled()
     try:
+        host, learner_cpu, judge_cpu = host_cpu_ms(), kernel_cpu_ms(learner), kernel_cpu_ms(judge)
         started = time.perf_counter()
         verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit)
-        return time.perf_counter() - started, verdict.passed
+        elapsed = time.perf_counter() - started
+        cpu.setdefault("host", []).append(host_cpu_ms() - host)
+        cpu.setdefault("learner", []).append(kernel_cpu_ms(learner) - learner_cpu)
+        cpu.setdefault("judge", []).append(kernel_cpu_ms(judge) - judge_cpu)
+        return elapsed, verdict.passed
     finally:
         pool.give_back(learner)
         pool.give_back(judge)
 
 
-async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool]]:
+def cpu_text(cpu: dict) -> str:
+    """Median CPU ms per verification of each role, e.g. "host 5 + kernel 30"."""
+    return " + ".join(f"{role} {statistics.median(ms):.0f}" for role, ms in cpu.items())
+
+
+async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool, str, str]]:
+    """Per exercise: key, single and judged medians (s), all passed, each side's CPU per role."""
     pool = KernelPool(size=KERNELS_PER_VERIFICATION)
     await pool.start()
     rows = []
@@ -85,13 +122,23 @@ async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool]]:
         for ref in refs:
             ex = ref.exercise
             single, judged, ok = [], [], True
+            cpu: dict[bool, dict] = {False: {}, True: {}}
             for i in range(repeat):
                 order = (one_single, one_judged) if i % 2 == 0 else (one_judged, one_single)
                 for fn in order:
-                    elapsed, passed = await fn(pool, ex, ex.solution)
+                    elapsed, passed = await fn(pool, ex, ex.solution, cpu[fn is one_judged])
                     ok = ok and passed
                     (single if fn is one_single else judged).append(elapsed)
-            rows.append((ref.key, statistics.median(single), statistics.median(judged), ok))
+            rows.append(
+                (
+                    ref.key,
+                    statistics.median(single),
+                    statistics.median(judged),
+                    ok,
+                    cpu_text(cpu[False]),
+                    cpu_text(cpu[True]),
+                )
+            )
     finally:
         await pool.shutdown()
     return rows
@@ -127,10 +174,20 @@ async def bench_cold(ref, repeat: int) -> tuple[float, float]:
     return statistics.median(single), statistics.median(judged)
 
 
-async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]:
+async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str], dict]:
+    """Seconds, each file's status, and CPU ms per file: the host's, the kernels' (their
+    whole lives: boot, warm-up, verification; read as each is handed back)."""
     per = KERNELS_PER_VERIFICATION if judged else 1
     # As `grade` asks (gradebook.py): a learner's kernel per file, plus a judge per worker.
     pool = KernelPool(size=jobs * per, demand=len(tasks) + (jobs if judged else 0), recover=False)
+    kernels = [0.0]
+    give_back = pool.give_back
+
+    def counted(session: KernelSession) -> None:
+        kernels[0] += kernel_cpu_ms(session)
+        give_back(session)
+
+    pool.give_back = counted  # type: ignore[method-assign]
     verifier = Verifier(pool, reuse_judges=True)
     queue = list(enumerate(tasks))
     if judged:
@@ -153,24 +210,29 @@ async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str]]
                     pool.give_back(kernel)
             statuses[index] = verdict.status
 
-    started = time.perf_counter()
+    started, host = time.perf_counter(), host_cpu_ms()
     await verifier.fan_out(jobs, worker)
-    return time.perf_counter() - started, statuses
+    cpu = {"host": (host_cpu_ms() - host) / len(tasks), "kernels": kernels[0] / len(tasks)}
+    return time.perf_counter() - started, statuses, cpu
 
 
-def bench_class(tasks, jobs: int, rounds: int) -> tuple[float, float, list[str], list[str]]:
+def bench_class(tasks, jobs: int, rounds: int) -> tuple[float, float, list[str], list[str], dict]:
     """Both sides of (c), fairly: the fork server and its pages warmed first (by a small
     class of each side: whichever ran first would pay its start), then ``rounds`` rounds
-    with the order alternating; medians."""
+    with the order alternating; medians. The last dict: each side's CPU text (ms per file)."""
     asyncio.run(grade_class(tasks[: len(EXERCISES)], jobs, judged=False))
     asyncio.run(grade_class(tasks[: len(EXERCISES)], jobs, judged=True))
     times: dict[bool, list[float]] = {False: [], True: []}
     statuses: dict[bool, list[str]] = {}
+    cpu: dict[bool, dict] = {False: {}, True: {}}
     for number in range(rounds):
         for judged in (False, True) if number % 2 == 0 else (True, False):
-            elapsed, statuses[judged] = asyncio.run(grade_class(tasks, jobs, judged))
+            elapsed, statuses[judged], used = asyncio.run(grade_class(tasks, jobs, judged))
             times[judged].append(elapsed)
-    return statistics.median(times[False]), statistics.median(times[True]), statuses[False], statuses[True]
+            for role, ms in used.items():
+                cpu[judged].setdefault(role, []).append(ms)
+    texts = {judged: cpu_text(cpu[judged]) for judged in (False, True)}
+    return statistics.median(times[False]), statistics.median(times[True]), statuses[False], statuses[True], texts
 
 
 def class_tasks(refs, learners: int):
@@ -184,11 +246,19 @@ def class_tasks(refs, learners: int):
 
 
 def write(section: str) -> None:
+    """Put ``section`` first under "## Judged verification"; the runs recorded there before
+    stay below it (the first as "The run before this one"), their notes with them."""
     path = REPO / "BENCHMARKS.md"
     text = path.read_text()
     pattern = re.compile(r"^## Judged verification\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    found = pattern.search(text)
+    if found is None:
+        path.write_text(text.rstrip("\n") + "\n\n" + section)
+        return
+    before = found.group(0)
+    before = before[before.find("Run: ") :] if "Run: " in before else ""
+    kept = f"{section}\n### The run before this one\n\n{before}" if before else section
+    path.write_text(text[: found.start()] + kept.rstrip("\n") + "\n\n" + text[found.end() :])
 
 
 def main() -> None:
@@ -206,19 +276,25 @@ def main() -> None:
     if args.warm_only:
         refs = [Catalog.load().find_exercise(key) for key in args.exercise or EXERCISES]
         rows = asyncio.run(bench_warm(refs, args.repeat))
-        for key, single, judged, ok in rows:
-            print(f"{key}: single {single * 1000:.0f} ms, judged {judged * 1000:.0f} ms, {judged / single:.2f}x, {ok}")
+        for key, single, judged, ok, cpu_single, cpu_judged in rows:
+            print(
+                f"{key}: single {single * 1000:.0f} ms, judged {judged * 1000:.0f} ms, {judged / single:.2f}x, {ok}; "
+                f"CPU ms: single {cpu_single}, judged {cpu_judged}"
+            )
         ratio = statistics.median(r[2] for r in rows) / statistics.median(r[1] for r in rows)
         print(f"median ratio {ratio:.2f}x")
         return
     if args.class_only:
         refs = [Catalog.load().find_exercise(key) for key in EXERCISES]
         tasks = class_tasks(refs, args.learners)
-        single, judged, statuses_single, statuses_judged = bench_class(tasks, args.jobs, args.rounds)
+        load = os.getloadavg()
+        single, judged, statuses_single, statuses_judged, cpu = bench_class(tasks, args.jobs, args.rounds)
         same = sum(a == b for a, b in zip(statuses_single, statuses_judged, strict=True))
         print(
             f"class of {len(tasks)} files, median of {args.rounds} rounds: single {single:.2f} s, "
-            f"judged {judged:.2f} s, {judged / single:.2f}x; verdicts identical on {same} of {len(tasks)}"
+            f"judged {judged:.2f} s, {judged / single:.2f}x; verdicts identical on {same} of {len(tasks)}; "
+            f"CPU ms per file: single {cpu[False]}, judged {cpu[True]}; "
+            f"load {load[0]:.1f} -> {os.getloadavg()[0]:.1f}"
         )
         return
 
@@ -228,7 +304,7 @@ def main() -> None:
     rows = asyncio.run(bench_warm(refs, args.repeat))
     cold = asyncio.run(bench_cold(refs[0], args.cold_repeat))
     tasks = class_tasks(refs, args.learners)
-    grade_single, grade_judged, statuses_single, statuses_judged = bench_class(tasks, args.jobs, args.rounds)
+    grade_single, grade_judged, statuses_single, statuses_judged, class_cpu = bench_class(tasks, args.jobs, args.rounds)
     load_end = os.getloadavg()
 
     single_all = statistics.median(r[1] for r in rows)
@@ -239,24 +315,28 @@ def main() -> None:
         return f"<= {target}x: {'meets' if value <= target else 'MISSES'}"
 
     lines = [
-        "| what | single kernel | judged (two kernels) | ratio | target |",
-        "|---|---|---|---|---|",
+        "| what | single kernel | judged (two kernels) | ratio | target | CPU ms, single | CPU ms, judged |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for key, single, judged, ok in rows:
+    for key, single, judged, ok, cpu_single, cpu_judged in rows:
         note = "" if ok else " (reference did not pass)"
-        lines.append(f"| {key}{note} | {single * 1000:.0f} ms | {judged * 1000:.0f} ms | {judged / single:.2f}x | |")
+        lines.append(
+            f"| {key}{note} | {single * 1000:.0f} ms | {judged * 1000:.0f} ms | {judged / single:.2f}x | | "
+            f"{cpu_single} | {cpu_judged} |"
+        )
     lines.append(
         f"| **median over the {len(rows)} exercises**, warm kernels | {single_all * 1000:.0f} ms | "
-        f"{judged_all * 1000:.0f} ms | {ratio:.2f}x | {verdict(ratio, TARGET_ONE)} |"
+        f"{judged_all * 1000:.0f} ms | {ratio:.2f}x | {verdict(ratio, TARGET_ONE)} | | |"
     )
     lines.append(
         f"| `check` cold ({refs[0].key}): start, warm and verify | {cold[0]:.2f} s | {cold[1]:.2f} s | "
-        f"{cold[1] / cold[0]:.2f}x | |"
+        f"{cold[1] / cold[0]:.2f}x | | | |"
     )
     class_ratio = grade_judged / grade_single
     lines.append(
         f"| a class of {args.learners} x {len(refs)} files, --jobs {args.jobs} | {grade_single:.1f} s | "
-        f"{grade_judged:.1f} s | {class_ratio:.2f}x | {verdict(class_ratio, TARGET_CLASS)} |"
+        f"{grade_judged:.1f} s | {class_ratio:.2f}x | {verdict(class_ratio, TARGET_CLASS)} | "
+        f"{class_cpu[False]} per file | {class_cpu[True]} per file |"
     )
     same = sum(a == b for a, b in zip(statuses_single, statuses_judged, strict=True))
     table = "\n".join(lines)
@@ -270,7 +350,8 @@ def main() -> None:
         "verification (a learner's kernel runs the code, a judge's kernel decides; docs/trust.md) vs\n"
         "the single-kernel one it replaced (still the `--kernel` path). Medians of "
         f"{args.repeat} per exercise\n(reference solutions), warm kernels from a pool; the cold row is "
-        f"a median of {args.cold_repeat}.\n\n"
+        f"a median of {args.cold_repeat}. CPU ms: each role's CPU time per verification (the host's,\n"
+        "the kernels' from /proc schedstat), medians; for the class, per file, the kernels' whole lives.\n\n"
         f"Run: {stamp}, {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, torch {version('torch')}; load average "
         f"{load[0]:.1f} at the start, {load_end[0]:.1f} at the end.\n\n"

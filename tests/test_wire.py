@@ -169,3 +169,37 @@ def test_the_judge_reads_names_afresh_once_it_wrote_its_own_copies():
         assert _written_here({"a": np.zeros(2)})  # arrays keep no version counter
     finally:
         wire.FACTS.clear()
+
+
+def test_a_message_of_plain_values_crosses_as_json_and_comes_back_as_itself():
+    # Most requests hold only numbers, strings and containers: JSON, not an archive.
+    request = {"op": "ahead", "requests": [{"seed": 3, "setup": "a = 1\n", "x": -0.0, "t": (1, "é\ud800"), "m": None}]}
+    text = wire.encode(request)
+    assert text.startswith("{")
+    back = wire.load(text)
+    assert back == request and type(back["requests"][0]["t"]) is tuple
+    assert str(back["requests"][0]["x"]) == "-0.0"
+
+
+@pytest.mark.parametrize("value", [float("nan"), 2**70, torch.Size([2]), b"x"], ids=repr)
+def test_what_json_would_not_give_back_as_itself_crosses_as_an_archive(value):
+    text = wire.encode({"v": value})
+    assert not text.startswith("{")
+    back = wire.load(text)["v"]
+    assert type(back) is type(value) and (back == value or back != back)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"v": 99, "body": 1}', "does not follow the judge's format"),
+        ('{"v": 1, "body": {"~": "handle-of-mine"}}', "record"),
+        ("{" * 100_000, "not plain data"),
+        ('{"v": 1, "body": ' + "[" * 100 + "]" * 100 + "}", "nested too deeply"),
+        ('{"v": 1, "body": ' + "[" * 100_000 + "]" * 100_000 + "}", "not plain data"),
+    ],
+    ids=["version", "record", "junk", "deep", "deeper than json parses"],
+)
+def test_a_json_message_that_breaks_the_contract_is_refused(text, said):
+    with pytest.raises(wire.WireError, match=said):
+        wire.load(text)

@@ -63,9 +63,12 @@ class Client:
         self._ask = ask or _ask_host
         self.tracer: Tracer | None = None
         self.ctx: Context | None = None
+        self.world: str | None = None  # the world whose checks run now (its names come with each answer)
         self.changes = 0  # learner code may have changed the learner's names since this count
         self.pending_seed: int | None = None
         self.calls = 0
+        # The names that came with the last answer (names_after): (self.changes then, world, answer).
+        self.names_after: tuple[int, str, dict] | None = None
         self.ahead: list = []  # the worlds whose begins the learner's kernel runs ahead (run_ahead)
 
     def request(self, request: dict, header: dict | None = None) -> dict:
@@ -99,11 +102,22 @@ class Client:
         """Have the learner's kernel run these begins (the device run, further worlds) one
         after another, starting now, while this judge goes on; the host keeps each answer
         until ``ahead_answer`` asks for it. A world sent before is not sent again."""
-        requests = [r for r in requests if str(r.get("world")) not in self.ahead]
-        if not requests:
-            return
-        self.ahead += [str(r.get("world")) for r in requests]
-        self._send({"op": "ahead", "requests": requests}, {"op": "ahead", "count": len(requests)})
+        new = self._new_ahead(requests)
+        if new:
+            self._send({"op": "ahead", "requests": new}, {"op": "ahead", "count": len(new)})
+
+    def run_ahead_then(self, requests: list, then: dict) -> dict:
+        """``run_ahead(requests)`` and ``ahead_answer(then)`` (one of them) in one round trip."""
+        new = self._new_ahead(requests)
+        header: dict = {"op": "ahead-answer", "index": self.ahead.index(str(then.get("world")))}
+        if not new:
+            return self.request({"op": "ahead-answer"}, header)
+        return self.request({"op": "ahead", "requests": new}, header | {"count": len(new)})
+
+    def _new_ahead(self, requests: list) -> list:
+        new = [r for r in requests if str(r.get("world")) not in self.ahead]
+        self.ahead += [str(r.get("world")) for r in new]
+        return new
 
     def ahead_answer(self, request: dict) -> dict:
         """The learner's answer to ``request``: from the runs ahead when it is one of them
@@ -123,9 +137,18 @@ class Client:
         request = {"op": op, "target": target, "segment": segment, **fields}
         if self.pending_seed is not None:
             request["seed"], self.pending_seed = self.pending_seed, None
+        # The checks read the names again after a call, nearly always: they come with its answer.
+        world = self.world
+        if world is not None:
+            request["names_after"] = world
         self.calls += 1
         self.changes += 1
+        self.names_after = None
         answer = self.request(request)
+        after = answer.pop("names_after", None)
+        if world is not None and isinstance(after, dict):
+            self.changes += 1  # reading them is a request of its own, as World.namespace counts it
+            self.names_after = (self.changes, world, after)
         self._trace(segment, answer.get("trace"))
         if "tampered" in answer:
             raise Tampered(str(answer["tampered"]))
@@ -368,8 +391,13 @@ class World:
 
     def namespace(self) -> dict:
         if self.client.changes != self._at:
-            answer = self.client.request({"op": "names", "world": self.name})
-            self.client.changes += 1
+            after = self.client.names_after
+            if after is not None and after[0] == self.client.changes and after[1] == self.name:
+                answer = after[2]  # read right after the last request, and nothing ran since
+            else:
+                answer = self.client.request({"op": "names", "world": self.name})
+                self.client.changes += 1
+            self.client.names_after = None
             self._at = self.client.changes
             if "names" not in answer and _written_here(self._names):
                 # "same", but a check wrote the copies decoded then: they do not stand.
@@ -544,7 +572,7 @@ def run(payload: dict, client: Client) -> dict:
         code_error = code_error_from(begun.get("error"))
         world = World(client, "main", begun.get("names") or {})
         ctx = Context(world, ref, device, seed, code_error, solution_error)
-        client.ctx = ctx
+        client.ctx, client.world = ctx, world.name
         ctx.tracer = tracer
         ctx.code, ctx.solution = code, solution
         ctx.untouched = {n for n in begun.get("untouched") or [] if isinstance(n, str)}
@@ -552,8 +580,7 @@ def run(payload: dict, client: Client) -> dict:
         def device_run():
             # The main world passed: the further worlds are needed now too. The learner's
             # kernel runs them one after another while this judge checks each.
-            client.run_ahead([meta, *further])
-            answer = client.ahead_answer(meta)
+            answer = client.run_ahead_then([meta, *further], meta)
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
@@ -640,7 +667,7 @@ def _in_world(
     ctx = Context(learner, ref, device, seed, code_error_from(begun.get("error")), solution_error)
     ctx.code, ctx.solution = code, solution
     ctx.input_shift = INPUT_SHIFT * (number - 1)
-    client.ctx = ctx
+    client.ctx, client.world = ctx, learner.name
     result = evaluate({**payload, "device_run": False}, ctx, setup_error, quiet)
     if result.get("passed"):
         return None
@@ -753,6 +780,8 @@ def run_local(payload: dict) -> dict:
                 ahead.extend(learner.decode(body).get("requests") or [])
                 return "ok:"
             if head.get("op") == "ahead-answer":
+                if head.get("count") is not None:
+                    ahead.extend(learner.decode(body).get("requests") or [])
                 return "ok:" + learner.respond(lambda: learner._answer(ahead[head["index"]]))
             return "ok:" + learner.respond(lambda: learner._answer(learner.decode(body)))
 

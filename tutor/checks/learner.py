@@ -74,9 +74,8 @@ def begin(request_id: str, blob: str) -> None:
     if ask is None:
         _reply(request_id, lambda: _answer(request))
         return
-    body = respond(lambda: _answer(request))
+    text = ask(f"{ANSWER_PROMPT}{request_id}\n{respond(lambda: _answer(request))}")
     while True:
-        text = ask(f"{ANSWER_PROMPT}{request_id}\n{body}")
         request_id, newline, text = text.partition("\n")
         if not newline:  # the host's "end": the judge has decided
             return
@@ -85,23 +84,33 @@ def begin(request_id: str, blob: str) -> None:
         except wire.WireError as exc:
             asked = exc
         if isinstance(asked, dict) and asked.get("op") == "ahead":
-            _run_ahead(ask, request_id, asked.get("requests"))
-            body = ""  # what the host waits for before its next request
+            reply = _run_ahead(ask, request_id, asked.get("requests"))
+            if reply is None:
+                return
+            text = reply
             continue
-        body = respond(lambda asked=asked: _answer(asked))
+        text = ask(f"{ANSWER_PROMPT}{request_id}\n{respond(lambda asked=asked: _answer(asked))}")
 
 
-def _run_ahead(ask, request_id: str, requests) -> None:
+def _run_ahead(ask, request_id: str, requests) -> str | None:
     """Further worlds' begins, run while the judge checks the main world: each answer goes
-    to the host at once (the judge asks the host for it later); the host's reply is empty
-    to go on, anything else once the judge has decided (the rest are not needed)."""
-    for index, request in enumerate(requests if isinstance(requests, list) else []):
+    to the host at once (the judge asks the host for it later). The host's reply is empty
+    to go on, anything else once the judge has decided (None: the rest are not needed);
+    the reply to the last answer is the next request, as after any answer."""
+    requests = requests if isinstance(requests, list) else []
+    if not requests:
+        return ask(f"{ANSWER_PROMPT}{request_id}\n")
+    for index, request in enumerate(requests):
         further = isinstance(request, dict) and request.get("op") == "begin" and request.get("world") != "main"
         answer = respond(
             lambda r=request, ok=further: _answer(r) if ok else {"refused": "only further worlds run ahead"}
         )
-        if ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}"):
-            return
+        reply = ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}")
+        if index == len(requests) - 1:
+            return reply
+        if reply:
+            return None
+    return None
 
 
 def _asker():
@@ -193,6 +202,19 @@ def _events(segment) -> list:
 
 
 def _answer(request: dict) -> dict:
+    answer = _answer_op(request)
+    world = request.get("names_after") if isinstance(request, dict) else None
+    if isinstance(world, str) and request.get("op") not in _READS_NO_CODE and "tampered" not in answer:
+        # The judge reads a world's names again after a request that ran the learner's code:
+        # they come with this answer (or "same"), not as a request of their own.
+        answer["names_after"] = _names_again(world)
+    return answer
+
+
+_READS_NO_CODE = frozenset({"begin", "names", "pytest"})  # requests names_after is not for
+
+
+def _answer_op(request: dict) -> dict:
     if isinstance(request, wire.WireError):
         raise request  # a request that did not decode: refused, said as data
     op = request.get("op")

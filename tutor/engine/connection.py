@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,11 @@ class Connection:
         self._hb: zmq.asyncio.Socket | None = None
         self._hb_lock = asyncio.Lock()
         self._session: _SessionView | None = None
+        self._loop: asyncio.AbstractEventLoop  # set by start()
+        self._plain: dict[str, zmq.Socket] = {}  # each channel's socket, without asyncio's machinery
+        self._fds: dict[str, int] = {}  # the descriptors the event loop watches (_listen)
+        self._paused: set[str] = set()  # channels not watched for a moment (a flood)
+        self._flood: dict[str, tuple[float, int]] = {}  # per channel: when its window began, messages in it
         self.closed = False
         # Disconnections of the channels that carry what code prints, each normally one
         # message refused for its size (a kernel that died also counts: its run crashed).
@@ -107,9 +113,9 @@ class Connection:
             for opt in options:
                 context.sockopts.pop(opt, None)
             context.sockopts.update(saved)
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         for name in CHANNELS:
-            self._tasks.append(loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))
+            self._listen(name)
         for name in REFUSING:
             self._tasks.append(loop.create_task(self._watch(name), name=f"ptfund-{name}-watch"))
 
@@ -117,6 +123,7 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        self._unlisten()
         for task in self._tasks:
             task.cancel()
         if self._tasks:
@@ -141,34 +148,85 @@ class Connection:
     def unregister(self, msg_id: str) -> None:
         self._handlers.pop(msg_id, None)
 
+    def _listen(self, name: str) -> None:
+        """Read ``name``'s messages as they arrive: the event loop watches a copy of the
+        socket's file descriptor and calls ``_readable``, which drains what is queued
+        through a plain shadow of the socket. (Awaiting the asyncio socket's poll() built a
+        poller, futures and a task wake-up per message: most of the host's CPU in relaying.)"""
+        sock = getattr(self.client, f"{name}_channel").socket
+        plain = self._plain[name] = zmq.Socket.shadow(sock.underlying)
+        self._flood[name] = (self._loop.time(), 0)
+        fd = None
+        try:
+            # A copy of the descriptor, so the loop's watch is ours alone whatever pyzmq registers.
+            fd = os.dup(plain.FD)
+            self._loop.add_reader(fd, self._readable, name)
+        except (NotImplementedError, OSError):  # a loop that watches no descriptors (Windows' proactor)
+            if fd is not None:
+                os.close(fd)
+            self._tasks.append(self._loop.create_task(self._poll(name), name=f"ptfund-{name}-poll"))
+            return
+        self._fds[name] = fd
+        self._loop.call_soon(self._readable, name)  # what arrived before the watch began
+
     async def _poll(self, name: str) -> None:
-        channel = getattr(self.client, f"{name}_channel")
-        sock = channel.socket
-        # Wait on the asyncio socket, then drain what is queued through a plain shadow of it:
-        # a flood arrives as thousands of messages, and one loop turn per message (plus
-        # jupyter_client's date parsing) cost ~150 us each, more than the kernel's printing.
-        drain: zmq.Socket = zmq.Socket.shadow(sock.underlying)
-        loop = asyncio.get_running_loop()
-        window_start, window_count = loop.time(), 0
-        while True:
+        """``_listen`` where the loop cannot watch a descriptor: pyzmq's asyncio poll."""
+        sock = getattr(self.client, f"{name}_channel").socket
+        while not self.closed:
+            if name in self._paused:
+                await asyncio.sleep(FLOOD_PAUSE)
+                continue
             try:
                 await sock.poll(flags=zmq.POLLIN)
-            except asyncio.CancelledError:
-                raise
             except zmq.ZMQError:
                 if self.closed:
                     return
                 log.debug("%s channel error", name, exc_info=True)
                 await asyncio.sleep(0.05)  # a socket being torn down; do not spin
                 continue
-            count = self._drain(name, drain, DRAIN_BATCH)
-            now = loop.time()
-            if now - window_start > FLOOD_WINDOW:
-                window_start, window_count = now, 0
-            window_count += count
+            self._readable(name)
+            await asyncio.sleep(0)
+
+    def _unlisten(self) -> None:
+        for name, fd in self._fds.items():  # (channels read by _poll end with their tasks)
+            if name not in self._paused:
+                self._loop.remove_reader(fd)
+            os.close(fd)
+        self._fds.clear()
+        self._paused.clear()
+
+    def _readable(self, name: str) -> None:
+        """Handle what is queued on ``name``. zmq's descriptor only says that something
+        changed: reading until nothing is left is what re-arms it."""
+        if self.closed or name in self._paused:
+            return
+        try:
+            count = self._drain(name, self._plain[name], DRAIN_BATCH)
+        except zmq.ZMQError:  # a socket being torn down
+            log.debug("%s channel error", name, exc_info=True)
+            return
+        now = self._loop.time()
+        start, seen = self._flood[name]
+        if now - start > FLOOD_WINDOW:
+            start, seen = now, 0
+        self._flood[name] = (start, seen + count)
+        if seen + count > FLOOD_MESSAGES:
             # In a flood, pause a moment so messages arrive in batches: each wake-up costs
             # about as much as handling a message. Ordinary runs never reach the rate.
-            await asyncio.sleep(FLOOD_PAUSE if window_count > FLOOD_MESSAGES else 0)
+            self._paused.add(name)
+            if name in self._fds:
+                self._loop.remove_reader(self._fds[name])
+            self._loop.call_later(FLOOD_PAUSE, self._resume, name)
+        elif count == DRAIN_BATCH:  # more may be queued, and the descriptor will not say so
+            self._loop.call_soon(self._readable, name)
+
+    def _resume(self, name: str) -> None:
+        if self.closed or name not in self._paused:
+            return
+        self._paused.discard(name)
+        if name in self._fds:
+            self._loop.add_reader(self._fds[name], self._readable, name)
+        self._readable(name)
 
     def _drain(self, name: str, drain: zmq.Socket, most: int) -> int:
         """Handle up to ``most`` queued messages; how many were read."""
@@ -194,14 +252,13 @@ class Connection:
         the channel again: after refusing one, zmq drops the connection and does not retry."""
         sock = getattr(self.client, f"{name}_channel").socket
         monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        drain: zmq.Socket = zmq.Socket.shadow(sock.underlying)
         try:
             while True:
                 await monitor.recv_multipart()
                 if self.closed:
                     return
                 self.refused += 1
-                self._drain(name, drain, 1 << 30)  # what came before it: a reconnect would drop it
+                self._drain(name, self._plain[name], 1 << 30)  # what came before it: a reconnect would drop it
                 url = channel_url(self.client, name)
                 try:
                     sock.disconnect(url)
@@ -270,12 +327,21 @@ class Connection:
         msg_id = msg["header"]["msg_id"]
         if handler is not None:
             self.register(msg_id, handler)  # before sending: replies cannot outrun us
-        getattr(self.client, f"{channel}_channel").send(msg)
+        self._send(channel, msg)
         return msg_id
 
     def reply_input(self, value: str, parent: dict) -> None:
-        msg = self.client.session.msg("input_reply", {"value": value}, parent=parent)
-        self.client.stdin_channel.send(msg)
+        self._send("stdin", self.client.session.msg("input_reply", {"value": value}, parent=parent))
+
+    def _send(self, channel: str, msg: dict) -> None:
+        plain = self._plain.get(channel)
+        if plain is None:  # not started
+            getattr(self.client, f"{channel}_channel").send(msg)
+            return
+        self.client.session.send(plain, msg)
+        # A send on the socket can take the descriptor's news of a message that arrived
+        # meanwhile: look once more.
+        self._loop.call_soon(self._readable, channel)
 
     async def ping(self, timeout: float = 1.0) -> bool:
         """Is the kernel's heartbeat answering? (For kernels we did not start: no process to poll.)"""

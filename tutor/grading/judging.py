@@ -121,7 +121,9 @@ class _Relay:
             first, count = self._batches[batch]
             if number.isdigit() and int(number) < count and not self._ahead[first + int(number)].done():
                 self._ahead[first + int(number)].set_result(answer)
-            return "stop" if self.finished else ""
+            if number != str(count - 1):
+                return "stop" if self.finished else ""
+            # The batch's last answer: the learner's kernel is free, and its reply is the next request.
         if self._next is not None and not self._next.done():
             # A second prompt while one waits: the learner's code asked for input itself.
             self._asked_for_input()
@@ -233,6 +235,10 @@ class _Relay:
         if header.get("op") == "ahead":
             return await self._run_ahead(header, body)
         if header.get("op") == "ahead-answer":
+            if header.get("count") is not None:  # more begins to run ahead first, in the same round trip
+                started = await self._run_ahead(header, body)
+                if started != "ok:":
+                    return started
             return await self._ahead_answer(header)
         if self.deadline - time.perf_counter() <= 0:
             self.fault = RunResult(status="timeout")
@@ -275,6 +281,7 @@ async def verify_judged(
             cpu_limit=cpu,
             stdin=relay.learner_prompt,
             echo_input=False,
+            silent=True,  # no execute_input echoing the cell back, nothing kept in the kernel's history
         )
     )
     relay.learner_run = begin
@@ -285,7 +292,12 @@ async def verify_judged(
     judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
     try:
         judged = await judge.execute(
-            judge_cell, timeout=ceiling + CHECK_SLACK + JUDGE_SLACK, stdin=relay, echo_input=False
+            # Silent: the cell's value (the result, sent as a display) is not displayed or kept in Out again.
+            judge_cell,
+            timeout=ceiling + CHECK_SLACK + JUDGE_SLACK,
+            stdin=relay,
+            echo_input=False,
+            silent=True,
         )
         relay.finish()
         if not begin.done():
