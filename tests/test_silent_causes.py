@@ -1,21 +1,17 @@
 """Causes for bugs the feedback used to be silent about (benchmarks/feedback_silent.md), with
 no authored mistakes: a list nothing filled (unfilled.py), a count where a fraction was meant
-(counts.py), a buffer never registered (scan.py) and a leaf's .grad still None when the
-code read it (errorcause.py). Each is said only where the data establishes it; each case is a
+(counts.py), a buffer never registered and a hook never removed (scan.py), probabilities
+over another dim (causes.py) and a leaf's .grad still None when the code read it
+(errorcause.py). Each is said only where the data establishes it; each case is a
 real wrong solution with real torch, and the last tests run them through `ptfund-tutor check`
 in real kernels."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from test_checks_support import check, verify
+from test_checks_support import check, cli_check, verify, write_pack
 
 pytestmark = pytest.mark.slow
 
@@ -154,6 +150,31 @@ def test_a_buffer_kept_as_a_plain_attribute_is_not_said_to_be_missing():
     assert "std is a plain tensor attribute" in r["checks"][0]["message"]
 
 
+# ---------------------------------------------------------------- a hook left registered
+
+HOOK_SETUP = "import torch\nmodel = torch.nn.Linear(3, 2)\nx = torch.randn(4, 3)\nshapes = []\n"
+HOOK_SOLUTION = (
+    "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\nh.remove()\n"
+)
+HOOK_CHECKS = [check(kind="value", expr="len(model._forward_hooks)")]
+
+
+def test_a_hook_left_registered_is_named():
+    code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    text = said(code, HOOK_SOLUTION, HOOK_CHECKS, setup=HOOK_SETUP)
+    assert (
+        "model still holds 1 hook where the reference's holds 0: consistent with a hook registered and never removed"
+    ) in text
+
+
+def test_a_hook_the_reference_keeps_too_is_not_blamed():
+    solution = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o))\nlogits = model(x)\n"
+    r = verify(code, solution, [check(kind="value", expr="[tuple(s) for s in shapes]")], setup=HOOK_SETUP)
+    assert not r["passed"]
+    assert "never removed" not in "\n".join(r["mistakes"])
+
+
 # ---------------------------------------------------------------- a leaf's .grad still None
 
 GRAD_SETUP = "import torch\nw = torch.ones(3, requires_grad=True)\n"
@@ -178,19 +199,39 @@ def test_a_non_leaf_s_grad_is_not_blamed_on_a_missing_backward():
     assert "no backward() had reached" not in "\n".join(r["mistakes"])
 
 
+# ---------------------------------------------------------------- probabilities over another dim
+
+PROBS_SETUP = "import torch\ntorch.manual_seed(0)\nlogits = torch.randn(5, 3)\n"
+PROBS = [check(kind="tensor", expr="probs", rtol=1e-5)]
+
+
+def test_probabilities_over_another_dim_are_named():
+    # not the softmax of the reference's own input (that is named as such): mean of two samples
+    code = "probs = ((logits * 2).softmax(0) + logits.softmax(0)) / 2\n"
+    text = said(code, "probs = logits.softmax(1)\n", PROBS, setup=PROBS_SETUP)
+    assert (
+        "probs sums to 1 along dim 0 where the expected value sums to 1 along dim 1: consistent with a softmax (or a "
+        "normalisation) over dim 0 where dim 1 was meant"
+    ) in text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "probs = logits.exp()\n",  # positive, normalised along no dim
+        "probs = logits.softmax(1) * 0.5\n",  # a factor, said as such
+        "probs = logits.log_softmax(0)\n",  # negative values: no probabilities
+    ],
+)
+def test_values_not_normalised_along_one_other_dim_get_no_such_cause(code):
+    r = verify(code, "probs = logits.softmax(1)\n", PROBS, setup=PROBS_SETUP)
+    assert not r["passed"]
+    assert "sums to 1 along" not in "\n".join(r["mistakes"])
+
+
 # ---------------------------------------------------------------- real kernels
 
-PACK = """\
-id: silent
-title: Silent
-version: "0.1.0"
-lessons: [bugs]
-"""
-LESSON = """\
-id: bugs
-title: Bugs
-intuition: "# Bugs"
-exercises:
+EXERCISES = """\
   - id: losses
     title: Keep the losses
     prompt: Keep each step's loss in `losses` and the accuracy in `accuracy`.
@@ -212,6 +253,34 @@ exercises:
         expr: losses
       - kind: value
         expr: accuracy
+  - id: probs
+    title: Probabilities over the classes
+    prompt: Average two softmaxes over the classes into `probs`.
+    setup: |
+      import torch
+      torch.manual_seed(0)
+      logits = torch.randn(5, 3)
+    solution: |
+      probs = ((logits * 2).softmax(1) + logits.softmax(1)) / 2
+    checks:
+      - kind: tensor
+        expr: probs
+        rtol: 1.0e-5
+  - id: hook
+    title: A hook removed after use
+    prompt: Record the output shape with a forward hook, then remove it.
+    setup: |
+      import torch
+      model = torch.nn.Linear(3, 2)
+      x = torch.randn(4, 3)
+      shapes = []
+    solution: |
+      handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))
+      logits = model(x)
+      handle.remove()
+    checks:
+      - kind: value
+        expr: len(model._forward_hooks)
   - id: standardize
     title: Standardize with buffers
     prompt: Write `Standardize` with buffers `mean` and `std`; make `norm`.
@@ -238,21 +307,11 @@ exercises:
 
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("packs") / "silent"
-    (root / "bugs").mkdir(parents=True)
-    (root / "pack.yaml").write_text(PACK)
-    (root / "bugs" / "lesson.yaml").write_text(LESSON)
-    return root
+    return write_pack(tmp_path_factory.mktemp("packs") / "silent", EXERCISES)
 
 
-def cli_check(pack: Path, home: Path, exercise: str, code: str) -> dict:
-    answer = home.parent / f"{exercise}.py"
-    answer.write_text(textwrap.dedent(code))
-    env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
-    args = ["--pack", str(pack), "check", f"silent:bugs/{exercise}", "--file", str(answer), "--trust", "--json"]
-    r = subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 1, r.stdout + r.stderr
-    return json.loads(r.stdout)
+def check_in_kernels(pack: Path, home: Path, exercise: str, code: str) -> dict:
+    return cli_check(pack, home, f"silent:bugs/{exercise}", code)
 
 
 def test_in_a_real_kernel_an_unfilled_list_and_a_count_are_named(pack, tmp_path):
@@ -260,7 +319,7 @@ def test_in_a_real_kernel_an_unfilled_list_and_a_count_are_named(pack, tmp_path)
         "losses = []\nfor step in range(4):\n    loss = (w * step).sum()\n    loss.backward()\n"
         "accuracy = (pred == y).float().sum().item()\n"
     )
-    data = cli_check(pack, tmp_path / "home", "losses", code)
+    data = check_in_kernels(pack, tmp_path / "home", "losses", code)
     text = "\n".join(data["mistakes"])
     assert "losses is empty, where the reference's holds 4 items: no line of your code appends" in text, data
     assert "accuracy is" in text and "consistent with a count where a fraction was meant" in text, data
@@ -268,7 +327,7 @@ def test_in_a_real_kernel_an_unfilled_list_and_a_count_are_named(pack, tmp_path)
 
 def test_in_a_real_kernel_a_leaf_s_grad_read_before_backward_is_named(pack, tmp_path):
     code = "losses = []\nfor step in range(4):\n    loss = (w * step).sum()\n    losses.append(w.grad.norm().item())\n"
-    data = cli_check(pack, tmp_path / "home", "losses", code)
+    data = check_in_kernels(pack, tmp_path / "home", "losses", code)
     assert any("because w.grad is None there: no backward() had reached w yet" in m for m in data["mistakes"]), data
 
 
@@ -278,5 +337,19 @@ def test_in_a_real_kernel_a_buffer_never_registered_is_named(pack, tmp_path):
         '        self.register_buffer("mean", mean)\n\n    def forward(self, x):\n        return x - self.mean\n\n'
         "norm = Standardize(torch.zeros(4), torch.ones(4))\n"
     )
-    data = cli_check(pack, tmp_path / "home", "standardize", code)
+    data = check_in_kernels(pack, tmp_path / "home", "standardize", code)
     assert any("Standardize.__init__ never registers it" in m for m in data["mistakes"]), data
+
+
+def test_in_a_real_kernel_probabilities_over_another_dim_are_named(pack, tmp_path):
+    code = "probs = ((logits * 2).softmax(0) + logits.softmax(0)) / 2\n"
+    data = check_in_kernels(pack, tmp_path / "home", "probs", code)
+    assert any(
+        "probs sums to 1 along dim 0 where the expected value sums to 1 along dim 1" in m for m in data["mistakes"]
+    )
+
+
+def test_in_a_real_kernel_a_hook_left_registered_is_named(pack, tmp_path):
+    code = "handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    data = check_in_kernels(pack, tmp_path / "home", "hook", code)
+    assert any("model still holds 1 hook where the reference's holds 0" in m for m in data["mistakes"]), data

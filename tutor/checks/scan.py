@@ -148,9 +148,18 @@ def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> lis
                     out.extend(
                         signatures.never_registered(name, *absent) for absent in _absent_buffers(value, ref[name])
                     )
+                    mine, theirs = _hooks(value), _hooks(ref[name])
+                    if mine > theirs:
+                        out.append(signatures.hooks_left(name, mine, theirs))
             except Exception:
                 continue
     return out
+
+
+def _hooks(module: torch.nn.Module) -> int:
+    """The module's own forward, forward-pre and backward hooks (a learner's module as data
+    holds placeholders that count the learner's)."""
+    return len(module._forward_hooks) + len(module._forward_pre_hooks) + len(module._backward_hooks)
 
 
 def _absent_buffers(mine: torch.nn.Module, theirs: torch.nn.Module) -> list:

@@ -81,6 +81,14 @@ def never_registered(name: str, path: str, cls: str) -> str:
     )
 
 
+def hooks_left(name: str, mine: int, theirs: int) -> str:
+    return (
+        f"{name} still holds {plural(mine, 'hook')} where the reference's holds {fmt_int(theirs)}: consistent with a "
+        f"hook registered and never removed (or registered twice); keep the handle each register_..._hook call "
+        f"returns and call handle.remove() when you are done"
+    )
+
+
 def plain_modules(path: str, container: str, layers: int, counted: int, total: int) -> str:
     fix = "nn.ModuleDict" if container == "dict" else "nn.ModuleList"
     verb = "is" if layers == 1 else "are"
