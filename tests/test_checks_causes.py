@@ -237,7 +237,7 @@ def test_a_value_the_code_never_changed_is_said_so_not_read_as_a_factor():
     r = verify(code, solution, [check(kind="tensor", expr="w")], setup=setup)
     assert not r["passed"]
     text = "\n".join(r["mistakes"])
-    assert "w is exactly what the setup made: your code never changed it" in text
+    assert "w is still exactly what the setup made: nothing your code did to it is left" in text
     assert "times the expected" not in text
     # The reference updates under no_grad and the code never enters it: no work was done,
     # so "autograd records that work too" would be false.
@@ -249,7 +249,21 @@ def test_a_value_the_code_never_changed_is_said_so_not_read_as_a_factor():
         setup=leaf,
     )
     text = "\n".join(r["mistakes"])
-    assert "never changed it" in text and "no_grad" not in text
+    assert "nothing your code did to it is left" in text and "no_grad" not in text
     # Changed, even back to the same values through another object, is not "never changed".
     r = verify("w = w.clone()\n", solution, [check(kind="tensor", expr="w")], setup=setup)
-    assert "never changed" not in "\n".join(r["mistakes"])
+    assert "exactly what the setup made" not in "\n".join(r["mistakes"])
+
+
+def test_a_tensor_whose_gradient_the_code_wrote_is_not_untouched():
+    # backward() leaves x's values as setup made them and writes x.grad: the code did change
+    # x, and "your code never changed it" would be false (here x.grad is 2x the expected).
+    setup = "import torch\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = x ** 2\n"
+    r = verify(
+        "y.sum().backward()\nx.grad *= 2\n",
+        "y.backward(torch.ones_like(y))\n",
+        [check(kind="tensor", expr="x", compare=["values", "grad"])],
+        setup=setup,
+    )
+    assert not r["passed"]
+    assert "exactly what the setup made" not in "\n".join(r["mistakes"]), r["mistakes"]

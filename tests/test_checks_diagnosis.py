@@ -401,3 +401,41 @@ def test_a_missing_backward_is_named_as_the_reference_names_it_and_step_only_wit
     said = " ".join(r["mistakes"])
     assert "the reference calls c.backward() once; your code never calls it" in said, r
     assert "loss" not in said and "step()" not in said, said
+
+
+def test_the_grad_mode_rule_says_what_results_are_only_where_that_failed():
+    setup = (
+        "import torch\nfrom torch import nn\nW = torch.tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+        "layer = nn.Linear(2, 2)\n_held = [layer.weight]\n"
+        "def held(layer):\n    return layer.weight is _held[0]\n"
+    )
+    solution = "with torch.no_grad():\n    layer.weight.copy_(W)\n"
+    # New parameters, no graph anywhere: what failed is that the layer holds other ones.
+    r = verify(
+        "layer.weight = nn.Parameter(W.clone())\n", solution, [check(kind="value", expr="held(layer)")], setup=setup
+    )
+    assert not r["passed"]
+    assert not any("keep a graph" in m for m in r["mistakes"]), r["mistakes"]
+    # An update recorded by autograd, and a check about it: then the sentence is established.
+    leaf = "import torch\nw = torch.ones(3, requires_grad=True)\nw.grad = torch.ones(3)\n"
+    r = verify(
+        "v = w - 0.1 * w.grad\n",
+        "with torch.no_grad():\n    v = w - 0.1 * w.grad\n",
+        [check(kind="tensor", expr="v", compare=["values", "requires_grad"])],
+        setup=leaf,
+    )
+    assert not r["passed"]
+    assert any("keep a graph" in m for m in r["mistakes"]), r["mistakes"]
+
+
+def test_a_copy_of_a_numpy_array_is_no_cause_where_its_values_are_right():
+    # The reference wraps W (torch.from_numpy), the code copies it (torch.tensor): nothing
+    # wrote W afterwards, so the values agree, and "it should share memory" is no cause of the
+    # wrong db that fails here.
+    setup = "import numpy as np\nimport torch\nW = np.ones((2, 2))\nG = np.full((4, 2), 0.5)\n"
+    solution = "W_t = torch.from_numpy(W).requires_grad_()\ndb = G.sum(axis=0)\n"
+    code = "W_t = torch.tensor(W, requires_grad=True)\ndb = G.mean(axis=0)\n"
+    checks = [check(kind="tensor", expr="W_t"), check(kind="value", expr="db.tolist()")]
+    r = verify(code, solution, checks, setup=setup)
+    assert not r["passed"]
+    assert not any("share memory" in m for m in r["mistakes"]), r["mistakes"]

@@ -1,5 +1,7 @@
 """function checks on generated inputs (devices including meta) and the input generator."""
 
+import json
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -239,3 +241,15 @@ def test_a_learner_function_that_needs_data_is_not_blamed_on_meta():
     res = only(verify(code, ref, [spec]))
     assert res["passed"], res
     assert "skipped on meta, where they need real values" in res["message"]
+
+
+def test_a_learner_object_checked_by_its_type_name_keeps_that_name():
+    # The BytesIO stays in the learner's kernel; what stands for it in the judge must not
+    # answer type(...).__name__ with its own class name.
+    solution = "import io\ndef make():\n    return io.BytesIO(b'x').getvalue()\n"
+    code = "import io\ndef make():\n    return io.BytesIO(b'x')\n"
+    spec = check(kind="value", expr="type(make()).__name__")
+    r = verify(code, solution, [spec])
+    assert not r["passed"]
+    assert "'BytesIO'" in r["checks"][0]["message"] + str(r["checks"][0].get("actual")), r["checks"][0]
+    assert "Remote" not in json.dumps(r)

@@ -88,6 +88,16 @@ def test_plain_list_of_layers_earns_the_modulelist_message():
     r = verify(PLAIN_LIST, MLP, [check(kind="module", expr="model", parameters=109386, parameter_names=names)])
     msg = only(r)["message"]
     assert msg.count("is a plain list") == 1 and "layers.0.weight" not in msg  # explained once, not per name
+    # Registered as well, under other names: "not registered" would be false.
+    also = PLAIN_LIST.replace(
+        "model = ",
+        "class Named(MLP):\n    def __init__(self):\n        super().__init__()\n"
+        "        for i, layer in enumerate(self.layers):\n            self.add_module(f'layer{i}', layer)\n\n\nmodel = ",
+        1,
+    ).replace("MLP()\n", "Named()\n", 1)
+    r = verify(also, MLP, [check(kind="module", expr="model", parameters=109386, parameter_names=names)])
+    msg = only(r)["message"]
+    assert "not registered" not in msg and "registered only under other names" in msg, msg
 
 
 def test_plain_tensor_attribute_earns_the_register_buffer_message():

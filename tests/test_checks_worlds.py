@@ -30,6 +30,23 @@ def test_a_typed_in_literal_passes_one_world_and_fails_the_second():
     assert only(r)["message"].startswith("On other data (setup run again with seed 1): ")
     assert only(r)["details"]["world"] == 2
     assert r["mistakes"][0].startswith("Your code is right for the exercise's data but not for other data")
+    assert "it writes y as a literal (line 2), and a result typed in" in r["mistakes"][0]
+
+
+def test_failing_on_other_data_says_typed_in_only_where_the_code_writes_a_literal():
+    # A size written into the code fits the first data only, and nothing was typed in.
+    variant = [{"seed": 1, "variant": "x = torch.randn(5, 4)"}]
+    r = verify("y = x[:3].t() * 2\n", SOLUTION, [CHECK], setup=SETUP, worlds=variant)
+    assert not r["passed"] and r["world"] == 2
+    assert r["mistakes"][0].endswith("something in it fits the first data only; what differs there is below.")
+    assert "typed in" not in " ".join(r["mistakes"])
+    # A hook that never ran, its list filled by hand: the literal is found in a call too.
+    from tutor.checks.typedin import literal_line
+
+    assert literal_line("import torch\nshapes.append(torch.Size([5, 3]))\n", ["shapes"]) == ("shapes", 2)
+    assert literal_line("lr = 0.1\nw = w - lr * g\n", ["w", "lr"]) is None  # one number is a choice
+    assert literal_line("y = torch.tensor([[1.0, 2.0]])\n", ["z.sum()"]) is None  # not a checked name
+    assert literal_line("y = [" * 500 + "]" * 500, ["y"]) is None  # too deep to parse: no sentence
 
 
 def test_the_right_code_passes_both_worlds():

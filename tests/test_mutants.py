@@ -7,7 +7,7 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tutor.grading.mutants import OPERATORS, literal_source, literal_targets, mutants
+from tutor.grading.mutants import OPERATORS, literal_source, literal_targets, mutants, typed_in_targets
 
 TRAIN = """\
 import torch
@@ -82,6 +82,26 @@ def test_another_dim():
     ]
 
 
+def test_off_by_one_moves_a_boundary_of_counts_not_of_measured_values():
+    source = (
+        "for i in range(len(xs)):\n"
+        "    if i < len(xs) - 1:\n"
+        "        w = xs[i : i + k]\n"
+        "mask = torch.arange(T) < lengths[:, None]\n"
+        "for epoch in range(1, 9):\n"
+        "    if loss < best and acc > 0:\n"
+        "        head = xs[:-1]\n"
+    )
+    assert diffs(source, "off-by-one") == [
+        "-for i in range(len(xs)):\n+for i in range(len(xs) - 1):",
+        "-    if i < len(xs) - 1:\n+    if i <= len(xs) - 1:",
+        "-        w = xs[i : i + k]\n+        w = xs[i : i + k - 1]",
+        "-mask = torch.arange(T) < lengths[:, None]\n+mask = torch.arange(T) <= lengths[:, None]",
+        "-for epoch in range(1, 9):\n+for epoch in range(1, 8):",
+        "-        head = xs[:-1]\n+        head = xs[:-2]",
+    ]  # `loss < best` and `acc > 0` compare measured values: a tie is no bug anyone makes
+
+
 def test_weights_only_gains_a_fallback_that_unpickles_anything():
     source = "def load(buf):\n    state = torch.load(buf, weights_only=True)\n    return state\n"
     (mutant,) = [m for m in mutants(source) if m.operator == "weights-only"]
@@ -113,6 +133,48 @@ def test_literal_replaces_a_final_value_computed_from_the_data():
         assert literal_source(bad) is None
     (mutant,) = [m for m in mutants(source, {"y": text}) if m.operator == "literal"]
     assert mutant.diff == "-y = h.relu()\n+y = torch.tensor([[0.5, 0.0]], dtype=torch.float32, device=DEVICE)"
+
+
+def test_typed_in_replaces_the_whole_solution_by_the_checked_values():
+    # A hook fills `shapes`: no final assignment for the literal operator to replace, so only
+    # a typed-in answer shows whether the checks would take the values copied from the prompt.
+    source = (
+        "import torch\n"
+        "def hook(module, args, output):\n"
+        "    shapes.append(output.shape)\n"
+        "handle = model.register_forward_hook(hook)\n"
+        "logits = model(x)\n"
+    )
+    setup = "import torch\nmodel = torch.nn.Linear(3, 5)\nx = torch.randn(4, 3)\nshapes = []\n"
+    checked = '[{"expr": "shapes"}, {"expr": "logits.shape"}]'
+    assert literal_targets(source, setup, checked) == ["logits"]
+    assert typed_in_targets(source, setup, checked) == ["shapes", "logits"]  # `hook` is defined, not checked
+    assert typed_in_targets("y = torch.zeros(2)\n", "x = 1\n", "y") == []  # depends on no data
+    shapes = {
+        "kind": "sequence",
+        "type": "list",
+        "items": [
+            {
+                "kind": "sequence",
+                "type": "size",
+                "items": [{"kind": "number", "value": 4}, {"kind": "number", "value": 5}],
+            }
+        ],
+    }
+    assert literal_source(shapes) == "[torch.Size([4, 5])]"
+    assert literal_source({"kind": "sequence", "type": "tuple", "items": [{"kind": "number", "value": 1}]}) == "(1,)"
+    for bad in (
+        {"kind": "sequence", "type": "set", "items": []},
+        {"kind": "sequence", "type": "size", "items": [{"kind": "number", "value": 1.5}]},
+        {"kind": "sequence", "type": "list", "items": [{"kind": "tensor", "dtype": "torch.x;y", "values": []}]},
+    ):
+        assert literal_source(bad) is None
+    (mutant,) = [m for m in mutants(source, {}, {"shapes": "[torch.Size([4, 5])]"}) if m.operator == "typed-in"]
+    assert mutant.source == "import torch\nshapes = [torch.Size([4, 5])]\n"
+    assert mutant.line == 1 and "-handle = model.register_forward_hook(hook)" in mutant.diff
+    # the same text as a literal mutant: one mutant, not two
+    same = mutants("import torch\ny = x.relu()\n", {"y": "torch.tensor([1.0])"}, {"y": "torch.tensor([1.0])"})
+    assert [m.operator for m in same if m.operator in ("literal", "typed-in")] == ["literal"]
 
 
 def test_ids_are_stable_and_follow_the_text_not_the_line():

@@ -119,3 +119,46 @@ def test_mutants_off_runs_none(tmp_path: Path):
     report = json.loads(r.stdout)
     assert report["mutants"] == {} and not any(row["case"].startswith("mutant") for row in report["rows"])
     assert not (tmp_path / "home" / "cache" / "pack-test" / "mutants.json").exists()
+
+
+HOOKED = """\
+id: rows
+title: Rows
+intuition: "# Rows\\n\\nA hook sees every output."
+exercises:
+  - id: record
+    title: Record the shapes
+    prompt: Register a forward hook on `layer` that appends each output's shape to `shapes`, then run `layer(x)`.
+    setup: |
+      import torch
+      layer = torch.nn.Linear(3, 5)
+      x = torch.randn(4, 3)
+      shapes = []
+    solution: |
+      def record(module, args, output):
+          shapes.append(output.shape)
+      layer.register_forward_hook(record)
+      y = layer(x)
+    checks:
+      - kind: value
+        expr: shapes
+"""
+
+
+@pytest.mark.slow
+def test_a_typed_in_answer_the_second_world_cannot_tell_apart_is_a_weak_check(tmp_path: Path):
+    # `shapes` is filled by a hook: no assignment for the literal operator to replace. Typed
+    # in whole, [torch.Size([4, 5])] passes: the second world draws other numbers, same sizes.
+    pack = make_pack(tmp_path / "tiny", HOOKED)
+    report = json.loads(pack_test(pack, tmp_path / "home", "--json").stdout)
+    results = report["mutants"]["rows/record"]
+    survivors = [x for x in results if x["outcome"] == "survived"]
+    assert [x["operator"] for x in survivors] == ["typed-in"], results
+    assert "+shapes = [torch.Size([4, 5])]" in survivors[0]["diff"]
+    # A variant with another batch size tells a typed-in answer from a hook.
+    variant = HOOKED.replace("    checks:\n", "    variants:\n      - |\n        x = torch.randn(7, 3)\n    checks:\n")
+    (pack / "rows" / "lesson.yaml").write_text(variant)
+    r = pack_test(pack, tmp_path / "home", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    results = json.loads(r.stdout)["mutants"]["rows/record"]
+    assert {x["operator"]: x["outcome"] for x in results}["typed-in"] == "killed", results

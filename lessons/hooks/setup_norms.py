@@ -23,6 +23,14 @@ def true_norms():
     return torch.tensor([o.grad.norm().item() for o in reversed(outs)])
 
 
+def norm_types(grad_output_norms):
+    """The type of each norm your hooks appended during one backward."""
+    model = _fresh()
+    norms, handles = grad_output_norms(model)
+    _loss(model, _X.requires_grad_()).backward()
+    return [type(v).__name__ for v in norms]
+
+
 def norms_after_remove(grad_output_norms):
     """How many norms your list holds after the handles are removed and backward ran again."""
     model = _fresh()

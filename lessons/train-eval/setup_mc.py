@@ -22,3 +22,15 @@ def mode_after(fn, start_in_train):
     after = model.training
     model.eval()
     return after
+
+
+def graphs_built(fn):
+    """How many of fn's forward passes recorded an autograd graph (a grad_fn on the output)."""
+    recorded = []
+    handle = model.register_forward_hook(lambda module, args, out: recorded.append(out.grad_fn is not None))
+    try:
+        fn(model, x, 5)
+    finally:
+        handle.remove()
+        model.eval()
+    return sum(recorded)

@@ -19,6 +19,36 @@ def _error_texts(ctx, results) -> list:
     return texts
 
 
+# Sentences of the trace's grad-mode rule that say what the results are (a graph kept, no
+# gradient): established only where a failing check is about that, or the code raised.
+GRAPH_CLAIMS = ("require grad and keep a graph", "no gradient flows back through it")
+GRAPH_PROPERTIES = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad"})
+
+
+def _graph_failed(results, ctx) -> bool:
+    """Whether the code raised or a failing check found a gradient, requires_grad, grad_fn
+    or leaf that differs, or says it is about a gradient or a graph."""
+    if ctx.code_error is not None:
+        return True
+
+    def found(value, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        if isinstance(value, dict):
+            if value.get("property") in GRAPH_PROPERTIES:
+                return True
+            return any(found(v, depth + 1) for v in value.values())
+        if isinstance(value, list):
+            return any(found(v, depth + 1) for v in value[:200])
+        return False
+
+    def about_graph(r) -> bool:  # a check that reads a report of its own ("graph built during a forward")
+        text = str(r.get("message") or "").lower()
+        return "grad" in text or "graph" in text
+
+    return any(not r.get("passed") and (found(r.get("details")) or about_graph(r)) for r in results)
+
+
 def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
     ``auto:TOPIC`` where the sentence has a topic, else None (the host names it).
@@ -31,7 +61,11 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     unchanged = unchanged or []
     for name in unchanged:
         found.append(
-            (f"{name} is exactly what the setup made: your code never changed it, and the reference does", None)
+            # Established is the end state, not the history: code may have changed it and changed it back.
+            (
+                f"{name} is still exactly what the setup made: nothing your code did to it is left, and the reference changes it",
+                None,
+            )
         )
     if ctx.tracer is not None:
         finding_topics = set(ctx.topics.values())
@@ -42,6 +76,12 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         for sentence, topic in tracediff.differences(ctx.tracer, skip, failed, functions, code):
             if topic == tracediff.TOPIC_GRAD_MODE and unchanged:
                 continue  # no work was done on what failed: how it would have been recorded is no cause
+            if (
+                topic == tracediff.TOPIC_GRAD_MODE
+                and sentence.endswith(GRAPH_CLAIMS)
+                and not _graph_failed(results, ctx)
+            ):
+                continue  # what it says of the results (a graph kept, no gradient) is not what failed
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))

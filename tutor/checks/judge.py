@@ -115,9 +115,8 @@ class Client:
         return self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": self.ahead.index(world)})
 
     def remote(self, record: dict):
-        if record.get("kind") == "module":
-            return RemoteCallable(self, record)
-        return (RemoteCallable if record.get("kind") == "callable" else RemoteObject)(self, record)
+        base = RemoteCallable if record.get("kind") in ("module", "callable") else RemoteObject
+        return _remote_class(base, str(record.get("type") or ""))(self, record)
 
     def operate(self, op: str, target, **fields):
         segment = self.ctx.segment if self.ctx is not None else "run"
@@ -216,6 +215,17 @@ class _Remote:
 
 class RemoteObject(_Remote):
     __slots__ = ()
+
+
+@functools.lru_cache(maxsize=256)
+def _remote_class(base: type, learner_type: str) -> type:
+    """``base`` under the name of the learner's type, so that a check's ``type(x).__name__``
+    says what the learner's object is (``BytesIO``), not what stands for it here."""
+    parts = learner_type.split(".")
+    if len(learner_type) > 200 or not all(part.isidentifier() for part in parts):
+        return base
+    module, name = ".".join(parts[:-1]), parts[-1]  # "_io.BytesIO": BytesIO of module _io
+    return type(name, (base,), {"__slots__": (), "__module__": module or base.__module__})
 
 
 class RemoteCallable(_Remote):
@@ -637,7 +647,7 @@ def _in_world(
     if setup_error is not None or solution_error is not None:
         # The exercise's own code failed on that data: nothing to say about the learner's.
         return broken_in_world(result, seed, variant, number)
-    return on_other_data(result, seed, variant, number)
+    return on_other_data(result, seed, variant, number, payload)
 
 
 def _shadowed_helpers(rebound, payload: dict) -> list:

@@ -27,7 +27,7 @@ from time import monotonic as _monotonic
 
 import torch
 
-from . import untouched
+from . import typedin, untouched
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
 from .devicerun import device_problems
@@ -146,19 +146,31 @@ def broken_in_world(result: dict, seed: int, variant: str, number: int) -> dict:
     return {**result, "error": error, "world": number}
 
 
-def on_other_data(result: dict, seed: int, variant: str, number: int) -> dict:
+def on_other_data(result: dict, seed: int, variant: str, number: int, payload: dict | None = None) -> dict:
     """A verification that failed only in world ``number``, said so: each failure is on
-    other data, and what that means leads the feedback."""
+    other data, and what that means leads the feedback. "Typed in" is said only where the
+    learner's code (``payload["code"]``) writes a failing check's name as a literal."""
     data = f"setup run again with seed {seed}" + (" and the exercise's variant" if variant else "")
+    failing = set()
     for check in result.get("checks") or []:
         if not check.get("passed"):
             check["message"] = f"On other data ({data}): {check['message']}"
             check.setdefault("details", {})["world"] = number
-    result["mistakes"] = [
-        "Your code is right for the exercise's data but not for other data "
-        f"({data}): a result typed in, or copied from the prompt, fits one input only.",
-        *result.get("mistakes", []),
+            failing.add(check.get("id"))
+    specs = [c for c in (payload or {}).get("checks") or [] if isinstance(c, dict)]
+    exprs = [str(c.get("expr") or "") for c in specs if c.get("id") in failing] or [
+        str(c.get("expr") or "") for c in specs
     ]
+    typed = typedin.literal_line(str((payload or {}).get("code") or ""), exprs)
+    lead = f"Your code is right for the exercise's data but not for other data ({data}): "
+    if typed is not None:
+        lead += (
+            f"it writes {typed[0]} as a literal (line {typed[1]}), and a result typed in, or copied from the "
+            "prompt, fits one input only."
+        )
+    else:
+        lead += "something in it fits the first data only; what differs there is below."
+    result["mistakes"] = [lead, *result.get("mistakes", [])]
     result["world"] = number
     return result
 
@@ -305,7 +317,7 @@ def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, firs
     if setup_error is not None or solution_error is not None:
         # The exercise's own code failed on that data: nothing to say about the learner's.
         return broken_in_world(result, seed, variant, number)
-    return on_other_data(result, seed, variant, number)
+    return on_other_data(result, seed, variant, number, payload)
 
 
 def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, stage=None, device_run=None) -> dict:

@@ -92,6 +92,11 @@ def hooks_left(name: str, mine: int, theirs: int) -> str:
 def plain_modules(path: str, container: str, layers: int, counted: int, total: int) -> str:
     fix = "nn.ModuleDict" if container == "dict" else "nn.ModuleList"
     verb = "is" if layers == 1 else "are"
+    if total and counted == total:  # registered too, under other names (add_module, another attribute)
+        return (
+            f"{path} is a plain {container}: its {plural(layers, 'layer')} {verb} registered only under other "
+            f"names, so state_dict() and named_parameters() have no {path.split('.')[-1]}.* entries; use {fix}"
+        )
     return (
         f"{path} is a plain {container}: its {plural(layers, 'layer')} {verb} not registered "
         f"({fmt_int(counted)} of their {plural(total, 'parameter')} are counted); use {fix}"

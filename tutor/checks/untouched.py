@@ -19,23 +19,44 @@ def marks(ns: dict) -> dict:
         if value.is_meta or value.numel() > MAX_ELEMENTS or value.layout != torch.strided:
             continue
         try:
-            out[name] = (value, value.detach().clone())
+            out[name] = (value, value.detach().clone(), _grad(value), value.requires_grad)
         except RuntimeError:  # an inference tensor, a tensor whose data cannot be read
             continue
     return out
 
 
+def _grad(value: torch.Tensor) -> torch.Tensor | None:
+    grad = value.grad
+    return grad.detach().clone() if isinstance(grad, torch.Tensor) and grad.layout == torch.strided else grad
+
+
 def untouched(ns: dict, taken: dict) -> list:
-    """The names still bound to the same tensor with the same dtype, shape and values."""
+    """The names still bound to the same tensor with the same dtype, shape, values,
+    requires_grad and ``.grad`` (a gradient the code wrote is a change: backward() leaves the
+    values as they were)."""
     names = []
-    for name, (tensor, copy) in taken.items():
+    for name, (tensor, copy, grad, requires_grad) in taken.items():
         now = ns.get(name)
         if now is not tensor:
             continue
         try:
-            same = now.dtype == copy.dtype and now.shape == copy.shape and torch.equal(now.detach(), copy)
+            same = (
+                now.dtype == copy.dtype
+                and now.shape == copy.shape
+                and torch.equal(now.detach(), copy)
+                and now.requires_grad == requires_grad
+                and _same_grad(now.grad, grad)
+            )
         except RuntimeError:
             same = False
         if same:
             names.append(name)
     return sorted(names)
+
+
+def _same_grad(now: object, before: object) -> bool:
+    if now is None or before is None:
+        return now is None and before is None
+    if not isinstance(now, torch.Tensor) or not isinstance(before, torch.Tensor):
+        return False
+    return now.dtype == before.dtype and now.shape == before.shape and torch.equal(now.detach(), before)

@@ -102,15 +102,24 @@ def _ptfund_values(blob):
         failed = run_code(req["setup"], ns, "<setup>", "setup") or run_code(req["solution"], ns, "<solution>", "solution")
     if failed:
         return json.dumps({"error": failed.phrase()})
-    out = {}
-    for name in req["names"]:
-        v = ns.get(name)
+    def data(v, depth=0):
         if (isinstance(v, torch.Tensor) and v.layout == torch.strided and v.device.type != "meta"
                 and not v.is_complex() and v.numel() <= req["limit"]):
-            out[name] = {"kind": "tensor", "dtype": str(v.dtype), "values": v.detach().cpu().tolist(),
-                         "requires_grad": v.requires_grad}
-        elif type(v) in (bool, int, float):
-            out[name] = {"kind": "number", "value": v}
+            return {"kind": "tensor", "dtype": str(v.dtype), "values": v.detach().cpu().tolist(),
+                    "requires_grad": v.requires_grad}
+        if type(v) in (bool, int, float):
+            return {"kind": "number", "value": v}
+        kinds = {list: "list", tuple: "tuple", torch.Size: "size"}
+        if type(v) in kinds and depth < 4 and len(v) <= req["limit"]:
+            items = [data(x, depth + 1) for x in v]
+            if all(i is not None for i in items):
+                return {"kind": "sequence", "type": kinds[type(v)], "items": items}
+        return None
+    out = {}
+    for name in req["names"]:
+        found = data(ns.get(name))
+        if found is not None:
+            out[name] = found
     return json.dumps(out)
 _ptfund_values(%r)
 """
@@ -147,7 +156,7 @@ CHUNK = 4  # mutants per kernel: small batches spread an exercise's mutants over
 @dataclass(frozen=True)
 class Batch:
     """Some of an exercise's mutants, run in one fresh kernel: given ones, or (``literal``)
-    the literal operator's, which need the reference's values first."""
+    the literal and typed-in operators', which need the reference's values first."""
 
     mutants: tuple[mut.Mutant, ...] = ()
     literal: bool = False
@@ -158,7 +167,7 @@ def batches(ex: m.Exercise) -> list[Batch]:
     own; at least one batch (an empty one takes no kernel), so every exercise is reported."""
     found = mut.mutants(ex.solution)
     out = [Batch(tuple(found[i : i + CHUNK])) for i in range(0, len(found), CHUNK)]
-    if mut.literal_targets(ex.solution, ex.setup, _checked_text(ex)):
+    if _value_targets(ex):
         out.append(Batch(literal=True))
     return out or [Batch()]
 
@@ -217,20 +226,36 @@ async def run_batch(pool: KernelPool, ex: m.Exercise, origin: Pos, cache: Mutant
 async def _literal_mutants(
     take: Callable[[], Awaitable[KernelSession]], ex: m.Exercise, content: dict, cache: MutantCache
 ) -> tuple[list[mut.Mutant], str | None]:
-    names = mut.literal_targets(ex.solution, ex.setup, _checked_text(ex))
-    values_key = key(content, "values")
+    names = _value_targets(ex)
+    # The cell and the names are part of the key: values cached for another cell or other names are not these.
+    values_key = key(content, "values", VALUES_CELL, *names)
     values, problem = cache.values.get(values_key), None
     if values is None:
         values, problem = await _reference_values(await take(), ex, names)
         if problem is None:
             cache.add_values(values_key, values)
     torch_name = "torch" if _imports_torch(ex.setup, ex.solution) else "__import__('torch')"
-    literals = {}
+    sources = {}
     for name, value in values.items():
-        text = mut.literal_source(value, torch_name=torch_name, on_device=ex.follows_device)
+        text = (
+            mut.literal_source(value, torch_name=torch_name, on_device=ex.follows_device)
+            if isinstance(value, dict)
+            else None
+        )
         if text is not None:
-            literals[name] = text
-    return [x for x in mut.mutants(ex.solution, literals) if x.operator == "literal"], problem
+            sources[name] = text
+    checked = _checked_text(ex)
+    literals = {n: sources[n] for n in mut.literal_targets(ex.solution, ex.setup, checked) if n in sources}
+    typed = {n: sources[n] for n in mut.typed_in_targets(ex.solution, ex.setup, checked) if n in sources}
+    found = mut.mutants(ex.solution, literals, typed)
+    return [x for x in found if x.operator in ("literal", "typed-in")], problem
+
+
+def _value_targets(ex: m.Exercise) -> list[str]:
+    """The names whose reference values the literal and typed-in operators need."""
+    checked = _checked_text(ex)
+    names = mut.literal_targets(ex.solution, ex.setup, checked)
+    return names + [n for n in mut.typed_in_targets(ex.solution, ex.setup, checked) if n not in names]
 
 
 def combine(ex: m.Exercise, parts: list[ExerciseMutants]) -> ExerciseMutants:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-OPERATORS = ("drop", "in-place", "swap-names", "literal", "mean-sum", "dim", "weights-only")
+OPERATORS = ("drop", "in-place", "swap-names", "literal", "typed-in", "mean-sum", "dim", "off-by-one", "weights-only")
 
 # Calls whose omission is a classic bug; dropped from a chain (``x.cpu().numpy()`` -> ``x.numpy()``).
 DROPPABLE = frozenset(
@@ -281,6 +281,54 @@ def _dim(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
                 yield _replace(src, "dim", node.args[index], str(_other_dim(value)))
 
 
+BOUNDARY = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
+COUNTS = frozenset({"len", "arange", "size", "numel", "shape", "range"})  # what makes a bound a count
+
+
+def _one_less(node: ast.expr) -> str:
+    """``node - 1``, folded where it is an int (``6`` -> ``5``, ``-1`` -> ``-2``)."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        value = None
+    if type(value) is int:
+        return str(value - 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return f"{ast.unparse(node)} - 1"  # left to right: no parentheses needed
+    return f"{_atom(node)} - 1"
+
+
+def _counts(node: ast.expr) -> bool:
+    """Whether ``node`` holds a count: ``len(...)``, ``arange``, ``.shape``, ``.size()`` (an
+    int constant alone does not: ``x > 0`` on floats is the same at every value but a tie)."""
+    for sub in ast.walk(node):
+        if (isinstance(sub, ast.Name) and sub.id in COUNTS) or (isinstance(sub, ast.Attribute) and sub.attr in COUNTS):
+            return True
+    return False
+
+
+def _off_by_one(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
+    """A boundary one off: a comparison of counts or indices that takes its bound or leaves it
+    (``i < len(xs) - 1`` -> ``<=``; other comparisons, of measured floats where a tie hardly
+    ever happens, are left alone), a ``range`` that stops one early, a slice that ends one early
+    (``x[i:i + k]`` -> ``x[i:i + k - 1]``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in BOUNDARY:
+            left, right = node.left, node.comparators[0]
+            if _counts(left) or _counts(right):
+                start, left_end = src.span(left)
+                right_start, end = src.span(right)
+                middle = src.data[left_end:right_start].decode("utf-8")
+                op = BOUNDARY[type(node.ops[0])]
+                text = src.segment(left) + re.sub(r"[<>]=?", op, middle, count=1) + src.segment(right)
+                yield _Edit("off-by-one", node.lineno, start, end, text)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+            stop = node.args[0] if len(node.args) == 1 else node.args[1]
+            yield _replace(src, "off-by-one", stop, _one_less(stop))
+        elif isinstance(node, ast.Slice) and node.upper is not None:
+            yield _replace(src, "off-by-one", node.upper, _one_less(node.upper))
+
+
 def _weights_only(src: _Source, tree: ast.Module) -> Iterator[_Edit]:
     """``torch.load(..., weights_only=True)`` that falls back to a full unpickle when refused."""
     for stmt in _simple_statements(tree):
@@ -313,6 +361,18 @@ def _literal(src: _Source, tree: ast.Module, literals: dict[str, str]) -> Iterat
     for name, stmt in final_assignments(tree).items():
         if name in literals and stmt.value is not None:
             yield _replace(src, "literal", stmt.value, literals[name])
+
+
+def _typed_in(src: _Source, tree: ast.Module, typed: dict[str, str]) -> Iterator[_Edit]:
+    """The whole solution replaced by its imports and the checked values typed in: the answer
+    of a learner who copies what the reference printed. Unlike ``literal`` it reaches names the
+    solution fills without a final assignment (``shapes.append(...)`` in a hook, ``x.add_(1)``,
+    a list built in a loop)."""
+    if not typed:
+        return
+    imports = [src.segment(stmt) for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))]
+    lines = [*imports, *(f"{name} = {text}" for name, text in typed.items())]
+    yield _Edit("typed-in", 1, 0, len(src.data), "\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------- the literal operator's data
@@ -352,23 +412,54 @@ def literal_targets(solution: str, setup: str, checked_text: str) -> list[str]:
     """Names whose final value is worth writing as a literal: assigned last at top level,
     read by a check (their name appears in ``checked_text``), and computed from something
     the setup defines (a value that depends on no data is a literal already)."""
+    tree = _reading_setup(solution, setup)
+    if tree is None:
+        return []
+    return [name for name in final_assignments(tree) if re.search(rf"\b{re.escape(name)}\b", checked_text)]
+
+
+def typed_in_targets(solution: str, setup: str, checked_text: str) -> list[str]:
+    """Names a typed-in answer would write: read by a check and named by the solution (written,
+    changed in place or filled), in the order the solution first names them; only where the
+    solution reads the setup's data (as ``literal_targets``)."""
+    tree = _reading_setup(solution, setup)
+    if tree is None:
+        return []
+    defined = _imported_names(tree) | {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    named = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+    out: list[str] = []
+    for node in named:
+        name = node.id
+        if name in out or name in defined or name in MODULE_NAMES or name in _BUILTINS or name == "DEVICE":
+            continue
+        if re.search(rf"\b{re.escape(name)}\b", checked_text):
+            out.append(name)
+    return out
+
+
+def _reading_setup(solution: str, setup: str) -> ast.Module | None:
+    """The solution's tree where it reads something the setup defines (a value that depends
+    on no data is a literal already, and typing it in is no bug); None otherwise."""
     try:
         tree, setup_tree = ast.parse(solution), ast.parse(setup)
     except SyntaxError:
-        return []
+        return None
     given = {
         n.id for n in ast.walk(setup_tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     } | _imported_names(setup_tree)
     given -= _imported_names(tree)
     reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    if not (reads & given):
-        return []
-    return [name for name in final_assignments(tree) if re.search(rf"\b{re.escape(name)}\b", checked_text)]
+    return tree if reads & given else None
 
 
-def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = False) -> str | None:
+def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = False, depth: int = 0) -> str | None:
     """Python source for a value the kernel reported as data (see packtest's values cell):
-    ``{"kind": "tensor", "dtype", "values", "requires_grad"}`` or ``{"kind": "number", "value"}``."""
+    ``{"kind": "tensor", "dtype", "values", "requires_grad"}``, ``{"kind": "number", "value"}``
+    or ``{"kind": "sequence", "type": "list" | "tuple" | "size", "items": [...]}``."""
+    if value.get("kind") == "sequence":
+        return _sequence_source(value, torch_name, on_device, depth)
     if value.get("kind") == "number":
         number = value.get("value")
         if isinstance(number, (bool, int)) or (isinstance(number, float) and math.isfinite(number)):
@@ -388,6 +479,28 @@ def literal_source(value: dict, *, torch_name: str = "torch", on_device: bool = 
     return f"{torch_name}.tensor({values!r}, dtype={dtype}{extra})"
 
 
+def _sequence_source(value: dict, torch_name: str, on_device: bool, depth: int) -> str | None:
+    items = value.get("items")
+    if depth >= 4 or not isinstance(items, list) or len(items) > MAX_LITERAL_ELEMENTS:
+        return None
+    kind = value.get("type")
+    if kind == "size":
+        if not all(isinstance(i, dict) and type(i.get("value")) is int for i in items):
+            return None
+        return f"{torch_name}.Size({[i['value'] for i in items]!r})"
+    texts = [
+        literal_source(i, torch_name=torch_name, on_device=on_device, depth=depth + 1) if isinstance(i, dict) else None
+        for i in items
+    ]
+    if any(t is None for t in texts):
+        return None
+    if kind == "list":
+        return "[" + ", ".join(texts) + "]"  # type: ignore[arg-type]
+    if kind == "tuple":
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"  # type: ignore[arg-type]
+    return None
+
+
 def _plain_numbers(values: object, depth: int = 0) -> bool:
     if depth > 8:
         return False
@@ -399,24 +512,26 @@ def _plain_numbers(values: object, depth: int = 0) -> bool:
 # ---------------------------------------------------------------- all together
 
 
-def mutants(solution: str, literals: dict[str, str] | None = None) -> list[Mutant]:
+def mutants(solution: str, literals: dict[str, str] | None = None, typed: dict[str, str] | None = None) -> list[Mutant]:
     """Every mutant of ``solution`` that parses and differs from it and from the others.
 
-    ``literals``: {name: source} for the literal operator (``literal_source`` of the values
-    the reference computed)."""
+    ``literals``: {name: source} for the literal operator, ``typed`` for the typed-in one
+    (``literal_source`` of the values the reference computed)."""
     try:
         tree = ast.parse(solution)
     except SyntaxError:
         return []
     src = _Source(solution)
     edits: list[_Edit] = []
-    for operator in (_drop, _in_place, _swap_names, _mean_sum, _dim, _weights_only):
+    for operator in (_drop, _in_place, _swap_names, _mean_sum, _dim, _off_by_one, _weights_only):
         edits += operator(src, tree)
     edits += _literal(src, tree, literals or {})
+    edits += _typed_in(src, tree, typed or {})
     seen = {ast.dump(tree)}
     occurrences: dict[str, int] = {}
     out: list[Mutant] = []
-    for edit in sorted(edits, key=lambda e: (e.start, OPERATORS.index(e.operator), e.end)):
+    # typed-in last: where it writes what a literal mutant wrote, the smaller diff is kept
+    for edit in sorted(edits, key=lambda e: (e.operator == "typed-in", e.start, OPERATORS.index(e.operator), e.end)):
         source = src.apply(edit)
         try:
             shape = ast.dump(ast.parse(source))
