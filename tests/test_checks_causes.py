@@ -5,15 +5,10 @@ real torch; the last tests run them through `ptfund-tutor check` in real kernels
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from test_checks_support import check, verify
+from test_checks_support import check, cli_check, verify, write_pack
 
 pytestmark = pytest.mark.slow
 
@@ -130,17 +125,7 @@ def test_eof_from_a_buffer_not_at_its_end_does_not_blame_seek():
 
 # ---------------------------------------------------------------- real kernels
 
-PACK = """\
-id: causes
-title: Causes
-version: "0.1.0"
-lessons: [bugs]
-"""
-LESSON = """\
-id: bugs
-title: Bugs
-intuition: "# Bugs"
-exercises:
+EXERCISES = """\
   - id: bias
     title: A linear layer by hand
     prompt: Compute `out = x @ W.T + b`.
@@ -192,37 +177,29 @@ exercises:
 
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("packs") / "causes"
-    (root / "bugs").mkdir(parents=True)
-    (root / "pack.yaml").write_text(PACK)
-    (root / "bugs" / "lesson.yaml").write_text(LESSON)
-    return root
+    return write_pack(tmp_path_factory.mktemp("packs") / "causes", EXERCISES)
 
 
-def cli_check(pack: Path, home: Path, exercise: str, code: str) -> dict:
-    answer = home.parent / f"{exercise}.py"
-    answer.write_text(textwrap.dedent(code))
-    env = {**os.environ, "PTFUND_TUTOR_HOME": str(home)}
-    args = ["--pack", str(pack), "check", f"causes:bugs/{exercise}", "--file", str(answer), "--trust", "--json"]
-    r = subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 1, r.stdout + r.stderr
-    return json.loads(r.stdout)
+def check_in_kernels(pack: Path, home: Path, exercise: str, code: str) -> dict:
+    return cli_check(pack, home, f"causes:bugs/{exercise}", code)
 
 
 def test_in_a_real_kernel_a_missing_bias_is_named(pack, tmp_path):
-    data = cli_check(pack, tmp_path / "home", "bias", "out = x @ W.T\n")
+    data = check_in_kernels(pack, tmp_path / "home", "bias", "out = x @ W.T\n")
     assert any("a term that varies only along dim 1" in m and "like a bias" in m for m in data["mistakes"]), data
     assert "auto:cause:bias-like" in data["mistake_ids"]
 
 
 def test_in_a_real_kernel_a_function_s_wrong_dim_and_its_exception_are_named(pack, tmp_path):
-    data = cli_check(pack, tmp_path / "home", "log-probs", "def log_probs(logits):\n    return logits.log_softmax(0)\n")
+    data = check_in_kernels(
+        pack, tmp_path / "home", "log-probs", "def log_probs(logits):\n    return logits.log_softmax(0)\n"
+    )
     assert any(
         "result is logits.log_softmax(dim=0) where the reference computes logits.log_softmax(dim=1)" in m
         for m in data["mistakes"]
     ), data
     code = "import torch\n\ndef log_probs(logits):\n    w = torch.ones(4, 3)\n    return (logits @ w).log_softmax(1)\n"
-    data = cli_check(pack, tmp_path / "home", "log-probs", code)
+    data = check_in_kernels(pack, tmp_path / "home", "log-probs", code)
     assert any(
         "line 5 of your function, `return (logits @ w).log_softmax(1)`, raised RuntimeError; at that point logits "
         "has shape"
@@ -234,7 +211,7 @@ def test_in_a_real_kernel_a_function_s_wrong_dim_and_its_exception_are_named(pac
 
 def test_in_a_real_kernel_a_missing_seek_is_named(pack, tmp_path):
     code = 'buf = io.BytesIO()\ntorch.save({"W": W}, buf)\nloaded = torch.load(buf, weights_only=True)\n'
-    data = cli_check(pack, tmp_path / "home", "roundtrip", code)
+    data = check_in_kernels(pack, tmp_path / "home", "roundtrip", code)
     assert any("buf is at its end" in m and "buf.seek(0)" in m for m in data["mistakes"]), data
 
 

@@ -31,6 +31,7 @@ TOPICS = (
     ("keepdim=True is missing", "keepdim"),
     ("keepdim=True is extra", "keepdim"),
     ("over the wrong dim", "reduction-dim"),
+    ("sums to 1 along dim", "normalised-dim"),
 )
 
 
@@ -88,6 +89,29 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
         if found:
             return found
     return None
+
+
+def _sums_to_one(x: np.ndarray) -> list:
+    """The dims along which every slice of x (no value negative) sums to 1."""
+    if x.ndim < 2 or (x < 0).any():
+        return []
+    return [d for d in range(x.ndim) if x.shape[d] >= 2 and np.allclose(x.sum(axis=d), 1.0, rtol=1e-4, atol=1e-5)]
+
+
+def normalised(name: str, actual, expected) -> str | None:
+    """Probabilities over another dim: the learner's value sums to 1 along exactly one dim,
+    the expected value along exactly one other (tried after :func:`reduced`, which names the
+    softmax itself when the reference's own input reproduces it)."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None or a.shape != e.shape:
+        return None
+    mine, theirs = _sums_to_one(a), _sums_to_one(e)
+    if len(mine) != 1 or len(theirs) != 1 or mine == theirs:
+        return None
+    return (
+        f"{name} sums to 1 along dim {mine[0]} where the expected value sums to 1 along dim {theirs[0]}: consistent "
+        f"with a softmax (or a normalisation) over dim {mine[0]} where dim {theirs[0]} was meant"
+    )
 
 
 def _sign(name, a, e, tol):

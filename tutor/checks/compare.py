@@ -361,7 +361,9 @@ def tensor_problems(
                 pattern = patterns.explain(name, a_np, e_np) or (
                     None
                     if data.get("grad_multiple")
-                    else causes.explain(name, a_np, e_np, tol) or causes.reduced(name, a_np, e_np, sources, tol)
+                    else causes.explain(name, a_np, e_np, tol)
+                    or causes.reduced(name, a_np, e_np, sources, tol)
+                    or causes.normalised(name, a_np, e_np)
                 )
                 if pattern:
                     data["pattern"] = pattern
@@ -519,7 +521,9 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
     data = {"mismatch": stats}
     if name.endswith(".grad"):
         data.update(grad_multiple=grad_multiple(a, e), name=name)
-    pattern = patterns.explain(name, a, e) or (None if data.get("grad_multiple") else causes.explain(name, a, e, tol))
+    pattern = patterns.explain(name, a, e) or (
+        None if data.get("grad_multiple") else causes.explain(name, a, e, tol) or causes.normalised(name, a, e)
+    )
     if pattern:
         data["pattern"] = pattern
     sentence = mismatch_sentence(name, stats)

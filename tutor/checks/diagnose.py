@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import errorcause, signatures, tracediff
+from . import counts, errorcause, signatures, tracediff, unfilled
 from .scan import compare_namespaces
 
 
@@ -55,7 +55,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     ``unchanged``: the failing checks' names the code left exactly as the setup made them."""
     found: list = []  # (sentence, topic)
     if ctx.code_error is not None:
-        cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename)
+        cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename, message=ctx.code_error.evalue or "")
         if cause:
             found.append((cause, None))
     unchanged = unchanged or []
@@ -109,6 +109,10 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         backward_calls = 0 if cleared else len(backward)
     for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
         found.append((sentence, None))
+    raised = ctx.code_error is not None
+    found += [(s, None) for s in unfilled.unfilled(ctx.learner, ctx.ref, code, solution, raised)]
+    if not raised:  # after an exception the names hold what the code left half done: no reading
+        found += [(s, None) for s in counts.counts(ctx.learner, ctx.ref, ctx._count_named)]
     found += [(e, None) for e in _for_errors(ctx, results)]
     return _unique(found)
 

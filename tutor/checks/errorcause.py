@@ -94,6 +94,18 @@ def _at_end(value) -> list | None:
     return [int(pos), int(size)] if size > 0 and pos >= size else None
 
 
+def _leaf_mark(frame, dotted: str) -> list:
+    """["leaf"] when ``dotted`` is the .grad of a leaf that requires grad: one a backward() fills."""
+    if not dotted.endswith(".grad"):
+        return []
+    try:
+        owner = _lookup(frame, dotted.removesuffix(".grad"))
+    except Exception:
+        return []
+    leaf = isinstance(owner, torch.Tensor) and owner.is_leaf and owner.requires_grad
+    return ["leaf"] if leaf else []
+
+
 def context(exc: BaseException, filename: str) -> dict | None:
     """Data about the learner's line where ``exc`` was raised; None outside their code."""
     try:
@@ -102,7 +114,7 @@ def context(exc: BaseException, filename: str) -> dict | None:
             return None
         frame, lineno = found
         line = linecache.getline(filename, lineno).strip()
-        tensors: list = []  # [name, shape, dtype, device]; [name, None, None, None] for None; [name, text] a module
+        tensors: list = []  # [name, shape, dtype, device]; [name, None, None, None] for None (+ "leaf": a leaf's .grad); [name, text] a module
         buffers: list = []
         for dotted in _names(line):
             if len(tensors) + len(buffers) >= MAX_NAMES:
@@ -116,7 +128,7 @@ def context(exc: BaseException, filename: str) -> dict | None:
                     [dotted, [int(s) for s in value.shape], str(value.dtype).replace("torch.", ""), str(value.device)]
                 )
             elif value is None and "." in dotted:  # an attribute still None: x.grad before any backward()
-                tensors.append([dotted, None, None, None])
+                tensors.append([dotted, None, None, None, *_leaf_mark(frame, dotted)])
             elif isinstance(value, torch.nn.Module) and not list(value.children()):
                 tensors.append([dotted, shorten(f"{type(value).__name__}({value.extra_repr()})", 80)])
             else:
@@ -136,7 +148,7 @@ def _tensor(entry) -> str | None:
     try:
         if isinstance(entry, list) and len(entry) == 2:
             return f"{_text(entry[0])} is {_text(entry[1], 80)}"
-        name, shape, dtype, device = entry
+        name, shape, dtype, device = entry[:4]
         if shape is None:
             return f"{_text(name)} is None"
         return f"{_text(name)} has shape {fmt_shape(shape)}, {_text(dtype, 20)} on {_text(device, 20)}"
@@ -144,12 +156,30 @@ def _tensor(entry) -> str | None:
         return None
 
 
-def sentence(ctx_data, ename: str, what: str = "your code") -> str | None:
+def _none_grad(ctx_data, ename: str, message: str) -> str | None:
+    """The ``.grad`` of a leaf that requires grad, the one None on the line, for an
+    AttributeError on None."""
+    if ename != "AttributeError" or not message.startswith("'NoneType' object has no attribute"):
+        return None
+    entries = [e for e in ctx_data.get("tensors") or [] if isinstance(e, list) and len(e) >= 4 and e[1] is None]
+    # the leaf's own .grad: a non-leaf's stays None even after backward(), so none is read for it
+    grads = [e[0] for e in entries if isinstance(e[0], str) and e[0].endswith(".grad") and e[4:] == ["leaf"]]
+    return _text(grads[0]) if len(entries) == 1 and grads else None
+
+
+def sentence(ctx_data, ename: str, what: str = "your code", message: str = "") -> str | None:
     """'line 4 of your code, `y = x @ w`, raised RuntimeError; there x has shape (3, 4), ...'.
-    ``ctx_data`` is what :func:`context` returned, as it arrived."""
+    ``ctx_data`` is what :func:`context` returned, as it arrived; ``message``: the exception's."""
     if not isinstance(ctx_data, dict) or not isinstance(ctx_data.get("line"), int):
         return None
     line, source = ctx_data["line"], _text(ctx_data.get("source") or "", 120)
+    grad = _none_grad(ctx_data, ename, message)
+    if grad:
+        owner = grad.removesuffix(".grad")
+        return (
+            f"line {line} of {what}, `{source}`, raised {ename} because {grad} is None there: no backward() had "
+            f"reached {owner} yet (or its .grad was set back to None since, as zero_grad() does)"
+        )
     buffers = [b for b in ctx_data.get("buffers") or [] if isinstance(b, (list, tuple)) and len(b) == 3]
     if ename in READ_ERRORS and buffers:
         name, pos, size = buffers[0]

@@ -169,6 +169,47 @@ def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> lis
         if isinstance(value, torch.nn.Module) and not name.startswith("_"):
             try:
                 out.extend(u.message for u in unregistered(value, name) if u.kind == "modules")
+                if isinstance(ref.get(name), torch.nn.Module):
+                    out.extend(
+                        signatures.never_registered(name, *absent) for absent in _absent_buffers(value, ref[name])
+                    )
+                    mine, theirs = _hooks(value), _hooks(ref[name])
+                    if mine > theirs:
+                        out.append(signatures.hooks_left(name, mine, theirs))
             except Exception:
                 continue
     return out
+
+
+def _hooks(module: torch.nn.Module) -> int:
+    """The module's own forward, forward-pre and backward hooks (a learner's module as data
+    holds placeholders that count the learner's)."""
+    return len(module._forward_hooks) + len(module._forward_pre_hooks) + len(module._backward_hooks)
+
+
+def _absent_buffers(mine: torch.nn.Module, theirs: torch.nn.Module) -> list:
+    """(path, class of its owner) for the reference module's buffers of which the learner's has no attribute at all (neither a
+    buffer, a parameter nor a plain attribute): never registered, not registered wrongly."""
+    absent = []
+    for path, _ in list(theirs.named_buffers())[:MAX_NAMES]:
+        owner_path, _, leaf = path.rpartition(".")
+        try:
+            owner = mine.get_submodule(owner_path) if owner_path else mine
+        except AttributeError:
+            continue  # the submodule itself is missing: the module check says so
+        if _has(owner, leaf) is False:
+            absent.append((path, type(owner).__name__))
+    return absent
+
+
+def _has(owner: torch.nn.Module, leaf: str) -> bool | None:
+    """Whether the module has an attribute ``leaf``; None when that cannot be told."""
+    if any(leaf in d for d in (owner._parameters, owner._buffers, owner._modules, vars(owner))):
+        return True
+    try:
+        getattr(owner, leaf)  # a learner's module as data asks the learner's kernel
+    except AttributeError:
+        return False
+    except Exception as exc:  # the learner's kernel answered that it raised
+        return False if "AttributeError" in (getattr(exc, "names", None) or ()) else None
+    return True

@@ -73,6 +73,22 @@ def plain_tensor(path: str) -> str:
     )
 
 
+def never_registered(name: str, path: str, cls: str) -> str:
+    leaf = path.rpartition(".")[2]
+    return (
+        f"{name} has no {path} at all, where the reference's {name} holds it as a buffer: {cls}.__init__ never "
+        f'registers it; add self.register_buffer("{leaf}", ...) there'
+    )
+
+
+def hooks_left(name: str, mine: int, theirs: int) -> str:
+    return (
+        f"{name} still holds {plural(mine, 'hook')} where the reference's holds {fmt_int(theirs)}: consistent with a "
+        f"hook registered and never removed (or registered twice); keep the handle each register_..._hook call "
+        f"returns and call handle.remove() when you are done"
+    )
+
+
 def plain_modules(path: str, container: str, layers: int, counted: int, total: int) -> str:
     fix = "nn.ModuleDict" if container == "dict" else "nn.ModuleList"
     verb = "is" if layers == 1 else "are"

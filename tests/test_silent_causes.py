@@ -1,0 +1,355 @@
+"""Causes for bugs the feedback used to be silent about (benchmarks/feedback_silent.md), with
+no authored mistakes: a list nothing filled (unfilled.py), a count where a fraction was meant
+(counts.py), a buffer never registered and a hook never removed (scan.py), probabilities
+over another dim (causes.py) and a leaf's .grad still None when the code read it
+(errorcause.py). Each is said only where the data establishes it; each case is a
+real wrong solution with real torch, and the last tests run them through `ptfund-tutor check`
+in real kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_checks_support import check, cli_check, verify, write_pack
+
+pytestmark = pytest.mark.slow
+
+LOSSES = [check(kind="value", expr="losses")]
+TRAIN = "losses = []\nfor step in range(4):\n    loss = float(step)\n    losses.append(loss)\n"
+
+
+def said(code: str, solution: str, checks, setup: str = "import torch\n") -> str:
+    r = verify(code, solution, checks, setup=setup)
+    assert not r["passed"]
+    return "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- a list nothing filled
+
+
+def test_a_list_no_line_appends_to_is_named():
+    code = "losses = []\nfor step in range(4):\n    loss = float(step)\nprint(min(losses) if losses else None)\n"
+    text = said(code, TRAIN, LOSSES)
+    assert (
+        "losses is empty, where the reference's holds 4 items: no line of your code appends or adds anything to it "
+        "(the reference calls losses.append(...))"
+    ) in text
+    # a list the setup made, unpacked alongside another
+    code = "a, losses = [], []\nfor step in range(4):\n    a.append(step)\n"
+    assert "losses is empty" in said(code, "a, losses = [], [0.0, 1.0]\n", LOSSES)
+
+
+def test_an_append_that_never_ran_is_named_with_its_line():
+    code = "losses = []\nfor step in range(0):\n    losses.append(float(step))\n"
+    text = said(code, TRAIN, LOSSES)
+    assert (
+        "losses is empty, where the reference's holds 4 items: your code's losses.append(...) at line 3 never ran"
+        in (text)
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # emptied again after the appends ran: "never ran" would be false
+        "losses = []\nfor step in range(4):\n    losses.append(float(step))\n    losses = []\n",
+        "losses = []\nfor step in range(4):\n    losses.append(float(step))\nlosses.clear()\n",
+        # filled through a function, an alias or a parameter of the same name: the source does not show it
+        "def record(xs):\n    pass\nlosses = []\nrecord(losses)\n",
+        "losses = []\nhistory = losses\n",
+        "losses = []\ndef f(losses):\n    losses.append(1.0)\nf([])\n",
+    ],
+)
+def test_an_empty_list_the_source_does_not_settle_gets_no_cause(code):
+    assert "losses is empty" not in said(code, TRAIN, LOSSES)
+
+
+def test_an_append_after_the_code_raised_is_not_said_to_have_never_run():
+    code = "losses = []\nfor step in range(4):\n    loss = 1 / 0\n    losses.append(loss)\n"
+    r = verify(code, TRAIN, LOSSES)
+    assert r["error"]["ename"] == "ZeroDivisionError"
+    assert "never ran" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- a count where a fraction was meant
+
+ACC_SETUP = "import torch\ntorch.manual_seed(0)\npred = torch.randint(0, 3, (50,))\ny = torch.randint(0, 3, (50,))\n"
+ACC_SOLUTION = "accuracy = (pred == y).float().mean().item()\naccs = [(pred[:k] == y[:k]).float().mean().item() * k / 50 for k in (20, 35, 50)]\n"
+
+
+def test_an_accuracy_summed_is_named_as_a_count():
+    code = "accuracy = (pred == y).float().sum().item()\naccs = [(pred[:k] == y[:k]).float().sum().item() for k in (20, 35, 50)]\n"
+    r = verify(
+        code, ACC_SOLUTION, [check(kind="value", expr="accuracy"), check(kind="value", expr="accs")], setup=ACC_SETUP
+    )
+    text = "\n".join(r["mistakes"])
+    assert (
+        "a whole number exactly 50 times the expected value: consistent with a count where a fraction was meant" in text
+    )
+    assert ".sum() where .mean() over 50 values (50 is the size of pred's dimension 0) was meant" in text
+
+
+@pytest.mark.parametrize(
+    ("code", "solution"),
+    [
+        # a whole multiple by chance: 4.0 where 0.5 was meant, and no size of 8 in play
+        ("accuracy = 4.0\n", "accuracy = 0.5\n"),
+        # a whole number 3 where 1.0 was meant: too small a factor to read as a count
+        ("accuracy = 3.0\n", "accuracy = 1.0\n"),
+        # 50 times, but not a whole number: no count
+        ("accuracy = 0.62 * 50 + 0.5\n", "accuracy = 0.62\n"),
+        # a whole multiple that is no size of any tensor of the reference's
+        ("accuracy = 0.62 * 100\n", "accuracy = 0.62\n"),
+    ],
+)
+def test_a_number_that_is_not_established_as_a_count_gets_no_cause(code, solution):
+    r = verify(code, solution, [check(kind="value", expr="accuracy")], setup=ACC_SETUP)
+    assert not r["passed"]
+    assert "a count where a fraction" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- a buffer never registered
+
+MODULE = """\
+import torch
+from torch import nn
+
+class Standardize(nn.Module):
+    def __init__(self, mean, std):
+        super().__init__()
+        self.register_buffer("mean", mean)
+{std}
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+
+norm = Standardize(torch.zeros(4), torch.ones(4))
+"""
+NORM_CHECKS = [
+    check(kind="module", expr="norm", buffer_names=["mean", "std"]),
+    check(kind="value", expr="norm.state_dict()"),
+]
+
+
+def _module(std_line: str) -> str:
+    return MODULE.format(std=std_line)
+
+
+def test_a_buffer_never_registered_is_named():
+    text = said(_module("        pass"), _module('        self.register_buffer("std", std)'), NORM_CHECKS)
+    assert (
+        "norm has no std at all, where the reference's norm holds it as a buffer: Standardize.__init__ never "
+        'registers it; add self.register_buffer("std", ...) there'
+    ) in text
+
+
+def test_a_buffer_kept_as_a_plain_attribute_is_not_said_to_be_missing():
+    r = verify(_module("        self.std = std"), _module('        self.register_buffer("std", std)'), NORM_CHECKS)
+    assert "never registers" not in "\n".join(r["mistakes"])
+    assert "std is a plain tensor attribute" in r["checks"][0]["message"]
+
+
+# ---------------------------------------------------------------- a hook left registered
+
+HOOK_SETUP = "import torch\nmodel = torch.nn.Linear(3, 2)\nx = torch.randn(4, 3)\nshapes = []\n"
+HOOK_SOLUTION = (
+    "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\nh.remove()\n"
+)
+HOOK_CHECKS = [check(kind="value", expr="len(model._forward_hooks)")]
+
+
+def test_a_hook_left_registered_is_named():
+    code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    text = said(code, HOOK_SOLUTION, HOOK_CHECKS, setup=HOOK_SETUP)
+    assert (
+        "model still holds 1 hook where the reference's holds 0: consistent with a hook registered and never removed"
+    ) in text
+
+
+def test_a_hook_the_reference_keeps_too_is_not_blamed():
+    solution = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o))\nlogits = model(x)\n"
+    r = verify(code, solution, [check(kind="value", expr="[tuple(s) for s in shapes]")], setup=HOOK_SETUP)
+    assert not r["passed"]
+    assert "never removed" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- a leaf's .grad still None
+
+GRAD_SETUP = "import torch\nw = torch.ones(3, requires_grad=True)\n"
+GRAD_SOLUTION = "loss = (w * 2).sum()\nloss.backward()\nnorm = w.grad.norm().item()\n"
+
+
+def test_a_leaf_s_grad_read_before_any_backward_is_named():
+    code = "loss = (w * 2).sum()\nnorm = w.grad.norm().item()\n"
+    r = verify(code, GRAD_SOLUTION, [check(kind="value", expr="norm")], setup=GRAD_SETUP)
+    assert r["error"]["ename"] == "AttributeError"
+    assert (
+        "line 2 of your code, `norm = w.grad.norm().item()`, raised AttributeError because w.grad is None there: "
+        "no backward() had reached w yet"
+    ) in "\n".join(r["mistakes"])
+
+
+def test_a_non_leaf_s_grad_is_not_blamed_on_a_missing_backward():
+    # h is no leaf: its .grad stays None after backward() too
+    code = "h = w * 2\nloss = h.sum()\nloss.backward()\nnorm = h.grad.norm().item()\n"
+    r = verify(code, GRAD_SOLUTION, [check(kind="value", expr="norm")], setup=GRAD_SETUP)
+    assert r["error"]["ename"] == "AttributeError"
+    assert "no backward() had reached" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- probabilities over another dim
+
+PROBS_SETUP = "import torch\ntorch.manual_seed(0)\nlogits = torch.randn(5, 3)\n"
+PROBS = [check(kind="tensor", expr="probs", rtol=1e-5)]
+
+
+def test_probabilities_over_another_dim_are_named():
+    # not the softmax of the reference's own input (that is named as such): mean of two samples
+    code = "probs = ((logits * 2).softmax(0) + logits.softmax(0)) / 2\n"
+    text = said(code, "probs = logits.softmax(1)\n", PROBS, setup=PROBS_SETUP)
+    assert (
+        "probs sums to 1 along dim 0 where the expected value sums to 1 along dim 1: consistent with a softmax (or a "
+        "normalisation) over dim 0 where dim 1 was meant"
+    ) in text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "probs = logits.exp()\n",  # positive, normalised along no dim
+        "probs = logits.softmax(1) * 0.5\n",  # a factor, said as such
+        "probs = logits.log_softmax(0)\n",  # negative values: no probabilities
+    ],
+)
+def test_values_not_normalised_along_one_other_dim_get_no_such_cause(code):
+    r = verify(code, "probs = logits.softmax(1)\n", PROBS, setup=PROBS_SETUP)
+    assert not r["passed"]
+    assert "sums to 1 along" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- real kernels
+
+EXERCISES = """\
+  - id: losses
+    title: Keep the losses
+    prompt: Keep each step's loss in `losses` and the accuracy in `accuracy`.
+    setup: |
+      import torch
+      torch.manual_seed(0)
+      pred = torch.randint(0, 3, (50,))
+      y = torch.randint(0, 3, (50,))
+      w = torch.ones(3, requires_grad=True)
+    solution: |
+      losses = []
+      for step in range(4):
+          loss = (w * step).sum()
+          loss.backward()
+          losses.append(w.grad.norm().item())
+      accuracy = (pred == y).float().mean().item()
+    checks:
+      - kind: value
+        expr: losses
+      - kind: value
+        expr: accuracy
+  - id: probs
+    title: Probabilities over the classes
+    prompt: Average two softmaxes over the classes into `probs`.
+    setup: |
+      import torch
+      torch.manual_seed(0)
+      logits = torch.randn(5, 3)
+    solution: |
+      probs = ((logits * 2).softmax(1) + logits.softmax(1)) / 2
+    checks:
+      - kind: tensor
+        expr: probs
+        rtol: 1.0e-5
+  - id: hook
+    title: A hook removed after use
+    prompt: Record the output shape with a forward hook, then remove it.
+    setup: |
+      import torch
+      model = torch.nn.Linear(3, 2)
+      x = torch.randn(4, 3)
+      shapes = []
+    solution: |
+      handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))
+      logits = model(x)
+      handle.remove()
+    checks:
+      - kind: value
+        expr: len(model._forward_hooks)
+  - id: standardize
+    title: Standardize with buffers
+    prompt: Write `Standardize` with buffers `mean` and `std`; make `norm`.
+    setup: |
+      import torch
+      from torch import nn
+    solution: |
+      class Standardize(nn.Module):
+          def __init__(self, mean, std):
+              super().__init__()
+              self.register_buffer("mean", mean)
+              self.register_buffer("std", std)
+
+          def forward(self, x):
+              return (x - self.mean) / self.std
+
+      norm = Standardize(torch.zeros(4), torch.ones(4))
+    checks:
+      - kind: module
+        expr: norm
+        buffer_names: [mean, std]
+"""
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory) -> Path:
+    return write_pack(tmp_path_factory.mktemp("packs") / "silent", EXERCISES)
+
+
+def check_in_kernels(pack: Path, home: Path, exercise: str, code: str) -> dict:
+    return cli_check(pack, home, f"silent:bugs/{exercise}", code)
+
+
+def test_in_a_real_kernel_an_unfilled_list_and_a_count_are_named(pack, tmp_path):
+    code = (
+        "losses = []\nfor step in range(4):\n    loss = (w * step).sum()\n    loss.backward()\n"
+        "accuracy = (pred == y).float().sum().item()\n"
+    )
+    data = check_in_kernels(pack, tmp_path / "home", "losses", code)
+    text = "\n".join(data["mistakes"])
+    assert "losses is empty, where the reference's holds 4 items: no line of your code appends" in text, data
+    assert "accuracy is" in text and "consistent with a count where a fraction was meant" in text, data
+
+
+def test_in_a_real_kernel_a_leaf_s_grad_read_before_backward_is_named(pack, tmp_path):
+    code = "losses = []\nfor step in range(4):\n    loss = (w * step).sum()\n    losses.append(w.grad.norm().item())\n"
+    data = check_in_kernels(pack, tmp_path / "home", "losses", code)
+    assert any("because w.grad is None there: no backward() had reached w yet" in m for m in data["mistakes"]), data
+
+
+def test_in_a_real_kernel_a_buffer_never_registered_is_named(pack, tmp_path):
+    code = (
+        "class Standardize(nn.Module):\n    def __init__(self, mean, std):\n        super().__init__()\n"
+        '        self.register_buffer("mean", mean)\n\n    def forward(self, x):\n        return x - self.mean\n\n'
+        "norm = Standardize(torch.zeros(4), torch.ones(4))\n"
+    )
+    data = check_in_kernels(pack, tmp_path / "home", "standardize", code)
+    assert any("Standardize.__init__ never registers it" in m for m in data["mistakes"]), data
+
+
+def test_in_a_real_kernel_probabilities_over_another_dim_are_named(pack, tmp_path):
+    code = "probs = ((logits * 2).softmax(0) + logits.softmax(0)) / 2\n"
+    data = check_in_kernels(pack, tmp_path / "home", "probs", code)
+    assert any(
+        "probs sums to 1 along dim 0 where the expected value sums to 1 along dim 1" in m for m in data["mistakes"]
+    )
+
+
+def test_in_a_real_kernel_a_hook_left_registered_is_named(pack, tmp_path):
+    code = "handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
+    data = check_in_kernels(pack, tmp_path / "home", "hook", code)
+    assert any("model still holds 1 hook where the reference's holds 0" in m for m in data["mistakes"]), data
