@@ -11,6 +11,7 @@ import ast
 import io
 import linecache
 import re
+import warnings
 
 import torch
 
@@ -72,7 +73,9 @@ def _lookup(frame, dotted: str):
     for attr in rest:
         if isinstance(value, type(io)):
             raise LookupError(attr)  # a module's functions (torch.load): nothing to describe
-        value = getattr(value, attr)
+        with warnings.catch_warnings():  # a non-leaf's .grad warns; reading it here is the learner's line's read
+            warnings.simplefilter("ignore")
+            value = getattr(value, attr)
     return value
 
 
