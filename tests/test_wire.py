@@ -1,7 +1,9 @@
-"""What crosses between the learner's kernel and the judge (tutor/checks/wire.py): one
-torch.save per message, loaded with weights_only=True. Every value must survive the trip
-with its type, and the pickle may name only globals the weights-only unpickler of the
-oldest supported torch (2.2) accepts, or every verification there fails as "not plain data"."""
+"""What crosses between the learner's kernel and the judge (tutor/checks/wire.py): a frame
+(JSON and raw storages), JSON, or one torch.save loaded with weights_only=True. Every value
+must survive the trip with its type and layout; a frame that lies about its layout is refused
+without reading out of bounds; and an archive's pickle may name only globals the
+weights-only unpickler of the oldest supported torch (2.2) accepts, or every verification
+there fails as "not plain data"."""
 
 from __future__ import annotations
 
@@ -79,9 +81,9 @@ def test_a_message_names_only_what_an_old_weights_only_unpickler_accepts():
     # torch 2.2's weights-only unpickler knows torch's tensor rebuilders, storages, dtypes,
     # Size and OrderedDict, and only some dtypes as objects; a complex number (builtins.complex), a torch.device or
     # protocol-2 bytes (_codecs.encode) make it refuse the whole message.
-    message = wire.encode(
-        {"values": VALUES, "t": torch.zeros(2, requires_grad=True), "p": torch.nn.Parameter(torch.ones(1))}
-    )
+    # A message whose tensors a frame does not carry (a GPU's, say) goes as such an archive.
+    body = {"values": VALUES, "t": torch.zeros(2, requires_grad=True), "p": torch.nn.Parameter(torch.ones(1))}
+    message = wire.archive({"v": wire.WIRE_VERSION, "body": wire.Preparer()(body)})
     outside = {g for g in _globals(message) if not g.startswith("torch.") and g != "collections.OrderedDict"}
     assert not outside, outside
     assert not {"torch.device", "torch.bfloat16"} & _globals(message)
@@ -201,5 +203,149 @@ def test_what_json_would_not_give_back_as_itself_crosses_as_an_archive(value):
     ids=["version", "record", "junk", "deep", "deeper than json parses"],
 )
 def test_a_json_message_that_breaks_the_contract_is_refused(text, said):
+    with pytest.raises(wire.WireError, match=said):
+        wire.load(text)
+
+
+# ------------------------------------------------------------------ frames
+
+
+FRAME_DTYPES = [
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+]
+
+
+@pytest.mark.parametrize("dtype", FRAME_DTYPES, ids=str)
+def test_a_framed_tensor_keeps_its_values_layout_and_storage_sharing(dtype):
+    base = (torch.arange(24) % 7).to(dtype).reshape(4, 6)
+    view = base.t()[2:, 1:3]  # strides (1, 6), an offset, over base's storage
+    text = wire.encode({"base": base, "view": view, "again": base})
+    assert text.startswith(wire.FRAME_MARK)
+    back = wire.load(text)
+    for name, original in (("base", base), ("view", view)):
+        got = back[name]
+        assert type(got) is torch.Tensor and got.dtype == dtype and torch.equal(got, original)
+        assert (got.shape, got.stride(), got.storage_offset()) == (
+            original.shape,
+            original.stride(),
+            original.storage_offset(),
+        )
+    assert back["view"].untyped_storage().data_ptr() == back["base"].untyped_storage().data_ptr()
+    assert back["again"] is back["base"]  # one tensor named twice is one tensor on arrival
+
+
+def test_a_frame_keeps_what_json_alone_would_change():
+    shared = {"k": [1]}
+    value = {
+        "tuple": (1, (2.5, "x")),
+        "list": [1, [2]],
+        "size": torch.Size([2, 3]),
+        "floats": [float("nan"), float("inf"), -0.0, 2**70],
+        "keys": {1: "int key", (2, 3): "tuple key", "\x00t": "a key like the frame's own tags"},
+        "shared": shared,
+        "shared again": shared,
+        "meta": torch.empty(3, 4, device="meta").t(),
+        "empty": torch.zeros(0, 3),
+        "tensor": torch.ones(2),
+    }
+    framed = wire._Frame().encode({"v": wire.WIRE_VERSION, "body": value})
+    assert framed is not None
+    back = wire._read_frame(framed)["body"]
+    assert back["tuple"] == (1, (2.5, "x")) and type(back["tuple"][1]) is tuple and type(back["list"][1]) is list
+    assert type(back["size"]) is torch.Size and back["size"] == torch.Size([2, 3])
+    nan, inf, zero, big = back["floats"]
+    assert nan != nan and inf == float("inf") and str(zero) == "-0.0" and big == 2**70
+    assert back["keys"] == value["keys"]
+    assert back["shared"] is back["shared again"]
+    meta = back["meta"]
+    assert meta.is_meta and (meta.shape, meta.stride()) == (torch.Size([4, 3]), (1, 4))
+    assert back["empty"].shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    "tensor",
+    [
+        torch.zeros(2, requires_grad=True),
+        torch.nn.Parameter(torch.ones(1)),
+        torch.ones(2).to_sparse(),
+        torch.ones(2, dtype=torch.complex64).conj(),
+    ],
+    ids=["needs grad", "parameter", "sparse", "conjugate bit"],
+)
+def test_a_tensor_a_frame_does_not_carry_goes_as_an_archive(tensor):
+    assert wire._Frame().encode({"v": wire.WIRE_VERSION, "body": {"t": tensor}}) is None
+
+
+def _frame(structure, sizes, data: bytes) -> str:
+    import json
+
+    return wire.FRAME_MARK + json.dumps([structure, sizes]) + "|" + base64.b64encode(data).decode("ascii")
+
+
+def _message(body):
+    return {"v": wire.WIRE_VERSION, "body": body}
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (_frame(_message({"\x00t": [0, "float32", "cpu", [3], [1], 0]}), [8], bytes(8)), "reaches past its storage"),
+        (_frame(_message({"\x00t": [0, "float32", "cpu", [2], [1], 1]}), [8], bytes(8)), "reaches past its storage"),
+        (_frame(_message({"\x00t": [0, "float32", "cpu", [2, 2], [4, 1], 0]}), [16], bytes(16)), "past its storage"),
+        (_frame(_message({"\x00t": [0, "float32", "cpu", [2], [1], -1]}), [8], bytes(8)), "layout"),
+        (_frame(_message({"\x00t": [0, "float32", "cpu", [2], [-1], 0]}), [8], bytes(8)), "layout"),
+        (_frame(_message({"\x00t": [0, "os.system", "cpu", [2], [1], 0]}), [8], bytes(8)), "dtype"),
+        (_frame(_message({"\x00t": [0, "qint8", "cpu", [2], [1], 0]}), [8], bytes(8)), "dtype"),
+        (_frame(_message({"\x00t": [0, "float32", "cuda", [2], [1], 0]}), [8], bytes(8)), "layout"),
+        (_frame(_message({"\x00t": [3, "float32", "cpu", [2], [1], 0]}), [8], bytes(8)), "storage the frame"),
+        (_frame(_message({"\x00t": [0, "float32", "meta", [2], [1], 0]}), [8], bytes(8)), "meta tensor with data"),
+        (_frame(_message([{"\x00r": 5}]), [], b""), "never sent"),
+        (_frame(_message({"\x00q": []}), [], b""), "unknown kind"),
+        (_frame(_message({"a": 1, "\x00t": []}), [], b""), "record inside a mapping"),
+        (_frame(_message({"\x00d": [[[1], 2]]}), [], b""), "not hashable"),
+        (_frame(_message(1), [8], bytes(4)), "do not add up"),
+        (_frame(_message(1), [0] * (wire.MAX_ITEMS + 1), b""), "do not add up"),
+        (wire.FRAME_MARK + "[1, []]", "without its data"),
+        (wire.FRAME_MARK + "not json|", "not data"),
+        (wire.FRAME_MARK + "[1, []]|not base64!", "not data"),
+        (_frame(_message("x"), [], b"").replace('"x"', "[" * 200 + "]" * 200), "nested too deeply"),
+        (_frame({"v": 99, "body": 1}, [], b""), "does not follow the judge's format"),
+    ],
+    ids=[
+        "too long",
+        "offset past the end",
+        "strides past the end",
+        "negative offset",
+        "negative stride",
+        "not a dtype",
+        "quantized",
+        "a GPU in a frame",
+        "no such storage",
+        "meta with data",
+        "a reference to nothing",
+        "unknown record",
+        "record among keys",
+        "unhashable key",
+        "sizes and data differ",
+        "too many storages",
+        "no data part",
+        "not json",
+        "not base64",
+        "deep",
+        "version",
+    ],
+)
+def test_a_frame_that_breaks_the_contract_is_refused_in_one_sentence(text, said):
     with pytest.raises(wire.WireError, match=said):
         wire.load(text)

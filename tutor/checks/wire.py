@@ -6,12 +6,14 @@ calls the judge makes into its code, protocol traces, errors) and the judge send
 
 Encoding: values are *prepared* into plain structures of tensors, numbers, strings, bytes,
 containers and tagged records (dicts with a ``"~"`` key naming the record kind), then written
-with one ``torch.save`` (so views keep sharing their base's storage, with shape, strides,
-offset, dtype and device intact) and sent as base64 text; a message of only numbers,
-strings, lists and string-keyed dicts is JSON text instead (``encode``). Decoding is
-``torch.load(weights_only=True)`` (or ``json.loads``), which runs no code and refuses every
-class that is not plain data (Tensor subclasses, float subclasses, a learner's own classes),
-then a walk that accepts only the types below and rebuilds records:
+as a frame (``_Frame``: the structure as JSON, the tensors' storages as raw bytes, so views
+keep sharing their base's storage, with shape, strides, offset, dtype and device intact), as
+JSON where the message holds only numbers, strings and containers, or as one ``torch.save``
+in base64 where its tensors are ones a frame does not carry (``encode``). Decoding runs no
+code: ``json.loads``, storages filled with their bytes and tensors set over them once their
+layouts are checked, or ``torch.load(weights_only=True)``, which refuses every class that is
+not plain data (Tensor subclasses, float subclasses, a learner's own classes); then a walk
+that accepts only the types below and rebuilds records:
 
 - ``tensor``: ``data`` (a detached alias of the tensor) and its autograd facts (requires_grad,
   is_leaf, grad_fn's class name, .grad, _version), which ``torch.save`` alone would lose, and
@@ -491,15 +493,243 @@ def _same_tensor(a, b) -> bool:
 
 
 def encode(value, preparer: Preparer | None = None) -> str:
-    """Base64 text of one ``torch.save`` of the prepared ``value``; JSON text where it holds
-    only what JSON keeps exactly (``_plain``): most requests and many answers, which as an
-    archive are ~1.8 kB and take ~0.4 ms to write and as long to load."""
+    """The prepared ``value`` as text: JSON where it holds only what JSON keeps exactly
+    (``_plain``: most requests and many answers); a frame (``_Frame``: JSON for the
+    structure, the tensors' storages as raw bytes) where its tensors are plain CPU or meta
+    tensors; else base64 of one ``torch.save`` (tensors that need grad, a GPU's, quantized,
+    sparse). An archive of a small request is ~1.8 kB and takes ~0.4 ms to write and as
+    long to load; weights-only loading walks it in Python, several ms for a function
+    check's cases."""
     message = {"v": WIRE_VERSION, "body": (preparer or Preparer())(value)}
     if _plain(message["body"]):
         return json.dumps(message, separators=(",", ":"), allow_nan=False)
+    framed = _Frame().encode(message)
+    return framed if framed is not None else archive(message)
+
+
+def archive(message: dict) -> str:
+    """Base64 of one ``torch.save`` of a message (already prepared)."""
     buffer = io.BytesIO()
     torch.save(message, buffer)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+FRAME_MARK = "@"  # the first character of a frame: never the start of JSON or of base64 text
+_ESCAPE = "\x00"  # keys of the frame's tagged records; a dict with such a key of its own is escaped
+_FRAME_DEVICES = ("cpu", "meta")
+
+
+class _NotFramed(Exception):
+    """A value the frame does not carry: the message goes as one torch.save instead."""
+
+
+class _Frame:
+    """``@`` + JSON of the structure + ``|`` + base64 of the storages' bytes, one after another.
+
+    The structure is JSON with tagged records for what JSON lacks: ``{"\\x00t": [storage,
+    dtype, device, shape, stride, offset]}`` a tensor (storage -1 on the meta device),
+    ``{"\\x00u": [...]}`` a tuple, ``{"\\x00s": [...]}`` a torch.Size, ``{"\\x00d": [[k, v],
+    ...]}`` a dict whose keys JSON cannot hold, ``{"\\x00r": n}`` the n-th dict or list again
+    (the same object twice stays one object, as pickle keeps it). Tensors over one storage
+    share it on arrival. Reading it builds tensors with ``set_`` over storages it allocates
+    and fills, after checking every layout against its storage: no code runs, nothing is
+    read out of bounds."""
+
+    def __init__(self):
+        self.storages: dict = {}  # (data_ptr, nbytes) -> index
+        self.chunks: list = []
+        self.seen: dict = {}  # id(container) -> its number, in the order the reader meets them
+
+    def encode(self, message) -> str | None:
+        try:
+            structure = self.walk(message)
+        except _NotFramed:
+            return None
+        head = json.dumps([structure, [len(c) for c in self.chunks]], separators=(",", ":"), allow_nan=True)
+        return FRAME_MARK + head + "|" + base64.b64encode(b"".join(self.chunks)).decode("ascii")
+
+    def walk(self, value):
+        kind = type(value)
+        if value is None or kind is bool or kind is int or kind is float or kind is str:
+            return value
+        if kind is list or kind is dict:
+            number = self.seen.get(id(value))
+            if number is not None:
+                return {_ESCAPE + "r": number}
+            self.seen[id(value)] = len(self.seen)
+            if kind is list:
+                return [self.walk(v) for v in value]
+            if all(type(k) is str and not k.startswith(_ESCAPE) for k in value):
+                return {k: self.walk(v) for k, v in value.items()}
+            return {_ESCAPE + "d": [[self.walk(k), self.walk(v)] for k, v in value.items()]}
+        if kind is tuple:
+            return {_ESCAPE + "u": [self.walk(v) for v in value]}
+        if kind is torch.Size:
+            return {_ESCAPE + "s": list(value)}
+        if kind is torch.Tensor:
+            return {_ESCAPE + "t": self.tensor(value)}
+        raise _NotFramed
+
+    def tensor(self, t) -> list:
+        device = t.device.type
+        if (
+            device not in _FRAME_DEVICES
+            or t.requires_grad
+            or t.layout != torch.strided
+            or t.is_quantized
+            or t.is_conj()
+            or t.is_neg()
+            or _safe(t.is_inference)
+        ):
+            raise _NotFramed
+        layout = [str(t.dtype).removeprefix("torch."), device, list(t.shape), list(t.stride()), t.storage_offset()]
+        if device == "meta":
+            return [-1, *layout]
+        storage = t.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+        index = self.storages.get(key) if key[1] else None
+        if index is None:
+            index = len(self.chunks)
+            if key[1]:
+                self.storages[key] = index
+            raw = torch.empty(0, dtype=torch.uint8).set_(storage)
+            self.chunks.append(raw.numpy().tobytes())
+        return [index, *layout]
+
+
+def _read_frame(text: str):
+    head, bar, data = text[1:].rpartition("|")
+    if not bar:
+        raise WireError("a frame without its data")
+    try:
+        structure, sizes = json.loads(head)
+        raw = base64.b64decode(data.encode("ascii"), validate=True)
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        raise WireError("a frame that is not data") from None
+    if (
+        type(sizes) is not list
+        or len(sizes) > MAX_ITEMS
+        or not all(type(n) is int and n >= 0 for n in sizes)
+        or sum(sizes) != len(raw)
+    ):
+        raise WireError("a frame whose storages do not add up")
+    storages, start = [], 0
+    for size in sizes:
+        buffer = torch.empty(size, dtype=torch.uint8)
+        if size:
+            buffer.numpy()[:] = np.frombuffer(raw, dtype=np.uint8, count=size, offset=start)
+        storages.append(buffer.untyped_storage())
+        start += size
+    return _FrameReader(storages).read(structure, 0)
+
+
+_FRAME_DEPTH = 4 * MAX_DEPTH + 16  # a value's record nests a few levels of its own (items, pairs)
+
+
+class _FrameReader:
+    def __init__(self, storages: list):
+        self.storages = storages
+        self.containers: list = []
+        self.items = 0
+
+    def read(self, value, depth: int):
+        self.items += 1
+        if self.items > MAX_ITEMS or depth > _FRAME_DEPTH:
+            raise WireError("a value nested too deeply or with too many items")
+        kind = type(value)
+        if value is None or kind is bool or kind is int or kind is float or kind is str:
+            return value
+        if kind is list:
+            out: list = []
+            self.containers.append(out)
+            out.extend(self.read(v, depth + 1) for v in value)
+            return out
+        if kind is not dict:
+            raise WireError("a frame that is not data")
+        if len(value) == 1:
+            ((key, item),) = value.items()
+            if key.startswith(_ESCAPE):
+                return self.tagged(key[len(_ESCAPE) :], item, depth)
+        out_dict: dict = {}
+        self.containers.append(out_dict)
+        for key, item in value.items():
+            if key.startswith(_ESCAPE):
+                raise WireError("a frame with a record inside a mapping")
+            out_dict[key] = self.read(item, depth + 1)
+        return out_dict
+
+    def tagged(self, tag: str, item, depth: int):
+        if tag == "r":
+            if type(item) is not int or not 0 <= item < len(self.containers):
+                raise WireError("a frame that refers to a value it never sent")
+            return self.containers[item]
+        if type(item) is not list:
+            raise WireError("a frame record that is not a list")
+        if tag == "u":
+            return tuple(self.read(v, depth + 1) for v in item)
+        if tag == "s":
+            return torch.Size(_sizes(item))
+        if tag == "d":
+            pairs: dict = {}
+            self.containers.append(pairs)
+            for pair in item:
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("a dictionary entry that is not a pair")
+                key = self.read(pair[0], depth + 1)
+                try:
+                    pairs[key] = self.read(pair[1], depth + 1)
+                except TypeError:  # a list or dict as a key
+                    raise WireError("a dictionary key that is not hashable") from None
+            return pairs
+        if tag == "t":
+            return self.tensor(item)
+        raise WireError(f"a frame record of unknown kind {tag!r}")
+
+    def tensor(self, item: list):
+        if len(item) != 6:
+            raise WireError("a tensor whose layout is not shapes and strides")
+        index, name, device, shape, stride, offset = item
+        dtype = getattr(torch, name, None) if type(name) is str else None
+        itemsize = _itemsize(dtype) if type(dtype) is torch.dtype else None
+        if itemsize is None:
+            raise WireError("a tensor of a dtype the frame does not carry")
+        shape, stride = _sizes(shape), _sizes(stride)
+        if len(shape) != len(stride) or type(offset) is not int or offset < 0 or device not in _FRAME_DEVICES:
+            raise WireError("a tensor whose layout is not shapes and strides")
+        if device == "meta":
+            if index != -1:
+                raise WireError("a meta tensor with data")
+            try:
+                return torch.empty(0, dtype=dtype, device="meta").as_strided(shape, stride, offset)
+            except (RuntimeError, ValueError):
+                raise WireError("a meta tensor whose layout torch refuses") from None
+        if type(index) is not int or not 0 <= index < len(self.storages):
+            raise WireError("a tensor over a storage the frame does not hold")
+        storage = self.storages[index]
+        extent = 0 if 0 in shape else offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        if extent * itemsize > storage.nbytes():
+            raise WireError("a tensor that reaches past its storage")
+        try:
+            return torch.empty(0, dtype=dtype).set_(storage, offset, shape, stride)
+        except (RuntimeError, ValueError, TypeError):
+            raise WireError("a tensor whose layout torch refuses") from None
+
+
+_ITEMSIZES: dict = {}
+
+
+def _itemsize(dtype) -> int | None:
+    """Bytes per element of ``dtype``, or None for one a frame does not carry (quantized)."""
+    if dtype not in _ITEMSIZES:
+        if str(dtype).removeprefix("torch.").startswith(("qint", "quint")):
+            _ITEMSIZES[dtype] = None
+            return None
+        try:
+            probe = torch.empty(0, dtype=dtype)
+            _ITEMSIZES[dtype] = None if probe.is_quantized else probe.element_size()
+        except (RuntimeError, TypeError):
+            _ITEMSIZES[dtype] = None
+    return _ITEMSIZES[dtype]
 
 
 _PLAIN_ITEMS = 10_000  # a larger message goes as an archive: telling would cost more than it saves
@@ -863,7 +1093,9 @@ def load(text, decoder: Decoder | None = None):
         raise WireError("the answer is not text")
     if len(text) > MAX_BYTES:
         raise WireError(f"the answer is larger than {MAX_BYTES // 2**20} MB")
-    if text.startswith("{"):  # JSON (encode): never the start of base64 text
+    if text.startswith(FRAME_MARK):
+        message = _read_frame(text)
+    elif text.startswith("{"):  # JSON (encode): never the start of base64 text
         try:
             message = json.loads(text)
         except (ValueError, RecursionError) as exc:
