@@ -135,20 +135,26 @@ class Snapshot:
 
     def changes(self) -> list:
         """'torch.Tensor.stride', 'builtins.isinstance', ...: what differs now."""
+        # Identity first, in comprehensions: thousands of entries are the same objects after
+        # nearly every run, and the checks ask after every call of the learner's code.
         out = []
         for module, kept in self.modules:
             now = _entries(module)
-            for name, value in kept.items():
-                if not _same(now.get(name, _MISSING), value) and not _torch_wrapper(now.get(name), value):
+            get = now.get
+            for name in [name for name, value in kept.items() if get(name, _MISSING) is not value]:
+                if not _same(get(name, _MISSING), kept[name]) and not _torch_wrapper(get(name), kept[name]):
                     out.append(f"{_label(module)}.{name}")
         out.extend(f"sys.{n}" for n, v in self.streams.items() if not _same(getattr(sys, n, None), v))
         for cls, kept in self.classes:
-            now = dict(vars(cls))
-            for name in sorted(set(kept) | set(now)):
+            now = vars(cls)
+            get = now.get
+            differing = [name for name, value in kept.items() if get(name, _MISSING) is not value]
+            if len(now) != len(kept) - len(differing) + sum(name in now for name in differing):
+                differing += [name for name in now if name not in kept]  # an attribute added to the class
+            for name in sorted(differing):
                 if name in _CLASS_NOISE:
                     continue
-                value = now.get(name, _MISSING)
-                if value is not kept.get(name, _MISSING) and not _compiles_own(value):
+                if not _compiles_own(get(name, _MISSING)):
                     out.append(f"{_label_class(cls)}.{name}")
         return out
 
