@@ -267,3 +267,26 @@ def test_a_tensor_whose_gradient_the_code_wrote_is_not_untouched():
     )
     assert not r["passed"]
     assert "exactly what the setup made" not in "\n".join(r["mistakes"]), r["mistakes"]
+
+
+def _check_lines(code: str, solution: str, checks) -> str:
+    r = verify(code, solution, checks, setup=SETUP)
+    assert not r["passed"]
+    return "\n".join(str(c.get("message")) for c in r["checks"])
+
+
+def test_a_function_s_results_returned_in_the_other_order_are_named():
+    fn = [check(kind="function", name="f", cases=3, args=[{"type": "tensor", "shape": [4, 3]}])]
+    text = _check_lines(
+        "def f(x):\n    return x.sum(0), x.mean(0), x.max()\n",
+        "def f(x):\n    return x.mean(0), x.sum(0), x.max()\n",
+        fn,
+    )
+    assert "result[0] and result[1] are in each other's place: result[0] is what result[1] should be" in text, text
+    # one item wrong and another right where the first should be: no swap is claimed
+    text = _check_lines(
+        "def f(x):\n    return x.sum(0), x.sum(0), x.max()\n",
+        "def f(x):\n    return x.mean(0), x.sum(0), x.max()\n",
+        fn,
+    )
+    assert "each other's place" not in text

@@ -353,3 +353,40 @@ def test_in_a_real_kernel_a_hook_left_registered_is_named(pack, tmp_path):
     code = "handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
     data = check_in_kernels(pack, tmp_path / "home", "hook", code)
     assert any("model still holds 1 hook where the reference's holds 0" in m for m in data["mistakes"]), data
+
+
+# ---------------------------------------------------------------- two values in each other's place
+
+PAIR = [check(kind="value", expr="emb"), check(kind="value", expr="sim")]
+PAIR_SETUP = "import torch\ntorch.manual_seed(0)\nx = torch.randn(5, 3)\n"
+PAIR_SOLUTION = "def embed(x):\n    emb = x * 2\n    return emb, emb @ emb.T\nemb, sim = embed(x)\n"
+
+
+def test_two_values_in_each_others_place_are_named():
+    code = "def embed(x):\n    emb = x * 2\n    return emb @ emb.T, emb\nemb, sim = embed(x)\n"
+    # the shapes differ here: (5, 3) and (5, 5); a square pair swaps alike
+    assert (
+        "emb and sim are in each other's place: your emb is what sim should be and your sim is what emb should be"
+        in said(code, PAIR_SOLUTION, PAIR, setup=PAIR_SETUP)
+    )
+    square = "a = x[:3] * 2\nb = x[:3] + 1\n"
+    text = said(
+        "a = x[:3] + 1\nb = x[:3] * 2\n",
+        square,
+        [check(kind="value", expr="a"), check(kind="value", expr="b")],
+        setup=PAIR_SETUP,
+    )
+    assert "a and b are in each other's place" in text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def embed(x):\n    emb = x * 3\n    return emb, emb @ emb.T\nemb, sim = embed(x)\n",  # both wrong, not crossed
+        "def embed(x):\n    emb = x * 2\n    return emb, emb @ emb.T\nemb, sim = embed(x)\nsim = emb\n",  # one crossed only
+    ],
+    ids=["both wrong", "one way only"],
+)
+def test_values_that_are_not_crossed_both_ways_are_not_called_swapped(code):
+    r = verify(code, PAIR_SOLUTION, PAIR, setup=PAIR_SETUP)
+    assert "each other's place" not in "\n".join(r["mistakes"])

@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import counts, errorcause, signatures, tracediff, unfilled
+from . import counts, errorcause, signatures, swapped, tracediff, unfilled
 from .scan import compare_namespaces
 
 
@@ -113,6 +113,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     found += [(s, None) for s in unfilled.unfilled(ctx.learner, ctx.ref, code, solution, raised)]
     if not raised:  # after an exception the names hold what the code left half done: no reading
         found += [(s, None) for s in counts.counts(ctx.learner, ctx.ref, ctx._count_named)]
+        found += [(s, None) for s in swapped.swapped(ctx.learner, ctx.ref)]
     found += [(e, None) for e in _for_errors(ctx, results)]
     return _unique(found)
 

@@ -15,6 +15,7 @@ from ..explain import evaluate
 from ..generate import SpecError, generate_case
 from ..guard import scan
 from ..namespaces import FALLBACKS, filtered_traceback, own_frames, seed_all, torch_state_guard
+from ..swapped import crossed_items
 from .raises import exception_matches
 
 
@@ -124,6 +125,18 @@ def output_problems(
                     f"{name} has {plural(len(out), 'item')}, expected {len(ref)}",
                     str(len(ref)),
                     str(len(out)),
+                )
+            ]
+        crossed = None if meta else crossed_items(out, ref)
+        if crossed is not None:
+            i, j = crossed
+            return [
+                Problem(
+                    "order",
+                    f"{name}[{i}] and {name}[{j}] are in each other's place: {name}[{i}] is what {name}[{j}] should "
+                    f"be and {name}[{j}] is what {name}[{i}] should be",
+                    f"{name}[{i}], {name}[{j}] in this order",
+                    "the other order",
                 )
             ]
         found = []
