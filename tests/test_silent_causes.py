@@ -390,3 +390,10 @@ def test_two_values_in_each_others_place_are_named():
 def test_values_that_are_not_crossed_both_ways_are_not_called_swapped(code):
     r = verify(code, PAIR_SOLUTION, PAIR, setup=PAIR_SETUP)
     assert "each other's place" not in "\n".join(r["mistakes"])
+
+
+def test_two_checks_whose_values_are_in_each_others_place_are_named():
+    checks = [check(kind="tensor", expr="pair(x)[0]"), check(kind="tensor", expr="pair(x)[1]")]
+    solution = "def pair(x):\n    return x > 0, x * 2\n"
+    text = said("def pair(x):\n    return x * 2, x > 0\n", solution, checks, setup=PAIR_SETUP)
+    assert "pair(x)[0] and pair(x)[1] are in each other's place: your pair(x)[0] is what pair(x)[1] should be" in text

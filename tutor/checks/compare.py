@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import causes, patterns, wire
+from . import causes, patterns, swapped, wire
 from .describe import (
     fmt_int,
     fmt_number,
@@ -598,6 +598,21 @@ def with_strict_types(problems: list, actual, expected, name: str) -> list:
     return typed + [p for p in problems if not (typed and p.prop == "type")]
 
 
+def crossed(actual, expected, name: str) -> Problem | None:
+    """Two items of a sequence in each other's place, the rest as expected (swapped.py)."""
+    pair = swapped.crossed_items(actual, expected)
+    if pair is None:
+        return None
+    i, j = pair
+    return Problem(
+        "order",
+        f"{name}[{i}] and {name}[{j}] are in each other's place: {name}[{i}] is what {name}[{j}] should be and "
+        f"{name}[{j}] is what {name}[{i}] should be",
+        f"{name}[{i}], {name}[{j}] in this order",
+        "the other order",
+    )
+
+
 def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> list:
     """Equality that does what a learner means: Size vs tuple, tensor vs list, NaN vs NaN."""
     if isinstance(actual, torch.nn.Module) and isinstance(expected, torch.nn.Module):
@@ -644,6 +659,9 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
                     short_repr(actual),
                 )
             ]
+        order = crossed(actual, expected, name)
+        if order is not None:
+            return [order]
         out = []
         for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
             out.extend(value_problems(a, e, f"{name}[{i}]", tol, depth + 1))

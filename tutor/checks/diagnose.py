@@ -113,9 +113,18 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     found += [(s, None) for s in unfilled.unfilled(ctx.learner, ctx.ref, code, solution, raised)]
     if not raised:  # after an exception the names hold what the code left half done: no reading
         found += [(s, None) for s in counts.counts(ctx.learner, ctx.ref, ctx._count_named)]
-        found += [(s, None) for s in swapped.swapped(ctx.learner, ctx.ref)]
+        found += [(s, None) for s in swapped.swapped(*_compared(ctx))]
     found += [(e, None) for e in _for_errors(ctx, results)]
     return _unique(found)
+
+
+def _compared(ctx) -> tuple[dict, dict]:
+    """The learner's and the reference's values by the name shown: top-level names, and
+    what each failing value or tensor check compared (``pad_collate(batch)[0]``)."""
+    learner, ref = dict(ctx.learner), dict(ctx.ref)
+    for shown, (actual, expected) in ctx.failed_values.items():
+        learner[shown], ref[shown] = actual, expected
+    return learner, ref
 
 
 def _for_errors(ctx, results) -> list:

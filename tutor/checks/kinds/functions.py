@@ -8,14 +8,22 @@ from time import monotonic
 import torch
 
 from .. import wire
-from ..compare import DEVICE_HINT, Problem, grad_problems, tensor_problems, tolerance, value_problems, with_strict_types
+from ..compare import (
+    DEVICE_HINT,
+    Problem,
+    crossed,
+    grad_problems,
+    tensor_problems,
+    tolerance,
+    value_problems,
+    with_strict_types,
+)
 from ..context import AuthoringError, Context, Outcome, private_names
 from ..describe import exception_phrase, join_names, plural, short_repr, type_phrase
 from ..explain import evaluate
 from ..generate import SpecError, generate_case
 from ..guard import scan
 from ..namespaces import FALLBACKS, filtered_traceback, own_frames, seed_all, torch_state_guard
-from ..swapped import crossed_items
 from .raises import exception_matches
 
 
@@ -127,18 +135,9 @@ def output_problems(
                     str(len(out)),
                 )
             ]
-        crossed = None if meta else crossed_items(out, ref)
-        if crossed is not None:
-            i, j = crossed
-            return [
-                Problem(
-                    "order",
-                    f"{name}[{i}] and {name}[{j}] are in each other's place: {name}[{i}] is what {name}[{j}] should "
-                    f"be and {name}[{j}] is what {name}[{i}] should be",
-                    f"{name}[{i}], {name}[{j}] in this order",
-                    "the other order",
-                )
-            ]
+        order = None if meta else crossed(out, ref, name)
+        if order is not None:
+            return [order]
         found = []
         for i, (o, r) in enumerate(zip(out, ref, strict=False)):
             found.extend(

@@ -56,6 +56,7 @@ def check_value(check: dict, ctx: Context) -> Outcome:
     ctx.absorb(problems)
     shown_actual, shown_expected = short_repr(actual), short_repr(expected)
     if problems:
+        ctx.failed_values[name] = (actual, expected)
         return failed(problems, shown_expected, shown_actual)
     shown = short_repr(actual, 80)
     message = f"✓ {name} is {shown}" if len(shown) < 80 else f"✓ {name} has the expected value"
@@ -98,6 +99,8 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
         broadcast=bool(check.get("broadcast")),
         sources=reference_tensors(ctx),
     )
+    if problems:
+        ctx.failed_values[name] = (actual, expected)
     relations = []
     for key, must_share in (("shares_storage_with", True), ("independent_of", False)):
         base_expr = check.get(key)
