@@ -294,8 +294,9 @@ def test_grade_policy_all_hides_what_the_pack_shows(pack: Path):
 
 
 def _blobs(cell: str) -> list[bytes]:
-    """What a cell for the learner's kernel carries, decoded (base64 of a torch.save)."""
-    out = []
+    """What a cell for the learner's kernel carries, decoded: the cell's own text (a frame's
+    structure is JSON in it) and every run of base64 (a frame's storages, a torch.save)."""
+    out = [cell.encode()]
     for run in re.findall(r"[A-Za-z0-9+/]{40,}={0,2}", cell):
         try:
             out.append(base64.b64decode(run, validate=True))
