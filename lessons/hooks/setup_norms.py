@@ -23,6 +23,20 @@ def true_norms():
     return torch.tensor([o.grad.norm().item() for o in reversed(outs)])
 
 
+def _nested():
+    # the same layers, the middle Linear inside a sub-module: the same computation, so true_norms() holds
+    m = _fresh()
+    return nn.Sequential(m[0], m[1], nn.Sequential(m[2], m[3]), m[4])
+
+
+def nested_norms(grad_output_norms):
+    """The norms your hooks recorded during one backward through a model with a nested Sequential."""
+    model = _nested()
+    norms, handles = grad_output_norms(model)
+    _loss(model, _X.requires_grad_()).backward()
+    return torch.tensor(norms)
+
+
 def norm_types(grad_output_norms):
     """The type of each norm your hooks appended during one backward."""
     model = _fresh()

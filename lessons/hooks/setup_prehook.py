@@ -22,6 +22,15 @@ def input_after(scale_inputs, predict):
     return x
 
 
+def input_after_direct_call(scale_inputs):
+    """The caller's x after model(x) was called directly, with your hook attached."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    x = _X.clone()
+    model(x)
+    return x
+
+
 def output_after_remove(scale_inputs, predict):
     """Your predict's output once the handle your scale_inputs returned is removed."""
     model = _fresh()
@@ -40,3 +49,8 @@ def _hook_without_effect(scale_inputs):
     model = _fresh()
     scale_inputs(model, _S)
     return torch.allclose(model(_X.clone()), _fresh()(_X))
+
+
+def _mutates_input(scale_inputs):
+    # the hooked model, called directly, changed the tensor it was given
+    return not torch.equal(input_after_direct_call(scale_inputs), _X)

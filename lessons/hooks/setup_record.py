@@ -14,10 +14,28 @@ def recorded(record_grads):
     return _flat(grads, model)
 
 
-def true_grads():
+def true_grads(x=None):
     model = _fresh()
+    _loss(model, _X if x is None else x).backward()
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def model_grads(record_grads):
+    """The hooked model's own p.grad after one backward, in named_parameters() order."""
+    model = _fresh()
+    grads, handles = record_grads(model)
     _loss(model, _X).backward()
     return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def after_two_backwards(record_grads):
+    """What your dict holds after a second backward (on other data) with the hooks still on."""
+    model = _fresh()
+    grads, handles = record_grads(model)
+    _loss(model, _X).backward()
+    model.zero_grad()
+    _loss(model, _X2).backward()
+    return _flat(grads, model)
 
 
 def after_remove(record_grads):
