@@ -4,14 +4,15 @@ from torch import nn
 # one batch in three micro-batches of different sizes (the last one the remainder)
 _s1 = int(torch.randint(2, 6, ()))
 _SIZES = [_s1, _s1 + int(torch.randint(1, 4, ())), int(torch.randint(1, _s1, ()))]
+_OUT = int(torch.randint(2, 4, ()))  # more than one output column: a mean is over examples x outputs
 _X = torch.randn(sum(_SIZES), 3)
-_Y = torch.randn(sum(_SIZES), 1)
+_Y = torch.randn(sum(_SIZES), _OUT)
 MICRO_BATCHES = list(zip(_X.split(_SIZES), _Y.split(_SIZES)))
-_STATE = {k: v.clone() for k, v in nn.Linear(3, 1).state_dict().items()}
+_STATE = {k: v.clone() for k, v in nn.Linear(3, _OUT).state_dict().items()}
 
 
 def _fresh():
-    model = nn.Linear(3, 1)
+    model = nn.Linear(3, _OUT)
     model.load_state_dict(_STATE)
     return model
 
@@ -51,3 +52,11 @@ def _matches(accumulate, weights):
 def _only_last(accumulate):
     # the last micro-batch's weighted loss alone: what zero_grad inside the loop leaves
     return _matches(accumulate, [0.0, 0.0, _SIZES[-1] / sum(_SIZES)])
+
+
+def _per_example_only(accumulate):
+    # a summed loss divided by the number of examples alone: out_features times the mean's gradient
+    try:
+        return torch.allclose(accumulated(accumulate), full_batch_grads() * _OUT)
+    except Exception:
+        return False
