@@ -33,6 +33,7 @@ def what_evaluate_does(evaluate, start_in_train=True):
         "dropout active during a forward": any(t for t, _ in seen) if seen else None,
         "graph built during a forward": any(g for _, g in seen) if seen else None,
         "training flag afterwards": model.training,
+        "every module's training flag afterwards": [m.training for m in model.modules()],
     }
     model.train()
     return report
@@ -43,3 +44,12 @@ def _report(evaluate):
         return what_evaluate_does(evaluate)
     except Exception:
         return {}
+
+
+def _submodule_left(evaluate, start_in_train):
+    # the model's own flag came back, yet some submodule's did not
+    try:
+        after = what_evaluate_does(evaluate, start_in_train)["every module's training flag afterwards"]
+    except Exception:
+        return False
+    return after[0] == start_in_train and any(flag != start_in_train for flag in after)

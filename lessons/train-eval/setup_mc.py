@@ -24,6 +24,24 @@ def mode_after(fn, start_in_train):
     return after
 
 
+def modes_after(fn, start_in_train):
+    """Every module's training flag (model.modules() order) after fn ran on a model whose modules were all in one mode."""
+    model.train(start_in_train)
+    fn(model, x, 10)
+    after = [m.training for m in model.modules()]
+    model.eval()
+    return after
+
+
+def _submodule_left(fn, start_in_train):
+    # the model's own flag came back, yet some submodule's did not
+    try:
+        after = modes_after(fn, start_in_train)
+    except Exception:
+        return False
+    return after[0] == start_in_train and any(flag != start_in_train for flag in after)
+
+
 def graphs_built(fn):
     """How many of fn's forward passes recorded an autograd graph (a grad_fn on the output)."""
     recorded = []
