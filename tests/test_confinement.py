@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -153,7 +156,7 @@ async def test_learner_code_writes_only_its_scratch_directory(learner_kernel, tm
             try:
                 with open(path, "a") as f:
                     f.write("forged")
-            except PermissionError:
+            except (PermissionError, FileNotFoundError):  # not writable, or not in its root at all
                 refused.append(path)
         with open("mine.txt", "w") as f:  # the working directory is the scratch directory
             f.write("ok")
@@ -193,13 +196,13 @@ async def test_learner_code_cannot_read_the_pack_or_other_learners(learner_kerne
         for path in {[str(s) for s in secrets]!r}:
             try:
                 open(path).read()
-            except PermissionError:
+            except (PermissionError, FileNotFoundError):
                 refused.append(path)
         listing = []
         for folder in {[str(pack), str(classmate.parent)]!r}:
             try:
                 listing += os.listdir(folder)
-            except PermissionError:
+            except (PermissionError, FileNotFoundError):
                 pass
         # What a kernel needs is still there: torch, the system's files, /dev/null.
         print(len(refused), listing, torch.ones(2).sum().item(), len(open("/etc/passwd").read()) > 0,
@@ -208,6 +211,53 @@ async def test_learner_code_cannot_read_the_pack_or_other_learners(learner_kerne
     )
     out = (await run(learner_kernel, code)).strip().split(maxsplit=1)
     assert out[0] == str(len(secrets)) and out[1] == "[] 2.0 True 1", out
+
+
+@pytest.mark.slow
+@linux
+async def test_learner_code_reaches_no_socket_of_the_users(learner_kernel):
+    """Landlock does not govern connect(): a Unix socket the kernel's user may use by its
+    permissions (a tmux server's, the session bus, the warm server's) must not exist in the
+    kernel's root, and no TCP service on this machine takes its connection."""
+    report = confinement_of(await run(learner_kernel, "import os; print(os.environ['PTFUND_TUTOR_CONFINEMENT'])"))
+    if "a root of its own" not in report["namespaces"]:
+        pytest.skip(f"no root of its own here: {report['namespaces']}")
+    folder = Path(tempfile.mkdtemp(prefix="ptfund-socket-", dir="/tmp"))
+    folder.chmod(0o777)  # reachable by permissions for whatever user the kernel runs as
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(folder / "server.sock"))
+    (folder / "server.sock").chmod(0o777)
+    unix.listen()
+    tcp = socket.create_server(("127.0.0.1", 0))
+    port = tcp.getsockname()[1]
+    try:
+        code = textwrap.dedent(
+            f"""
+            import socket
+            said = []
+            for family, address in ((socket.AF_UNIX, {str(folder / "server.sock")!r}), (socket.AF_INET, ("127.0.0.1", {port}))):
+                s = socket.socket(family)
+                try:
+                    s.connect(address)
+                    said.append("connected")
+                except OSError as exc:
+                    said.append(type(exc).__name__)
+            print(*said)
+            """
+        )
+        assert (await run(learner_kernel, code)).split() == ["FileNotFoundError", "PermissionError"]
+        unix.setblocking(False)
+        tcp.setblocking(False)
+        for server in (unix, tcp):
+            with pytest.raises(BlockingIOError):
+                server.accept()  # nobody came
+        # Its own Unix sockets, in its scratch directory, still work (DataLoader workers share tensors so).
+        code = "import socket; a = socket.socket(socket.AF_UNIX); a.bind('own.sock'); a.listen(); b = socket.socket(socket.AF_UNIX); b.connect('own.sock'); print('ok')"
+        assert (await run(learner_kernel, code)).split() == ["ok"]
+    finally:
+        unix.close()
+        tcp.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow

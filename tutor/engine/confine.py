@@ -20,6 +20,7 @@ its child ended, and only the child returns. Standard library only: kernels impo
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import glob
@@ -110,12 +111,15 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+MS_BIND, MNT_DETACH = 4096, 2
 PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 8, 24, 38, 47
 PR_CAP_AMBIENT_RAISE, PR_SET_CHILD_SUBREAPER = 2, 36
 CAP_DAC_READ_SEARCH = 2
 CAP_LAST = 63
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(os.uname().machine) if hasattr(os, "uname") else None
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine) if hasattr(os, "uname") else None
+NET_CONNECT_TCP = 1 << 1  # Landlock ABI 4: connecting a TCP socket
 
 
 def _call(name: str, *args: object) -> int:
@@ -199,7 +203,10 @@ def _handled(abi: int) -> int:
 
 def _landlock(abi: int, rules: list[tuple[str, int]]) -> None:
     handled = _handled(abi)
-    attr = _RulesetAttr(handled, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
+    # No TCP connection out (a kernel only binds its own ports; the host connects to it):
+    # no local service (a notebook server, a gateway, a database) is the learner's to use.
+    net = NET_CONNECT_TCP if abi >= 4 else 0
+    attr = _RulesetAttr(handled, net, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     ruleset = _call(
         "syscall",
@@ -351,6 +358,68 @@ def _fresh_proc(report: dict) -> None:
         report["namespaces"] += f" (the host's /proc: mounting one was refused, {exc.strerror})"
 
 
+def _mount(source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None = None) -> None:
+    _call("mount", source, os.fsencode(target), fstype, ctypes.c_ulong(flags), data)
+
+
+def _own_root(policy: Confinement, scratch: str, report: dict) -> None:
+    """A root of the kernel's own: a tmpfs that holds, at their usual paths, only what
+    Landlock lets it use (the readable roots, its scratch directory, the policy's paths,
+    the devices) as bind mounts, and a fresh /proc. Landlock governs opening files but not
+    connecting to a Unix socket: on the host's filesystem, learner code running as the
+    user could reach every socket of the user's (a tmux server, the session bus,
+    ssh-agent, the warm server) and have it act outside the confinement. Here none exists."""
+    root = os.path.join(scratch, ".root")
+    try:
+        if SYS_PIVOT_ROOT is None:
+            raise OSError(0, "no pivot_root on this machine")
+        os.mkdir(root, 0o755)
+        _mount(b"tmpfs", root, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755")
+        hidden = [os.path.realpath(p) for p in (*policy.hide, _tutor_package())]
+        readable = _allowed(readable_roots(policy), hidden)
+        binds = [(path, True) for path in readable if path != "/proc"]
+        binds += [(path, False) for path in (scratch, *policy.write)]  # not recursive: the tmpfs is in scratch
+        binds += [(path, False) for path in (*_DEVICES, *glob.glob("/dev/nvidia*"))]
+        bound: list[str] = []
+        for path, recursive in sorted(binds, key=lambda b: b[0].count("/")):
+            real = os.path.realpath(path)
+            if not os.path.exists(real) or (recursive and any(_beneath(real, b) for b in bound)):
+                continue
+            inside = root + real
+            if os.path.isdir(real):
+                os.makedirs(inside, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(inside), exist_ok=True)
+                open(inside, "a").close()
+            _mount(os.fsencode(real), inside, None, MS_BIND | (MS_REC if recursive else 0))
+            bound.append(real)
+        for path in readable_roots(policy):  # /lib -> usr/lib and the like, as on the host
+            if os.path.islink(path) and not os.path.lexists(root + path):
+                os.makedirs(os.path.dirname(root + path), exist_ok=True)
+                os.symlink(os.readlink(path), root + path)
+        for name, target in _DEVICE_LINKS:
+            os.symlink(target, root + name)
+        os.makedirs(root + "/proc", exist_ok=True)
+        _mount(b"proc", root + "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        os.makedirs(root + "/tmp", exist_ok=True)
+        old = root + "/.old"
+        os.mkdir(old)
+        _call("syscall", ctypes.c_long(SYS_PIVOT_ROOT), os.fsencode(root), os.fsencode(old))
+        os.chdir("/")
+        _call("umount2", b"/.old", ctypes.c_int(MNT_DETACH))
+        os.rmdir("/.old")
+        with contextlib.suppress(OSError):
+            os.rmdir(root)  # the mount point, as the scratch directory shows it now
+        report["namespaces"] += ", a root of its own (only what it may read and write)"
+    except OSError as exc:
+        report["namespaces"] += f" (the host's root: {exc.strerror or exc})"
+
+
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm")
+_DEVICE_LINKS = (("/dev/fd", "/proc/self/fd"), ("/dev/stdin", "/proc/self/fd/0"),
+                 ("/dev/stdout", "/proc/self/fd/1"), ("/dev/stderr", "/proc/self/fd/2"))
+
+
 def _set_limits(report: dict) -> None:
     import resource
 
@@ -437,6 +506,8 @@ UNPROTECTED = {
     "namespaces": "a process the kernel starts that leaves its process group (setsid) can outlive its verification",
     "landlock": "learner code can read and write every file the kernel's user can (the pack, the grade cache, results.json)",
     "user": "learner code runs as root",
+    "root": "learner code can connect to the user's Unix sockets (a tmux server, the session bus, ssh-agent, "
+    "the warm server) and have them act outside the confinement",
 }
 
 
@@ -446,6 +517,8 @@ def _missing(report: dict, policy: Confinement) -> list[str]:
         missing.append(UNPROTECTED["namespaces"])
     if policy.filesystem and not report.get("landlock", "").startswith("ABI"):
         missing.append(UNPROTECTED["landlock"])
+    if policy.filesystem and "a root of its own" not in report.get("namespaces", ""):
+        missing.append(UNPROTECTED["root"])
     if policy.drop_user and os.geteuid() == 0:
         missing.append(UNPROTECTED["user"])
     return missing
@@ -487,6 +560,8 @@ def enter(policy: Confinement, scratch: str | None) -> dict:
         report["pid"] = int(os.readlink("/proc/self"))  # the host's /proc, still: the tutor's pid for it
         set_death_signal(signal.SIGKILL)  # the waiter died: so does the namespace
         _fresh_proc(report)
+        if policy.filesystem and scratch is not None:
+            _own_root(policy, scratch, report)
     if "rlimits" in off:
         report["rlimits"] = why_off
     elif policy.limits:
