@@ -223,10 +223,10 @@ async def test_learner_code_reaches_no_socket_of_the_users(learner_kernel):
     if "a root of its own" not in report["namespaces"]:
         pytest.skip(f"no root of its own here: {report['namespaces']}")
     folder = Path(tempfile.mkdtemp(prefix="ptfund-socket-", dir="/tmp"))
-    folder.chmod(0o777)  # reachable by permissions for whatever user the kernel runs as
+    os.chmod(folder, 0o777)  # reachable by permissions for whatever user the kernel runs as
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(folder / "server.sock"))
-    (folder / "server.sock").chmod(0o777)
+    os.chmod(folder / "server.sock", 0o777)
     unix.listen()
     tcp = socket.create_server(("127.0.0.1", 0))
     port = tcp.getsockname()[1]
