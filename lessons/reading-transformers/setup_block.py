@@ -11,20 +11,21 @@ MASK = torch.ones(_T, _T, dtype=torch.bool, device=DEVICE).triu(diagonal=1)
 class _Reference(nn.Module):
     """The block as the prompt describes it, to load your block's weights into."""
 
-    def __init__(self, d_model, nhead, pre_norm=True, residual=True):
+    def __init__(self, d_model, nhead, pre_norm=True, residual=True, attn_norm="ln1", mlp_norm="ln2"):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
         self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
         self.pre_norm, self.residual = pre_norm, residual
+        self.attn_norm, self.mlp_norm = attn_norm, mlp_norm  # which LayerNorm each sublayer reads
 
     def forward(self, x, mask):
         if self.pre_norm:
-            h = self.ln1(x)
+            h = getattr(self, self.attn_norm)(x)
             a = self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
             x = x + a if self.residual else a
-            m = self.mlp(self.ln2(x))
+            m = self.mlp(getattr(self, self.mlp_norm)(x))
             return x + m if self.residual else m
         a = self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
         x = self.ln1(x + a)
@@ -34,7 +35,14 @@ class _Reference(nn.Module):
 def _built(Block):
     with torch.random.fork_rng(devices=[]):  # the same weights every time, the exercise's RNG untouched
         torch.manual_seed(1)
-        return Block(D, HEADS).to(DEVICE).eval()
+        block = Block(D, HEADS).to(DEVICE).eval()
+        # LayerNorms as after training: weights away from 1 and biases away from 0, each its
+        # own, so ln1 and ln2 compute different things and using one for the other shows
+        with torch.no_grad():
+            for name, p in block.named_parameters():
+                if name.startswith(("ln1.", "ln2.")):
+                    p.add_(0.5 * torch.randn(p.shape).to(p.device))
+        return block
 
 
 def output_of(Block):
