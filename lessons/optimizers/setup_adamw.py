@@ -1,8 +1,10 @@
 import torch
 
-# a parameter and the gradients of five steps, drawn once; large lr and wd make decay visible
+# a parameter and the gradients of five steps, drawn once; large lr and wd make decay visible.
+# Three elements get small gradients (about 1e-4, 1e-7 and 1e-8): there eps is not negligible
+# next to sqrt(v_hat), so where it goes shows
 _P0 = torch.randn(6, dtype=torch.float64)
-_GRADS = torch.randn(5, 6, dtype=torch.float64)
+_GRADS = torch.randn(5, 6, dtype=torch.float64) * torch.tensor([1.0, 1.0, 1.0, 1e-4, 1e-7, 1e-8], dtype=torch.float64)
 LR, WD = 0.1, 0.5
 
 
@@ -48,7 +50,8 @@ def _decay_without_lr(adamw_step):
     # weight decay applied as p * (1 - wd): what AdamW's weight_decay would be if lr were 1
     p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
     p2, _, _ = adamw_step(p, _GRADS[0].clone(), m, v, 1, LR, WD)
-    step = LR * torch.sign(_GRADS[0])  # Adam's first step moves each element by lr (eps aside)
+    g = _GRADS[0]
+    step = LR * g / (g.abs() + 1e-8)  # Adam's first step: m_hat = g, sqrt(v_hat) = |g|
     return torch.allclose(p2, _P0 * (1 - WD) - step, atol=1e-6)
 
 
@@ -58,3 +61,19 @@ def _no_bias_correction(adamw_step):
     p2, _, _ = adamw_step(p, g, m, v, 1, LR, WD)
     m1, v1 = 0.1 * g, 0.001 * g**2
     return torch.allclose(p2, _P0 * (1 - LR * WD) - LR * m1 / (v1.sqrt() + 1e-8))
+
+
+def _eps_inside_sqrt(adamw_step):
+    # AdamW with eps under the square root, sqrt(v_hat + eps), instead of sqrt(v_hat) + eps
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    out = []
+    for t, g in enumerate(_GRADS, start=1):
+        p = p * (1 - LR * WD)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g**2
+        p = p - LR * (m / (1 - 0.9**t)) / (v / (1 - 0.999**t) + 1e-8).sqrt()
+        out.append(p.clone())
+    try:
+        return _close(trajectory(adamw_step), torch.stack(out))
+    except Exception:
+        return False
