@@ -40,3 +40,12 @@ def _error(Shards, workers):
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return ""
+
+
+def _fixed_two(Shards):
+    # right for two workers, yet three repeat records: a step of 2 written in where info.num_workers belongs
+    try:
+        got = collected(Shards, 3)
+        return each_once(Shards, 2) and len(set(got)) < len(got)
+    except Exception:
+        return False
