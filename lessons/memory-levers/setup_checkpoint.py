@@ -55,6 +55,15 @@ def forward_runs(forward):
     return [block.calls for block in blocks]
 
 
+def caller_input_after(forward):
+    """The caller's x after your forward and a backward: (requires_grad, whether it got a .grad)."""
+    blocks, x = _fresh(), _X.clone()
+    out = forward(blocks, x)
+    if out.requires_grad:
+        ((out - _Y) ** 2).mean().backward()
+    return (x.requires_grad, x.grad is not None)
+
+
 def _has_graph(forward, x):
     return forward(_fresh(), x).grad_fn is not None
 
