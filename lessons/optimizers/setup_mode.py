@@ -30,3 +30,26 @@ def mode_after(run, training):
 def grad_enabled_after(run):
     """Whether autograd is still on for the caller after run(model, x, False)."""
     return _outputs(run, False)[2]
+
+
+def caller_modes_after(run):
+    """The caller's grad mode after run, for callers with autograd on and off (in no_grad), training True then False."""
+    seen = []
+    for caller in (True, False):
+        for training in (True, False):
+            enabled = torch.is_grad_enabled()
+            try:
+                torch.set_grad_enabled(caller)
+                run(_fresh(), _X.clone(), training)
+                seen.append(torch.is_grad_enabled())
+            finally:
+                torch.set_grad_enabled(enabled)
+    return seen
+
+
+def _forces_on(run):
+    # gives autograd back on to a caller that had it off
+    try:
+        return caller_modes_after(run)[2:] != [False, False] and grad_enabled_after(run)
+    except Exception:
+        return False
