@@ -254,6 +254,12 @@ async def test_learner_code_reaches_no_socket_of_the_users(learner_kernel):
         # Its own Unix sockets, in its scratch directory, still work (DataLoader workers share tensors so).
         code = "import socket; a = socket.socket(socket.AF_UNIX); a.bind('own.sock'); a.listen(); b = socket.socket(socket.AF_UNIX); b.connect('own.sock'); print('ok')"
         assert (await run(learner_kernel, code)).split() == ["ok"]
+        # Its /dev/shm is its own: a file written there is not the host's, so it cannot outlive the kernel.
+        token = f"ptfund-left-{uuid.uuid4().hex}"
+        assert (await run(learner_kernel, f"open('/dev/shm/{token}', 'w').write('x'); print('written')")).split() == [
+            "written"
+        ]
+        assert token not in os.listdir("/dev/shm")
     finally:
         unix.close()
         tcp.close()

@@ -399,6 +399,10 @@ def _own_root(policy: Confinement, scratch: str, report: dict) -> None:
                 os.symlink(os.readlink(path), root + path)
         for name, target in _DEVICE_LINKS:
             os.symlink(target, root + name)
+        # Shared memory of its own (DataLoader workers' semaphores): what the host's /dev/shm
+        # holds is not the kernel's, and what it leaves there would outlive it.
+        os.makedirs(root + "/dev/shm", exist_ok=True)
+        _mount(b"tmpfs", root + "/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777")
         os.makedirs(root + "/proc", exist_ok=True)
         _mount(b"proc", root + "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         os.makedirs(root + "/tmp", exist_ok=True)
@@ -415,7 +419,7 @@ def _own_root(policy: Confinement, scratch: str, report: dict) -> None:
         report["namespaces"] += f" (the host's root: {exc.strerror or exc})"
 
 
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _DEVICE_LINKS = (
     ("/dev/fd", "/proc/self/fd"),
     ("/dev/stdin", "/proc/self/fd/0"),
@@ -511,7 +515,7 @@ UNPROTECTED = {
     "landlock": "learner code can read and write every file the kernel's user can (the pack, the grade cache, results.json)",
     "user": "learner code runs as root",
     "root": "learner code can connect to the user's Unix sockets (a tmux server, the session bus, ssh-agent, "
-    "the warm server) and have them act outside the confinement",
+    "the warm server) and have them act outside the confinement; files it leaves in /dev/shm outlive it",
 }
 
 
