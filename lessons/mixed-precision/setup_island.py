@@ -5,3 +5,15 @@ from torch import nn
 _D = int(torch.randint(6, 12, ()))
 encoder = nn.Sequential(nn.Linear(_D, 32), nn.Tanh(), nn.Linear(32, 16)).to(DEVICE)
 x = torch.randn(int(torch.randint(8, 16, ())), _D, device=DEVICE)
+
+
+def _autocast_on_meta(embed_and_compare):
+    """For the checks: is autocast asked for the meta device when the data is on meta?"""
+    meta_encoder = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 16)).to("meta")
+    try:
+        embed_and_compare(meta_encoder, torch.empty(5, 8, device="meta"))
+    except RuntimeError as e:
+        if "device_type 'meta'" in str(e):  # torch refuses autocast for meta: it was asked for x's device
+            return "autocast asked for the meta device"
+        raise
+    return "autocast not asked for the meta device"
