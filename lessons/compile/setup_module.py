@@ -34,6 +34,25 @@ def graphs_from(both_grads):
     return counters["stats"]["unique_graphs"]
 
 
+def _backward_compiled(both_grads):
+    """For the checks: did AOTAutograd trace a backward graph while both_grads ran on a copy of model?"""
+    import copy
+
+    import torch._dynamo as dynamo
+    from torch._dynamo.utils import counters
+
+    dynamo.reset()
+    counters.clear()
+    both_grads(copy.deepcopy(model), x)
+    return counters["aot_autograd"]["ok"] > 0
+
+
+def _shared_grads(eager, graphed):
+    """For the checks: does any tensor of eager share memory with one of graphed?"""
+    ptrs = {g.untyped_storage().data_ptr() for g in eager if isinstance(g, torch.Tensor)}
+    return any(isinstance(g, torch.Tensor) and g.untyped_storage().data_ptr() in ptrs for g in graphed)
+
+
 # for the feedback only
 def _graphs(both_grads):
     try:
