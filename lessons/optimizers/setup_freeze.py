@@ -40,3 +40,12 @@ def _evaluated_instead(freeze_body):
     model = _fresh()
     freeze_body(model)
     return not model.body.training and all(p.requires_grad for p in model.body.parameters())
+
+
+def _misses_trainable(freeze_body, make_optimizer):
+    """Whether a parameter that freeze_body left trainable is missing from the optimizer."""
+    model = _fresh()
+    freeze_body(model)
+    opt = make_optimizer(model)
+    held = {id(p) for group in opt.param_groups for p in group["params"]}
+    return any(p.requires_grad and id(p) not in held for p in model.parameters())
