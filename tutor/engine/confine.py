@@ -5,9 +5,11 @@ Layers, each applied where the platform gives it and reported either way:
 
 - namespaces: a PID namespace whose init is the kernel (when it ends, the Linux kernel
   kills everything left in it, ``setsid`` daemons included) and a mount namespace with a
-  /proc of its own (it shows only the kernel's processes). Not root: a user namespace first.
+  /proc of its own (it shows only the kernel's processes) and a root of its own (only what
+  Landlock lets it use is there: no Unix socket of the user's). Not root: a user namespace first.
 - Landlock: reads only the Python installation and the system's directories, writes only
-  the kernel's scratch directory (plus what the policy adds), signals nothing outside.
+  the kernel's scratch directory (plus what the policy adds), connects no TCP socket,
+  signals nothing outside.
 - user: started as root, the kernel becomes ``nobody``.
 - rlimits: no core dumps, bounded file size, processes and memory.
 
@@ -590,6 +592,7 @@ def enter(policy: Confinement, scratch: str | None) -> dict:
             _landlock(abi, _filesystem_rules(policy, scratch))
             report["landlock"] = (
                 f"ABI {abi}: writes only {scratch}; reads only the Python installation and system directories"
+                + ("; connects no TCP socket" if abi >= 4 else "")
             )
         except OSError as exc:
             report["landlock"] = f"failed: {exc.strerror or exc}"
