@@ -72,3 +72,9 @@ def loss_falls(LoRALinear):
     """Whether the loss fell over the 20 steps."""
     losses = _train(LoRALinear)[1]
     return losses[-1] < losses[0]
+
+
+def zero_at_init(LoRALinear):
+    """Whether your A and B start all zero, as (A, B)."""
+    layer = LoRALinear(_base(), 2)
+    return (bool((layer.A == 0).all()), bool((layer.B == 0).all()))
