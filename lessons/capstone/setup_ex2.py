@@ -1,3 +1,5 @@
+import sys as _sys
+
 import numpy as np
 import torch
 from sklearn.datasets import load_digits
@@ -90,7 +92,25 @@ def _before_step(opt, args, kwargs):
         pass  # a tensor without data (the meta device): nothing to compare
 
 
+_last_step = []  # every parameter as the last step of this namespace's code left it
+
+
+def _stepped_from_here():
+    # the hooks are global: the other namespace's steps call them too
+    frame = _sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals is globals():
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _step_done(opt, args, kwargs):
+    if _stepped_from_here():
+        try:
+            _last_step[:] = [p.detach().clone() for group in opt.param_groups for p in group["params"]]
+        except Exception:
+            _last_step[:] = []
     for group in opt.param_groups:
         for p in group["params"]:
             _arrived[id(p)] = 0
@@ -139,6 +159,44 @@ def _holds_state(model, state):
         isinstance(state[k], torch.Tensor) and state[k].shape == v.shape and torch.equal(state[k].to(v.device), v)
         for k, v in live.items())
 
+
+def _is_last_step_state(state):
+    """Whether state holds every parameter as the last optimizer step left it."""
+    if not isinstance(state, dict) or not _last_step:
+        return False
+    vals = [v for v in state.values() if isinstance(v, torch.Tensor)]
+    try:
+        return all(any(v.shape == p.shape and torch.equal(v.to(p.device), p) for v in vals) for p in _last_step)
+    except Exception:
+        return False  # a tensor without data (the meta device)
+
+
+def _validation_passes_with_graph():
+    # a pass over X_val in eval mode with gradients enabled: validation that builds a graph
+    return sum(1 for rows, training, grad in _forward_log if grad and not training and rows == len(X_val))
+
+
+# Every pass over a DataLoader, logged in the namespace of the code that iterates it:
+# True where the order is shuffled by a generator given to the loader (or to its RandomSampler).
+from torch.utils.data import DataLoader as _DataLoader, RandomSampler as _RandomSampler
+
+
+def _logging_iter(original):
+    def __iter__(self):
+        log = _sys._getframe(1).f_globals.get("_loader_passes")
+        if isinstance(log, list):
+            sampler = getattr(self, "sampler", None)
+            log.append(isinstance(sampler, _RandomSampler)
+                       and (self.generator is not None or sampler.generator is not None))
+        return original(self)
+
+    __iter__._logs_passes = True
+    return __iter__
+
+
+if not getattr(_DataLoader.__iter__, "_logs_passes", False):
+    _DataLoader.__iter__ = _logging_iter(_DataLoader.__iter__)
+_loader_passes = []
 
 _ALL = torch.tensor(_X_all, dtype=torch.float32, device=DEVICE)
 _DEV = torch.cat([X_train, X_val])
