@@ -18,3 +18,17 @@ def _autocast_on_meta(autocast_forward):
             return "autocast asked for the meta device"
         raise
     return "autocast not asked for the meta device"
+
+
+def _first_layer_dtype(autocast_forward):
+    """For the mistakes: the dtype model[0]'s output has inside autocast_forward (on a copy of model)."""
+    import copy
+
+    m = copy.deepcopy(model)
+    seen = []
+    m[0].register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
+    try:
+        autocast_forward(m, x, y)
+    except Exception:
+        return None
+    return seen[0] if seen else None
