@@ -117,3 +117,34 @@ def test_begins_run_ahead_cost_no_round_trip_of_their_own(monkeypatch, code, sta
         assert len(prompts) == 4  # the main world's begin, the device run's, each further world's
     else:  # failing code: nothing runs ahead but the cheap device run
         assert ops == ["begin", "ahead"], ops
+
+
+def _headers(monkeypatch) -> list[dict]:
+    """Every header the judge sends the host, in order."""
+    headers: list[dict] = []
+    relay = judging._Relay.__call__
+
+    async def recording(self, prompt: str) -> str:
+        headers.append(json.loads(prompt.removeprefix(judging.PROMPT).partition("\n")[0]))
+        return await relay(self, prompt)
+
+    monkeypatch.setattr(judging._Relay, "__call__", recording)
+    return headers
+
+
+@pytest.mark.parametrize("which", ["solution", "wrong"])
+def test_a_function_checks_calls_run_ahead_of_the_reference(monkeypatch, which):
+    """tensors/follow-the-input: each batch of cases goes to the learner's kernel before the
+    judge runs the reference on it (no "calls" request waits on the reference), and the
+    verdict is the same as ever: the reference passes, the CPU-column bug fails on meta."""
+    headers = _headers(monkeypatch)
+    exercise = Catalog.load().find_exercise("tensors/follow-the-input").exercise
+    code = exercise.solution if which == "solution" else exercise.wrong_solutions[0].code
+    verdict = asyncio.run(verify_in_fresh_kernel(exercise, code))
+    posted = [h for h in headers if h.get("op") == "ahead" and h.get("calls")]
+    assert len(posted) >= 2 and not any(h.get("op") == "calls" for h in headers), headers
+    if which == "solution":
+        assert verdict.status == "pass", verdict.lines()
+        assert any("24 generated cases (cpu and meta)" in text for _, text in verdict.lines()), verdict.lines()
+    else:
+        assert verdict.status == "fail" and exercise.wrong_solutions[0].expect in verdict.feedback(), verdict.feedback()

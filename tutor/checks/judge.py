@@ -133,6 +133,26 @@ class Client:
         return _remote_class(base, str(record.get("type") or ""))(self, record)
 
     def operate(self, op: str, target, **fields):
+        request, segment, world = self._operation(op, target, fields)
+        return self._operated(self.request(request), segment, world)
+
+    def post(self, op: str, target, **fields) -> tuple:
+        """Send an operation now and go on while the learner's kernel runs it (the host keeps
+        its answer, as it keeps the begins run ahead); ``collect`` decodes it. Between the
+        two the judge asks the learner's kernel nothing else."""
+        request, segment, world = self._operation(op, target, fields)
+        marker = f"posted {len(self.ahead)}"
+        self.ahead.append(marker)
+        # "calls": not a begin, so no more time for the learner's cell than a request gets
+        self._send({"op": "ahead", "requests": [request]}, {"op": "ahead", "count": 1, "calls": True})
+        return self.ahead.index(marker), segment, world
+
+    def collect(self, posted: tuple):
+        index, segment, world = posted
+        answer = self.request({"op": "ahead-answer"}, {"op": "ahead-answer", "index": index})
+        return self._operated(answer, segment, world)
+
+    def _operation(self, op: str, target, fields: dict) -> tuple:
         segment = self.ctx.segment if self.ctx is not None else "run"
         request = {"op": op, "target": target, "segment": segment, **fields}
         if self.pending_seed is not None:
@@ -144,7 +164,9 @@ class Client:
         self.calls += 1
         self.changes += 1
         self.names_after = None
-        answer = self.request(request)
+        return request, segment, world
+
+    def _operated(self, answer: dict, segment, world):
         after = answer.pop("names_after", None)
         if world is not None and isinstance(after, dict):
             self.changes += 1  # reading them is a request of its own, as World.namespace counts it
@@ -251,6 +273,10 @@ def _remote_class(base: type, learner_type: str) -> type:
     return type(name, (base,), {"__slots__": (), "__module__": module or base.__module__})
 
 
+def _calls_request(calls: list) -> list:
+    return [{"args": list(a), "backward": b, "seed": s, "call": n[0] if n else None} for a, b, s, *n in calls]
+
+
 class RemoteCallable(_Remote):
     __slots__ = ()
 
@@ -261,12 +287,19 @@ class RemoteCallable(_Remote):
         """Several calls in one round trip, in order: ``calls`` holds (args, backward, seed[, call]);
         each answer holds the value or what was raised, the arguments after the call and,
         when a gradient was sent, what backpropagating it gave."""
-        client = self._client
-        answer = client.operate(
-            "calls",
-            self,
-            calls=[{"args": list(a), "backward": b, "seed": s, "call": n[0] if n else None} for a, b, s, *n in calls],
-        )
+        return self._answers(self._client.operate("calls", self, calls=_calls_request(calls)), len(calls))
+
+    def post_many(self, calls: list) -> tuple:
+        """``call_many``'s request, sent now: the judge goes on (running the reference on the
+        same cases) while the learner's kernel calls; ``answers_of`` waits for the answers."""
+        return len(calls), self._client.post("calls", self, calls=_calls_request(calls))
+
+    def answers_of(self, posted: tuple) -> list:
+        count, sent = posted
+        return self._answers(self._client.collect(sent), count)
+
+    @staticmethod
+    def _answers(answer: dict, count: int) -> list:
         out = []
         for one in answer.get("answers") or []:  # decoded with the answer: one load for all
             if not isinstance(one, dict):
@@ -274,7 +307,7 @@ class RemoteCallable(_Remote):
             if "raised" in one and not isinstance(one["raised"], wire.Raised):
                 one["raised"] = wire.Raised({})
             out.append(one)
-        if len(out) != len(calls):
+        if len(out) != count:
             raise wire.WireError("your code's kernel answered a different number of calls than were made")
         return out
 

@@ -93,7 +93,8 @@ def begin(request_id: str, blob: str) -> None:
 
 
 def _run_ahead(ask, request_id: str, requests) -> str | None:
-    """Further worlds' begins, run while the judge checks the main world: each answer goes
+    """Further worlds' begins, run while the judge checks the main world, and calls the
+    judge sent before running the reference on their cases: each answer goes
     to the host at once (the judge asks the host for it later). The host's reply is empty
     to go on, anything else once the judge has decided (None: the rest are not needed);
     the reply to the last answer is the next request, as after any answer."""
@@ -101,9 +102,13 @@ def _run_ahead(ask, request_id: str, requests) -> str | None:
     if not requests:
         return ask(f"{ANSWER_PROMPT}{request_id}\n")
     for index, request in enumerate(requests):
-        further = isinstance(request, dict) and request.get("op") == "begin" and request.get("world") != "main"
+        # Further worlds' begins, and a function check's calls the judge sent before running
+        # the reference on the same cases.
+        ok = isinstance(request, dict) and (
+            (request.get("op") == "begin" and request.get("world") != "main") or request.get("op") == "calls"
+        )
         answer = respond(
-            lambda r=request, ok=further: _answer(r) if ok else {"refused": "only further worlds run ahead"}
+            lambda r=request, ok=ok: _answer(r) if ok else {"refused": "only further worlds and calls run ahead"}
         )
         reply = ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}")
         if index == len(requests) - 1:

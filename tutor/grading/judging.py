@@ -92,10 +92,11 @@ class _Relay:
     """Between the two kernels: the judge's questions to the learner's loop, its answers back.
 
     The learner's cell prompts once per answer and waits for the reply, its next request.
-    The judge sends begins to run ahead ("ahead": the device run with the first answer, the
-    further worlds once the main world passed): they go to the learner's kernel as soon as
-    it is free, the judge goes on, and each answer is kept here until the judge asks for it
-    by number."""
+    The judge sends requests to run ahead ("ahead": the device run with the first answer, the
+    further worlds once the main world passed, a function check's calls while the judge
+    runs the reference on their cases): they go to the learner's kernel as soon as it is
+    free, the judge goes on, and each answer is kept here until the judge asks for it by
+    number."""
 
     def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
         self.begin_request = begin_request  # the id the learner's first answer (its begin) names
@@ -111,12 +112,21 @@ class _Relay:
         self._answer: asyncio.Future = loop.create_future()  # the prompt answering the last request sent
         self._next: asyncio.Future | None = None  # the reply the learner's pending input() waits for
         self._batches: dict[str, tuple[int, int]] = {}  # each "ahead" request's id: (first index, count)
-        self._ahead: list[asyncio.Future] = []  # the answers to the begins run ahead, in order
+        self._ahead: list[asyncio.Future] = []  # the answers to the requests run ahead, in order
+        self._running: str | None = None  # the batch the learner's kernel runs ahead now
 
     async def learner_prompt(self, prompt: str) -> str | None:
         """The learner's stdin: an answer arrives; the reply is the next request (or the end)."""
         head, _, answer = prompt.partition("\n")
         batch, slash, number = head.removeprefix(ANSWER_PROMPT).partition("/")
+        if self._running is not None and not (slash and batch == self._running):
+            # A prompt while the learner's kernel runs a batch ahead, not one of its answers:
+            # the learner's code asked for input itself (the judge waits for the batch's answers).
+            self._asked_for_input()
+            for waiting in self._ahead:
+                if not waiting.done():
+                    waiting.set_result("")
+            return "end"
         if slash and batch in self._batches:
             first, count = self._batches[batch]
             if number.isdigit() and int(number) < count and not self._ahead[first + int(number)].done():
@@ -124,6 +134,7 @@ class _Relay:
             if number != str(count - 1):
                 return "stop" if self.finished else ""
             # The batch's last answer: the learner's kernel is free, and its reply is the next request.
+            self._running = None
         if self._next is not None and not self._next.done():
             # A second prompt while one waits: the learner's code asked for input itself.
             self._asked_for_input()
@@ -189,7 +200,9 @@ class _Relay:
         self._ahead += [asyncio.get_running_loop().create_future() for _ in range(count)]
         if not self._send(batch, body):
             return self._gone()
-        self.extend(count * self.budget)  # each runs the learner's code again
+        self._running = batch
+        if not header.get("calls"):
+            self.extend(count * self.budget)  # each begin runs the learner's code again
         return "ok:"
 
     async def _ahead_answer(self, header: dict) -> str:
@@ -198,6 +211,8 @@ class _Relay:
             return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked for a run nobody started"})
         if not await self._answered(self._ahead[index]):
             return self._gone()
+        if self.asked:
+            return "fault:" + json.dumps({"status": "silent", "message": self.silent})
         return "ok:" + self._ahead[index].result()
 
     def _asked_for_input(self) -> None:

@@ -367,14 +367,19 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     strict = bool(check.get("strict_types"))
     distinct = bool(check.get("distinct_dims"))
 
-    def plan(order: int, dev, i: int):
-        """Case ``i`` on ``dev``, the reference called on its own copy (None: skipped)."""
-        meta = dev.type == "meta"
+    def generate(dev, i: int) -> tuple:
+        """Case ``i`` on ``dev``, twice: the reference's copy and the learner's."""
         try:
             ref_case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
             case = generate_case(check["args"], check.get("dims") or {}, seed, i, dev, labels, distinct)
         except SpecError as spec_error:
             raise AuthoringError(f"the inputs of this check cannot be generated: {spec_error}") from None
+        return ref_case, case
+
+    def plan(order: int, dev, i: int, generated: tuple | None = None):
+        """Case ``i`` on ``dev``, the reference called on its own copy (None: skipped)."""
+        meta = dev.type == "meta"
+        ref_case, case = generated or generate(dev, i)
         ref_out, ref_exc = None, None
         if ref_fn is not None:
             seed_all(seed + i)  # functions that draw random numbers draw the same ones
@@ -482,7 +487,36 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     for order, dev in enumerate(devices):
         until = monotonic() + budget / len(devices)
         i, size = 0, FIRST_BATCH
+        # The learner's calls need the reference's output only to backpropagate through it:
+        # without that, they are sent first and the reference runs while the learner's kernel calls.
+        early = remote_fn and hasattr(fn, "post_many") and not ("grad" in compare and dev.type != "meta")
         while i < cases:
+            if early:
+                first = i
+                cases_here: list = []
+                while i < cases and len(cases_here) < size and not (i >= 2 and monotonic() > until):
+                    cases_here.append(generate(dev, i))
+                    i += 1
+                numbers = range(first, i)
+                if cases_here:
+                    posted = fn.post_many(
+                        [
+                            (c.args, None, seed + k, order * cases + k)
+                            for k, (_, c) in zip(numbers, cases_here, strict=True)
+                        ]
+                    )
+                    entries = [plan(order, dev, k, pair) for k, pair in zip(numbers, cases_here, strict=True)]
+                    for k, entry, answer in zip(numbers, entries, fn.answers_of(posted), strict=True):
+                        if entry is not None:
+                            judge_case(entry, answer)
+                        elif ctx.tracer is not None:  # skipped: neither call says anything
+                            for side in ("learner", "ref"):
+                                ctx.tracer.forget_call(side, ctx.segment, order * cases + k)
+                if i < cases and monotonic() > until:
+                    cut = True
+                    break
+                size = min(size * 2, CALLS_PER_REQUEST)
+                continue
             batch: list = []
             while i < cases and len(batch) < size and not (i >= 2 and monotonic() > until):
                 entry = plan(order, dev, i)
