@@ -1,6 +1,8 @@
 """value, tensor, raises and same_as_solution checks, with the views/strides and autograd
 facts the lessons teach (each asserted against real torch)."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -181,9 +183,13 @@ def test_grads_of_a_times_b_plus_b_squared():
     assert r["passed"], r
     forgot = verify(code.replace("c.backward()\n", ""), code, checks)
     assert (
-        "b.grad is None, expected a gradient: call .backward() on the result that depends on it"
-        in forgot["checks"][2]["message"]
+        "b.grad is None, expected a gradient: no gradient is left in it after your code"
+        in (forgot["checks"][2]["message"])
     )
+    # Cleared after backward(): the same sentence is true, where "call .backward()" was not.
+    cleared = verify(code + "b.grad = None\n", code, checks)
+    assert "no gradient is left in it after your code" in cleared["checks"][2]["message"]
+    assert "call .backward()" not in json.dumps(cleared)
 
 
 def test_two_backward_passes_double_the_grad_and_name_accumulation():

@@ -24,11 +24,11 @@ TOPICS = (
     ("broadcast like a bias", "bias-like"),
     ("in reverse order along", "reversed"),
     ("wrapping round", "rolled"),
-    ("(an off-by-one start)", "window-start"),
+    ("an off-by-one along that dim", "window-start"),
     ("end off by one", "window-end"),
     ("start off by one", "window-end"),
     ("keepdim=True where", "keepdim"),
-    ("keepdim=True is missing", "keepdim"),
+    ("keepdim=True missing", "keepdim"),
     ("keepdim=True is extra", "keepdim"),
     ("over the wrong dim", "reduction-dim"),
     ("sums to 1 along dim", "normalised-dim"),
@@ -132,8 +132,8 @@ def _factor(name, a, e, tol):
     k = round(1 / c) if abs(c) < 1 else 0
     times = f"1/{k} of" if abs(k) >= 2 and abs(1 / c - k) < 1e-3 * abs(k) else f"{_num(c)} times"
     return (
-        f"{name} is {times} the expected value everywhere: a constant factor is missing, extra or wrong "
-        f"(a scale such as 1/sqrt(d), a learning rate, a divisor)"
+        f"{name} is {times} the expected value everywhere: consistent with a constant factor missing, extra or "
+        f"wrong (a scale such as 1/sqrt(d), a learning rate, a divisor)"
     )
 
 
@@ -165,8 +165,8 @@ def _along(name, a, e, tol):
             shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")
             return (
                 f"{name} is the expected value {sign} a term that varies only along {_dims([keep])} (the same for "
-                f"every index of {_dims(others)}; {name} - expected = [{shown}] along {_dims([keep])}): an additive "
-                f"term broadcast like a bias is missing or extra"
+                f"every index of {_dims(others)}; {name} - expected = [{shown}] along {_dims([keep])}): consistent "
+                f"with an additive term broadcast like a bias (a bias, a mean) missing, extra or wrong"
             )
     return None
 
@@ -194,7 +194,8 @@ def _rolled(name, a, e, tol):
                 where = f"index i holds the expected value at i{'-' if k > 0 else '+'}{abs(k)}"
                 return (
                     f"{name} holds the expected values shifted by {abs(k)} along dim {dim}, wrapping round "
-                    f"({where}): torch.roll with the wrong shift, or an index off by {abs(k)}"
+                    f"({where}): consistent with torch.roll by the wrong shift, an index off by {abs(k)}, or "
+                    f"values taken or drawn in another order"
                 )
     return None
 
@@ -214,13 +215,15 @@ def _window(name, a, e, tol):
             continue  # constant along the dim: a shift changes nothing
         if _match(a[t], e[h], tol):
             return (
-                f"{name} along dim {dim} holds at index i the expected value at i+1 (all but the last index): a "
-                f"slice or window that starts one place late (an off-by-one start)"
+                f"{name} along dim {dim} holds at index i the expected value at i+1 (all but the last index): "
+                f"consistent with an off-by-one along that dim (a slice or window that starts one place late, or an "
+                f"end one place short)"
             )
         if _match(a[h], e[t], tol):
             return (
-                f"{name} along dim {dim} holds at index i the expected value at i-1 (all but the first index): a "
-                f"slice or window that starts one place early (an off-by-one start)"
+                f"{name} along dim {dim} holds at index i the expected value at i-1 (all but the first index): "
+                f"consistent with an off-by-one along that dim (a slice or window that starts one place early, or an "
+                f"end, such as <= for <, one place too far)"
             )
     return None
 
@@ -237,12 +240,14 @@ def reshaped(name: str, actual, expected, tol=None) -> str | None:
         if a.ndim > e.ndim:
             return (
                 f"{name} has the expected values with an extra dim of size 1 (shape {a.shape}, expected {e.shape}): "
-                f"keepdim=True where the reference reduces without it, or an unsqueeze too many"
+                f"consistent with keepdim=True where the reference reduces without it, an unsqueeze too many, or a "
+                f"reshape or view to a shape with an extra 1"
             )
         if a.ndim < e.ndim:
             return (
                 f"{name} has the expected values without the size-1 dim the reference keeps (shape {a.shape}, "
-                f"expected {e.shape}): keepdim=True is missing, or a squeeze too many"
+                f"expected {e.shape}): consistent with keepdim=True missing, a squeeze too many, or a reshape or "
+                f"flatten that drops it"
             )
     if a.ndim != e.ndim:
         return None

@@ -211,7 +211,11 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
                 f"call {name}.retain_grad() before backward()"
             )
         else:
-            hint = "call .backward() on the result that depends on it"
+            # Said so it is true whether backward() never ran or a clear after it emptied .grad.
+            hint = (
+                "no gradient is left in it after your code (backward() on a result that depends on it "
+                "fills it; a clear after backward() empties it again)"
+            )
         return [Problem("grad", f"{gname} is None, expected a gradient: {hint}", short_repr(eg), "None")]
     if tuple(ag.shape) != tuple(eg.shape):
         return [

@@ -63,7 +63,8 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         found.append(
             # Established is the end state, not the history: code may have changed it and changed it back.
             (
-                f"{name} is still exactly what the setup made: nothing your code did to it is left, and the reference changes it",
+                f"{name} is still exactly what the setup made: nothing your code did to it is left, where the "
+                "reference leaves it changed (its values, its .grad or whether it requires grad)",
                 None,
             )
         )

@@ -1,0 +1,50 @@
+"""A cause read off the numbers alone says what it is consistent with, and names the other
+ways learners get the same numbers, instead of asserting one mechanism the code may not have
+(tutor/checks/causes.py). Each case is a bug whose numbers matched a pattern while the code
+did something else: the old sentence named a cause that was not there."""
+
+from __future__ import annotations
+
+import torch
+
+from tutor.checks import causes
+
+
+def test_a_mask_reaching_one_place_too_far_is_not_only_a_late_start():
+    lengths = torch.tensor([2, 3, 1])
+    right = torch.arange(5) < lengths[:, None]
+    wrong = torch.arange(5) <= lengths[:, None]  # the end is off by one, the start is right
+    said = causes.explain("mask", wrong, right)
+    assert said is not None and "consistent with an off-by-one" in said, said
+    assert "one place too far" in said and "<= for <" in said, said
+
+
+def test_a_reshape_to_a_column_is_not_blamed_on_keepdim_alone():
+    t = torch.arange(6.0).reshape(2, 3)
+    said = causes.reshaped("flat", t.reshape(-1, 1), t.reshape(-1))
+    assert said is not None and "extra dim of size 1" in said, said
+    assert "consistent with" in said and "reshape or view" in said, said
+    dropped = causes.reshaped("out", t.sum(1), t.sum(1, keepdim=True))
+    assert dropped is not None and "reshape or flatten" in dropped, dropped
+
+
+def test_values_in_another_order_are_not_blamed_on_torch_roll_alone():
+    g = torch.Generator().manual_seed(0)
+    expected = torch.randn(8, generator=g)
+    said = causes.explain("weight", torch.roll(expected, 3), expected)
+    assert said is not None and "consistent with torch.roll" in said and "another order" in said, said
+
+
+def test_a_negated_bias_is_a_wrong_term_not_only_a_missing_or_extra_one():
+    g = torch.Generator().manual_seed(1)
+    x, w, b = torch.randn(5, 4, generator=g), torch.randn(3, 4, generator=g), torch.tensor([0.1, 0.2, 0.3])
+    said = causes.explain("out", x @ w.T - b, x @ w.T + b)
+    assert said is not None and "missing, extra or wrong" in said and "consistent with" in said, said
+
+
+def test_a_factor_is_only_consistent_with_a_scale():
+    w = torch.tensor([1.0, -2.0, 0.5, 4.0])
+    grad = 2 * w
+    said = causes.explain("w", w + 0.1 * grad, w - 0.1 * grad)  # a sign error whose numbers are a ratio
+    assert said is not None and said.startswith("w is 1.5 times the expected value"), said
+    assert "consistent with a constant factor" in said, said
