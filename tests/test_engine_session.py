@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
+import pathlib
 
 import pytest
 import pytest_asyncio
@@ -70,10 +72,12 @@ async def test_stdout_and_stderr_in_order(kernel):
     assert streams == [("stdout", "out\n"), ("stderr", "err\n")]
 
 
-async def test_output_is_delivered_while_the_code_still_runs(kernel, tmp_path):
+async def test_output_is_delivered_while_the_code_still_runs(kernel):
     """The kernel waits for a file that only the callback creates, on seeing the first line:
-    if events arrived only at the end, the kernel would wait out its deadline."""
-    flag = tmp_path / "seen"
+    if events arrived only at the end, the kernel would wait out its deadline. The file is
+    in the kernel's working directory: a confined kernel sees no other of the host's."""
+    where = await kernel.execute("import os; os.getcwd()")
+    flag = pathlib.Path(ast.literal_eval(where.result_text)) / "seen"
 
     def on_output(event):
         if isinstance(event, StreamEvent) and "first" in event.text:

@@ -453,9 +453,9 @@ def _set_limits(report: dict) -> None:
     report["rlimits"] = ", ".join(said) or "none could be set"
 
 
-def _python_reachable(uid: int) -> bool:
-    """Can ``uid`` (as "other") walk to this Python's files?"""
-    for path in {sys.base_prefix, sys.prefix, os.path.realpath(sys.executable)}:
+def _reachable(uid: int, paths: list[str]) -> bool:
+    """Can ``uid`` (as "other") walk to each of ``paths``?"""
+    for path in paths:
         parts = Path(path).resolve().parts
         for i in range(1, len(parts) + 1):
             try:
@@ -476,7 +476,7 @@ def _capset(keep: int) -> None:
     _call("syscall", ctypes.c_long(SYS_CAPSET), ctypes.byref(header), ctypes.byref(data))
 
 
-def _drop_user(report: dict) -> None:
+def _drop_user(report: dict, policy: Confinement) -> None:
     if os.geteuid() != 0:
         report["user"] = f"not started as root: stays uid {os.geteuid()}"
         try:
@@ -485,9 +485,11 @@ def _drop_user(report: dict) -> None:
             pass
         return
     uid, gid = unprivileged_ids()
-    # Where this Python lives out of nobody's reach (under /root), it keeps one capability,
-    # reading past directory permissions; Landlock still decides what it may read.
-    keep = 0 if _python_reachable(uid) else 1 << CAP_DAC_READ_SEARCH
+    # Where this Python, or a directory the kernel was given (its working directory), lies
+    # out of nobody's reach (under /root, in a directory of mode 0700), it keeps one
+    # capability, reading past directory permissions; Landlock still decides what it may read.
+    needed = [sys.base_prefix, sys.prefix, os.path.realpath(sys.executable), *policy.read, *policy.write]
+    keep = 0 if _reachable(uid, needed) else 1 << CAP_DAC_READ_SEARCH
     try:
         for cap in range(CAP_LAST + 1):
             if not keep >> cap & 1:
@@ -599,7 +601,7 @@ def enter(policy: Confinement, scratch: str | None) -> dict:
     if "user" in off:
         report["user"] = f"not dropped: {why_off}"
     elif policy.drop_user:
-        _drop_user(report)
+        _drop_user(report, policy)
     else:
         report["user"] = "not dropped: not asked for"
     set_death_signal(signal.SIGKILL)  # a change of user clears it

@@ -31,7 +31,10 @@ async def warm_up(session: KernelSession, timeout: float = 60) -> None:
 
     if session.launcher == FORK and session.device_info is not None and session.device_info.kind == "cpu":
         return
-    await session.execute(WARM_UP, silent=True, timeout=timeout)
+    r = await session.execute(WARM_UP, silent=True, timeout=timeout)
+    if r.status != "ok":  # not the learner's doing: nothing of theirs has run yet
+        why = f"{r.error.ename}: {r.error.evalue}" if r.error else r.message or r.status
+        log.warning("A kernel's warm-up did not finish (%s): its first verification pays torch's first-use costs.", why)
 
 
 # A spare verifies a trivial exercise in both roles while it waits (ptfund_checks.judge.rehearse):
