@@ -105,6 +105,32 @@ def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
         assert res["message"].startswith("your code writes into an element of a (line 2)"), res["message"]
 
 
+def test_a_write_into_a_view_made_from_a_name_in_the_same_expression_is_a_write_into_it():
+    """A new view of a (a.t(), a.view(-1), a[1]) written into, or an in-place method on it,
+    writes into a's elements; a write into t (a view kept in a name) or into a's .grad does not."""
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    rule = check(kind="source", forbid=["a[]="])
+    solution = "t = a.t()\nt[0, 1] = 99\n"
+    wrong = (
+        "a.t()[0, 1] = 99",
+        "a.transpose(0, 1)[0, 1] = 99",
+        "a[1][0] = 99",
+        "a.view(-1)[3] = 99",
+        "a[1, 0].fill_(99)",
+        "a.data[1, 0] = 99",
+    )
+    for line in wrong:
+        res = only(verify(f"t = a.t()\n{line}\n", solution, [rule], setup=setup))
+        assert not res["passed"] and "writes into an element of a (line" in res["message"], (line, res["message"])
+    for code in (
+        solution,
+        "t = a.t()\nt[0, 1].fill_(99)\n",
+        "t = a.t()\nt.t()[1, 0] = 99\na.requires_grad_()\n",
+        "t = a.t()\nt[0, 1] = 99\na.T.contiguous()[0, 1] = 5\n",
+    ):  # a copy's element: not a's
+        assert only(verify(code, solution, [rule], setup=setup))["passed"], code
+
+
 def test_a_variant_that_breaks_the_setup_says_which_world():
     variant = [{"seed": 1, "variant": "x = undefined_name"}]
     r = verify(SOLUTION, SOLUTION, [CHECK], setup=SETUP, worlds=variant)

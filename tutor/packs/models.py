@@ -339,7 +339,8 @@ class SourceCheck(_Check):
 
     Each entry of ``forbid``/``require`` is one of: a dotted name used anywhere (``torch.stack``,
     ``np``; a call, an attribute chain or a plain name), an attribute or method written
-    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``), a
+    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``, or
+    into a view made from it in the same expression: ``a.t()[0, 1] = 9``, ``a[1, 0].fill_(9)``), a
     construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a literal in
     quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
 

@@ -2,7 +2,8 @@
 
 ``forbid``/``require`` entries: a dotted name (``torch.stack``, ``np``), an attribute or
 method written ``.item``, a write into an element of a name written ``a[]=`` (``a[1, 0] = 9``,
-``a[0] += 1``), a construct (``for``, ``while``, ``lambda``, ``import``,
+``a[0] += 1``, and as well a write into a view made from it in the same expression:
+``a.t()[0, 1] = 9``, ``a[1][0] = 9``, ``a.view(-1)[3] = 9``, ``a[1, 0].fill_(9)``), a construct (``for``, ``while``, ``lambda``, ``import``,
 ``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
 exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
 test`` leaves such checks out when it proves the reference. Here every code is a learner's,
@@ -40,6 +41,28 @@ def _dotted(node) -> str | None:
     return None
 
 
+# What makes a view of the tensor it is read from: a write into one writes into that tensor.
+VIEW_ATTRIBUTES = {"T", "mT", "H", "mH", "data", "real", "imag"}
+VIEW_METHODS = {
+    "t", "transpose", "permute", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as",
+    "narrow", "select", "unsqueeze", "squeeze", "flatten", "unflatten", "diagonal", "as_strided",
+    "detach", "unfold", "swapaxes", "swapdims", "movedim", "moveaxis", "split", "chunk", "unbind",
+    "tensor_split", "view_as_real", "numpy", "__getitem__",
+}  # fmt: skip
+NOT_WRITES = {"requires_grad_", "share_memory_", "retain_grad"}  # in-place, but not into the elements
+
+
+def _view_root(node) -> str | None:
+    """The name a view expression is made from (``a`` of ``a.t()[0]``), through views only."""
+    while True:
+        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in VIEW_ATTRIBUTES):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_METHODS:
+            node = node.func.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
 def _used(tree) -> dict:
     """rule text -> first line it is used at."""
     found: dict = {}
@@ -64,6 +87,15 @@ def _used(tree) -> dict:
             target = _dotted(node.value)
             if target:
                 add(f"{target}[]=", line)
+            root = _view_root(node.value)
+            if root:
+                add(f"{root}[]=", line)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES:
+                root = _view_root(node.func.value)
+                if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
+                    add(f"{root}[]=", line)
         if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
             add(repr(node.value), line)
             if isinstance(node.value, str):
