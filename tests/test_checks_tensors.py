@@ -212,13 +212,22 @@ def test_two_backward_passes_double_the_grad_and_name_accumulation():
 
 
 def test_non_leaf_grad_hint():
-    code = "x = torch.ones(2, requires_grad=True)\ny = x * 2\ny.sum().backward()\n"
+    """True of each way to a non-leaf without .grad: no retain_grad(), one after backward(),
+    one on the tensor the name held before it was rebuilt (which did call it before backward)."""
     solution = "x = torch.ones(2, requires_grad=True)\ny = x * 2\ny.retain_grad()\ny.sum().backward()\n"
-    r = verify(code, solution, [check(kind="tensor", expr="y", compare=["grad"])])
-    assert (
-        "y is not a leaf, so backward() does not keep its .grad: call y.retain_grad() before backward()"
-        in only(r)["message"]
-    )
+    start = "x = torch.ones(2, requires_grad=True)\n"
+    for body in (
+        "y = x * 2\ny.sum().backward()\n",
+        "y = x * 2\ny.sum().backward()\ny.retain_grad()\n",
+        "y = x * 2\ny.retain_grad()\ny = x * 2\ny.sum().backward()\n",
+    ):
+        r = verify(start + body, solution, [check(kind="tensor", expr="y", compare=["grad"])])
+        message = only(r)["message"]
+        assert (
+            "y is not a leaf, and backward() keeps a non-leaf's .grad only where retain_grad() was called "
+            "on that very tensor before backward()" in message
+        ), message
+        assert "call y.retain_grad() before backward()" not in message
 
 
 # ---------------------------------------------------------------- value check

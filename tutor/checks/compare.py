@@ -206,9 +206,11 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
         if not wire.requires_grad(actual):
             hint = f"{name} does not require grad: create it with requires_grad=True"
         elif not wire.is_leaf(actual):
+            # True whether retain_grad() never ran, ran after backward(), or ran on a tensor
+            # the name held before it was rebuilt.
             hint = (
-                f"{name} is not a leaf, so backward() does not keep its .grad: "
-                f"call {name}.retain_grad() before backward()"
+                f"{name} is not a leaf, and backward() keeps a non-leaf's .grad only where "
+                f"retain_grad() was called on that very tensor before backward()"
             )
         else:
             # Said so it is true whether backward() never ran or a clear after it emptied .grad.
