@@ -44,6 +44,24 @@ def test_the_names_after_a_call_come_with_its_answer(monkeypatch):
     assert "names" not in ops, ops
 
 
+def test_names_a_forward_leaves_as_they_were_cross_once(monkeypatch):
+    """modules/mlp's model (about 0.6 MB of weights) crosses with each world's begin and never
+    again: the names read after each forward are the same as sent (also right after the device
+    run, which first records where the numbers came from), so they cross as "same"."""
+    sizes: list[int] = []
+    prompt_of_learner = judging._Relay.learner_prompt
+
+    async def recording(self, prompt: str):
+        sizes.append(len(prompt))
+        return await prompt_of_learner(self, prompt)
+
+    monkeypatch.setattr(judging._Relay, "learner_prompt", recording)
+    exercise = Catalog.load().find_exercise("modules/mlp").exercise
+    verdict = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution))
+    assert verdict.status == "pass", verdict.lines()
+    assert len([n for n in sizes if n > 100_000]) == 2, sizes  # the main world's begin and the second's
+
+
 # A check calls the learner's function, which rebinds a name; the next check reads that name.
 BUMP = m.Exercise(
     id="bump",

@@ -183,8 +183,9 @@ class Preparer:
                 "offset": t.storage_offset(),
                 "dtype": self(t.dtype, depth + 1),
             }
-        if self.origins is not None:
-            record["origin"] = sorted(self.origins(t))
+        origin = self.origins(t) if self.origins is not None else None
+        if origin:  # none is as no record of it: names read again cross as "same" as before the device run
+            record["origin"] = sorted(origin)
         self._memo[key] = record
         return record
 
