@@ -153,3 +153,22 @@ def test_doctor_reports_versions_device_and_start_time(tmp_path):
     assert float(ready.split()[2]) > 0
     if "kernels from:   fork server" in out:  # the first kernel started the server; the next is timed too
         assert re.search(r"; the next one \d+\.\d\d s \(the first started the fork server\)$", ready), ready
+
+
+async def test_a_warm_up_that_fails_says_why(monkeypatch, caplog):
+    """A kernel whose check library cannot be imported is not warmed: the warm-up says so
+    (in the log, with the error) instead of leaving the first verification to pay it unseen."""
+    from tutor.engine.pool import warm_up
+
+    monkeypatch.setenv("PTFUND_TUTOR_LAUNCHER", "spawn")  # a new process: its warm-up runs in it
+    session = KernelSession()
+    try:
+        await session.start()
+        await session.execute("import sys\nsys.modules['ptfund_checks'] = None\n")
+        with caplog.at_level("WARNING", logger="tutor.engine"):
+            await warm_up(session, timeout=60)
+        assert re.search(r"warm-up did not finish \((ModuleNotFound|Import)Error: .*ptfund_checks", caplog.text), (
+            caplog.text
+        )
+    finally:
+        await session.shutdown()
