@@ -291,6 +291,29 @@ async def test_a_setsid_daemon_ends_with_its_kernel(policy, tmp_path):
 
 @pytest.mark.slow
 @linux
+@pytest.mark.parametrize("launcher", ["fork", "spawn"])
+async def test_a_torch_cache_named_by_the_tutors_environment_is_the_kernels_own(launcher, monkeypatch, tmp_path):
+    """torch writes the inductor cache it chose into its process's environment; a kernel
+    started from there (or from a shell that named one) could not write that directory, and
+    torch._dynamo's import (every meta-device op) failed on it. The kernel's is in its scratch."""
+    monkeypatch.setenv("PTFUND_TUTOR_LAUNCHER", launcher)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torchinductor_of_the_tutor"))
+    session = KernelSession()
+    try:
+        await session.start()
+        out = await run(
+            session,
+            "import os, torch\n(torch.ones(2, device='meta') * 2).sum()\n"
+            "from torch._inductor.runtime.cache_dir_utils import cache_dir\nprint(cache_dir(), os.getcwd())",
+        )
+        cache, scratch = out.split()
+        assert cache.startswith(scratch + os.sep), out
+    finally:
+        await session.shutdown()
+
+
+@pytest.mark.slow
+@linux
 def test_a_daemon_from_a_packs_setup_ends_with_pack_test(tmp_path):
     token = f"ptfund-setup-daemon-{uuid.uuid4().hex}"
     pack = new_pack(tmp_path / "pack")

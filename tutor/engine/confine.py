@@ -554,6 +554,12 @@ def kernel_environment(report: dict) -> dict[str, str]:
         for name, sub in (("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "matplotlib"), ("JUPYTER_CONFIG_DIR", "jupyter")):
             env[name] = os.path.join(scratch, sub)
         env["JUPYTER_DATA_DIR"] = env["JUPYTER_RUNTIME_DIR"] = os.path.join(scratch, "jupyter")
+        # torch writes the cache it chose into its own environment (so compile workers share
+        # it): a kernel started from such a process, or from a shell that set one, would be
+        # given a directory outside its scratch, which it can neither create nor write, and
+        # torch._dynamo's import fails on it (every meta-device op, every torch.compile).
+        for name, sub in (("TORCHINDUCTOR_CACHE_DIR", "torchinductor"), ("TRITON_CACHE_DIR", "triton")):
+            env[name] = os.path.join(scratch, sub)
     return env
 
 
