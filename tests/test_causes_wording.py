@@ -48,3 +48,16 @@ def test_a_factor_is_only_consistent_with_a_scale():
     said = causes.explain("w", w + 0.1 * grad, w - 0.1 * grad)  # a sign error whose numbers are a ratio
     assert said is not None and said.startswith("w is 1.5 times the expected value"), said
     assert "consistent with a constant factor" in said, said
+
+
+def test_a_ratio_near_a_whole_number_is_not_exactly_that_many_times():
+    """in-place/saved-tensor with h + 2 for h * 2: the loss is 2.0017 times the expected one,
+    which is no factor of 2 (the old tolerance, 1e-3 of k, called it "exactly 2 times")."""
+    from tutor.checks import patterns
+
+    g = torch.Generator().manual_seed(2)
+    expected = torch.rand(6, generator=g) + 0.5
+    assert patterns.scale("loss", expected * 2.0017, expected) is None
+    exact = patterns.scale("loss", (expected * 2).to(torch.float32), expected.to(torch.float32))
+    assert exact is not None and "exactly 2 times" in exact, exact
+    assert patterns.scale("loss", expected / 3, expected) is not None

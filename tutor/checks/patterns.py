@@ -47,6 +47,9 @@ def reorder(name: str, a: np.ndarray, e: np.ndarray) -> str | None:
     return None
 
 
+EXACT = 1e-5  # relative: what float32 arithmetic leaves of an exact whole factor
+
+
 def scale(name: str, a, e) -> str | None:
     """``a`` is exactly k or 1/k times ``e`` (k a whole number >= 2)."""
     try:
@@ -63,10 +66,11 @@ def scale(name: str, a, e) -> str | None:
         k = float(np.median(ratios))
         if not np.allclose(ratios, k, rtol=1e-4, atol=0):
             return None
-        if k >= 1.5 and abs(k - round(k)) < 1e-3 * k:
+        # "Exactly" within float32 rounding: 2.0017 times is near 2, not a factor of 2.
+        if k >= 1.5 and abs(k - round(k)) < EXACT * k:
             return signatures.exact_factor(name, round(k), True)
         inv = 1 / k if k else 0
-        if inv >= 1.5 and abs(inv - round(inv)) < 1e-3 * inv:
+        if inv >= 1.5 and abs(inv - round(inv)) < EXACT * inv:
             return signatures.exact_factor(name, round(inv), False)
     except Exception:
         return None
