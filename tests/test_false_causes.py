@@ -145,3 +145,36 @@ def test_a_leaf_replaced_under_no_grad_is_the_cut_not_an_op_on_the_loss():
     text = said(code, loop.format(update="w -= 0.1 * w.grad"), [check(kind="tensor", expr="w")], setup)
     assert ".detach(), .item(), .data, .numpy() or torch.tensor(...) made a value" not in text
     assert "w no longer requires grad where the reference's does: your code replaced it with a new tensor" in text
+
+
+def test_a_call_written_but_never_reached_is_not_a_call_missing():
+    """checkpoints/safe-roundtrip without seek(0): torch.load raised inside the argument of
+    load_state_dict, so that call never ran; "your code never does" was false (it is there).
+    And a check whose expression raised part-way is not compared call by call at all."""
+    from tutor.checks import tracediff
+    from tutor.checks.trace import Tracer
+
+    written = "def from_bytes(data, model):\n    model.load_state_dict(torch.load(io.BytesIO(data)))\n"
+    missing = "def from_bytes(data, model):\n    return model\n"
+
+    def diffs(code: str, raised: bool) -> list:
+        tracer = Tracer()  # not installed: the events are the two sides' as they arrived
+        with tracer.recording("ref", 0):
+            tracer._add("load_state", "model")
+        try:
+            with tracer.recording("learner", 0):
+                if raised:
+                    raise EOFError
+        except EOFError:
+            pass
+        return [sentence for sentence, _ in tracediff.differences(tracer, code=code)]
+
+    said = diffs(written, raised=False)
+    assert said == [
+        "the reference calls model.load_state_dict(...); your code's load_state_dict(...) is written but never "
+        "ran here (something before it raised, or a branch skipped it), so model keeps the state it had"
+    ], said
+    assert diffs(missing, raised=False) == [
+        "the reference calls model.load_state_dict(...); your code never does, so model keeps the state it had"
+    ]
+    assert diffs(written, raised=True) == [] and diffs(missing, raised=True) == []

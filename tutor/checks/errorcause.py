@@ -189,8 +189,8 @@ def sentence(ctx_data, ename: str, what: str = "your code", message: str = "") -
         name = _text(name)
         return (
             f"line {line} of {what}, `{source}`, raised {ename} because {name} is at its end (position "
-            f"{fmt_int(pos)} of {fmt_int(size)} bytes): writing to it (torch.save) left it there, so reading "
-            f"finds nothing; call {name}.seek(0) before reading it back"
+            f"{fmt_int(pos)} of {fmt_int(size)} bytes): writing to it (torch.save, .write) or "
+            f"reading it to the end leaves it there, so reading finds nothing; call {name}.seek(0) before reading it back"
         )
     tensors = [t for t in (_tensor(e) for e in (ctx_data.get("tensors") or [])[:MAX_NAMES]) if t]
     if not tensors or ename not in VALUE_ERRORS:

@@ -83,6 +83,8 @@ class Tracer:
         self.segment = "run"
         self.traces: dict = {}  # (side, segment) -> [Event, ...]
         self.ran: set = set()  # (side, segment) pairs that ran, with or without events
+        # (side, segment) pairs an exception ended: what ran after it there was never recorded
+        self.stopped: set = set()
         self.looks: dict = {}  # (side, segment, loss) -> inputs inspected so far
         self.names: dict = {}  # id(obj) -> the learner's name for it, found once
         # Which call of a function check is running (the same number on both sides), so a
@@ -100,6 +102,9 @@ class Tracer:
         self.ran.add((side, segment))
         try:
             yield
+        except BaseException:
+            self.stopped.add((side, segment))
+            raise
         finally:
             self.side, self.segment, self.call = saved
 
