@@ -224,9 +224,18 @@ def test_sum_where_a_mean_was_meant():
     setup = "import torch\nx = torch.tensor([[0.5, 1.25], [2.0, 0.75], [1.5, 3.0], [0.1, 0.3]])\n"
     text = said("m = x.sum(dim=0)", "m = x.mean(dim=0)", [check(kind="tensor", expr="m", rtol=1e-5)], setup)
     assert (
-        "m is exactly 4 times the expected value, consistent with a sum where a mean over 4 values was meant "
-        "(4 is the size of x's dimension 0)" in text
+        "m is exactly 4 times the expected value, consistent with a sum where a mean over 4 values was meant, "
+        "or a divisor 4 times too small (4 is the size of x's dimension 0)" in text
     )
+
+
+def test_a_divisor_too_large_is_named_beside_a_mean_for_a_sum():
+    """devices-precision/masked-mean divided by the padded length T where the real lengths were
+    meant: 1/3 of the expected value, which is no mean where a sum was meant."""
+    setup = "import torch\nx = torch.tensor([[0.5, 1.25], [2.0, 0.75], [1.5, 3.0], [0.1, 0.3]])\n"
+    text = said("m = x.sum(dim=0) / 4", "m = x.sum(dim=0)", [check(kind="tensor", expr="m", rtol=1e-5)], setup)
+    assert "exactly 1/4 of the expected value, consistent with a mean over 4 values" in text, text
+    assert "or a divisor 4 times too large" in text, text
 
 
 def test_save_whole_module_and_load_without_weights_only():

@@ -55,14 +55,17 @@ def factor_of_a_size(name: str, k: int, up: bool, size: str, grad: bool = False)
             f"{name} is {k}x the expected gradient, consistent with a loss summed over {k} values where their mean "
             f"was meant ({k} is {size}): .sum() where .mean() (or reduction='mean') was meant?"
         )
+    # The count matches a size, which is all that is established: the same numbers come from
+    # a divisor (or a count) that is off by that factor, whatever the reduction.
     if up:
         return (
             f"{name} is exactly {k} times the expected value, consistent with a sum where a mean over {k} values "
-            f"was meant ({k} is {size})"
+            f"was meant, or a divisor {k} times too small ({k} is {size})"
         )
     return (
         f"{name} is exactly 1/{k} of the expected value, consistent with a mean over {k} values where their sum "
-        f"was meant ({k} is {size})"
+        f"was meant, or a divisor {k} times too large, such as a count that includes what should not count "
+        f"({k} is {size})"
     )
 
 
