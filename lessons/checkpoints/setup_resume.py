@@ -86,3 +86,55 @@ def _keys(make_checkpoint):
         return checkpoint_keys(make_checkpoint)
     except Exception:
         return None
+
+
+def _rng_entry_is_a_seed(make_checkpoint):
+    """Whether the checkpoint's 'rng' is a number (a seed) rather than the generator's state."""
+    try:
+        model, opt, sched = make()
+        value = make_checkpoint(model, opt, sched, 0).get("rng")
+    except Exception:
+        return False
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _calls_set_rng_state(make_checkpoint, restore):
+    """Whether restore calls torch.set_rng_state (under either of its names)."""
+    import torch.random
+
+    calls = []
+    real_torch, real_random = torch.set_rng_state, torch.random.set_rng_state
+
+    def spy(state):
+        calls.append(True)
+        return real_random(state)
+
+    torch.set_rng_state = torch.random.set_rng_state = spy
+    try:
+        model, opt, sched = make()
+        restore(make_checkpoint(model, opt, sched, 0), *make())
+    except Exception:
+        pass
+    finally:
+        torch.set_rng_state, torch.random.set_rng_state = real_torch, real_random
+    return bool(calls)
+
+
+def _loaded_into_fresh(make_checkpoint, restore):
+    """Which of the fresh optimizer and scheduler restore leaves unlike the checkpointed ones."""
+    try:
+        model, opt, sched = make()
+        torch.manual_seed(7)
+        for _ in range(3):
+            run_epoch(model, opt, sched)
+        ckpt = make_checkpoint(model, opt, sched, 2)
+        fresh_model, fresh_opt, fresh_sched = make()
+        restore(ckpt, fresh_model, fresh_opt, fresh_sched)
+    except Exception:
+        return None
+    missed = set()
+    if len(fresh_opt.state) == 0:
+        missed.add("optimizer")
+    if fresh_sched.last_epoch != sched.last_epoch:
+        missed.add("scheduler")
+    return missed

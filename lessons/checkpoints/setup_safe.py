@@ -91,3 +91,29 @@ def _pickles_module(to_bytes):
         return isinstance(torch.load(io.BytesIO(data), weights_only=False), nn.Module)
     except Exception:
         return False
+
+
+def _from_bytes_hits_eof(from_bytes):
+    """Whether from_bytes, given good bytes, fails with EOFError (a buffer read from its end)."""
+    try:
+        from_bytes(_good_bytes(), Net().to(DEVICE))
+    except EOFError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def _good_bytes():
+    buffer = io.BytesIO()
+    torch.save(_other.state_dict(), buffer)
+    return buffer.getvalue()
+
+
+def _returns_load_result(from_bytes):
+    """Whether from_bytes returns what load_state_dict returns (its missing and unexpected keys)."""
+    try:
+        result = from_bytes(_good_bytes(), Net().to(DEVICE))
+    except Exception:
+        return False
+    return type(result).__name__ == "_IncompatibleKeys"

@@ -99,3 +99,14 @@ def _not_topological(Value):
 
 def _visits_twice(Value):
     return _grads_at(Value, _diamond) in ((27.0, 20.0), (30.0, 22.0))
+
+
+def _output_not_seeded(Value):
+    """backward() leaves the output's own .grad and every leaf's at 0."""
+    try:
+        a, b = Value(2.0), Value(3.0)
+        out = _diamond(a, b)
+        out.backward()
+        return out.grad == 0.0 and a.grad == 0.0 and b.grad == 0.0
+    except Exception:
+        return False
