@@ -16,6 +16,8 @@ def _autocast_on_meta(autocast_forward):
     except RuntimeError as e:
         if "device_type 'meta'" in str(e):  # torch refuses autocast for meta: it was asked for x's device
             return "autocast asked for the meta device"
+        if "unsupported scalarType" in str(e):  # newer torch, no dtype=: the default dtype of 'meta' was looked up
+            return "autocast asked for the meta device"
         raise
     return "autocast not asked for the meta device"
 
@@ -32,3 +34,40 @@ def _first_layer_dtype(autocast_forward):
     except Exception:
         return None
     return seen[0] if seen else None
+
+
+def _dtype_with_float16_default(autocast_forward):
+    """For the checks: the logits' dtype when autocast's default dtype for the CPU is float16,
+    on a CPU copy of the model: bfloat16 only if autocast_forward asks for it by name."""
+    import copy
+
+    get = getattr(torch, "get_autocast_dtype", None)
+    put = getattr(torch, "set_autocast_dtype", None)
+    if get is None or put is None:   # older torch: only the CPU functions
+        get = lambda _dev: torch.get_autocast_cpu_dtype()  # noqa: E731
+        put = lambda _dev, d: torch.set_autocast_cpu_dtype(d)  # noqa: E731
+    m = copy.deepcopy(model).to("cpu")
+    before = get("cpu")
+    try:
+        put("cpu", torch.float16)
+    except Exception:
+        return "not tested: this torch has no float16 autocast on the CPU"
+    try:
+        logits, _ = autocast_forward(m, x.to("cpu"), y.to("cpu"))
+        return str(logits.dtype)
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+    finally:
+        put("cpu", before)
+
+
+def _loss_made_by(autocast_forward):
+    """For the mistakes: the autograd node that made the loss, on a fresh call with a copy
+    of model ('NllLossBackward0' straight from cross_entropy, 'ToCopyBackward0' after a cast)."""
+    import copy
+
+    try:
+        _, loss = autocast_forward(copy.deepcopy(model), x, y)
+        return type(loss.grad_fn).__name__
+    except Exception:
+        return None

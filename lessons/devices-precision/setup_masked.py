@@ -29,3 +29,21 @@ def _dtype_for_bfloat16(fn):
         return fn(x, lengths).dtype
     except Exception:
         return None
+
+
+def _made_tensors_follow_x(fn):
+    """Whether fn's result stays on x's device when the default device is another one
+    (meta): a tensor made without device= (torch.arange(T), torch.zeros(B, D)) lands on
+    the default device, so this shows it on any machine, even for code that reads values
+    and so cannot run on meta itself."""
+    dev = DEVICE if torch.device(DEVICE).type != "meta" else "cpu"   # real values: loops read them
+    x = torch.randn(2, 4, 3, device=dev)
+    lengths = torch.tensor([1, 3], device=dev)
+    try:
+        with torch.device("meta"):
+            out = fn(x, lengths)
+    except Exception as e:
+        return f"raised {type(e).__name__} with the default device set to meta"
+    if not isinstance(out, torch.Tensor):
+        return f"returned a {type(out).__name__}"
+    return "on x's device" if out.device == x.device else f"on {out.device.type}, not on x's device"

@@ -17,3 +17,39 @@ def draws_after(seed_everything, seed):
         "numpy": float(np.random.rand()),
         "torch": torch.rand(1).item(),
     }
+
+
+def _how_seeded(seed_everything, seed, which):
+    """For the mistakes: what one call of seed_everything(seed) did to one generator.
+
+    'untouched': the next draw is the one the scrambled generator gives without the call
+    (not seeded, at least not on this call); 'other': the generator was changed, but its
+    next draw is not the one seeding it with `seed` gives (another seed, or draws after
+    seeding); 'right': it is; None: the call raised.
+    """
+    scrambled, seeded = _next_draws(12345, 54321, 999), _next_draws(seed, seed, seed)
+    try:
+        got = draws_after(seed_everything, seed)[which]
+    except Exception:
+        return None
+    if got == seeded[which]:
+        return "right"
+    return "untouched" if got == scrambled[which] else "other"
+
+
+def _next_draws(random_seed, numpy_seed, torch_seed):
+    """The first draw of each generator after seeding it, leaving all three as they were."""
+    r, n, t = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        random.seed(random_seed)
+        np.random.seed(numpy_seed)
+        torch.manual_seed(torch_seed)
+        return {"random": random.random(), "numpy": float(np.random.rand()), "torch": torch.rand(1).item()}
+    finally:
+        random.setstate(r)
+        np.random.set_state(n)
+        torch.set_rng_state(t)
+
+
+def _all_untouched(seed_everything, seed):
+    return all(_how_seeded(seed_everything, seed, w) == "untouched" for w in ("random", "numpy", "torch"))

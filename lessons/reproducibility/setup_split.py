@@ -26,10 +26,14 @@ def _how_it_uses_global(split_indices):
         a = split_indices(10, 3, 0)
         torch.manual_seed(2)
         b = split_indices(10, 3, 0)
+        touched = not global_rng_untouched(split_indices)
         if not all(torch.equal(u, v) for u, v in zip(a, b)):
-            return "draws"       # the result depends on the global stream
-        if not global_rng_untouched(split_indices):
+            # another split for the same arguments: from the global stream, or from a
+            # generator of its own that keeps its state from call to call
+            return "draws" if touched else "own-stream"
+        if touched:
             return "reseeds"     # repeatable only by resetting the global stream
     except Exception:
         pass
     return None
+
