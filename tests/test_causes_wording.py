@@ -61,3 +61,23 @@ def test_a_ratio_near_a_whole_number_is_not_exactly_that_many_times():
     exact = patterns.scale("loss", (expected * 2).to(torch.float32), expected.to(torch.float32))
     assert exact is not None and "exactly 2 times" in exact, exact
     assert patterns.scale("loss", expected / 3, expected) is not None
+
+
+def test_values_in_reverse_order_may_be_parts_on_the_other_side():
+    """tensors/follow-the-input with the column of ones on the left of a one-column x: the
+    numbers are the flipped ones, and so are those of a part joined on the other side."""
+    x = torch.tensor([[2.0], [5.0]])
+    ones = torch.ones(2, 1)
+    said = causes.explain("result", torch.cat([ones, x], dim=1), torch.cat([x, ones], dim=1))
+    assert said is not None and "in reverse order along dim 1" in said, said
+    assert "consistent with a flip, or with parts joined or padded on the other side" in said, said
+
+
+def test_one_element_more_may_be_a_length_from_other_data():
+    """data-loading/pad-collate padding to the dataset's longest sequence, not the batch's: one
+    column more, which is no slice end off by one alone."""
+    batch = torch.tensor([[1.0, 2.0, 0.0], [3.0, 4.0, 5.0]])
+    padded = torch.cat([batch, torch.zeros(2, 1)], dim=1)
+    said = causes.reshaped("padded", padded, batch)
+    assert said is not None and "one element more at the end of dim 1" in said, said
+    assert "consistent with a slice or window end off by one, or a length taken from other data" in said, said

@@ -38,7 +38,9 @@ def test_failing_on_other_data_says_typed_in_only_where_the_code_writes_a_litera
     variant = [{"seed": 1, "variant": "x = torch.randn(5, 4)"}]
     r = verify("y = x[:3].t() * 2\n", SOLUTION, [CHECK], setup=SETUP, worlds=variant)
     assert not r["passed"] and r["world"] == 2
-    assert r["mistakes"][0].endswith("something in it fits the first data only; what differs there is below.")
+    assert r["mistakes"][0].endswith(
+        "what it does is right on the first data only; what differs on the other data is below."
+    )
     assert "typed in" not in " ".join(r["mistakes"])
     # A hook that never ran, its list filled by hand: the literal is found in a call too.
     from tutor.checks.typedin import literal_line

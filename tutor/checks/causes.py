@@ -177,7 +177,12 @@ def _reversed(name, a, e, tol):
             continue
         flipped = np.flip(e, axis=dim)
         if not _match(e, flipped, tol) and _match(a, flipped, tol):
-            return f"{name} holds the expected values in reverse order along dim {dim} (flipped)"
+            # Established: the numbers are the reversed ones. With two parts along the dim (a
+            # column joined to x, padding) the same numbers come from putting one on the other side.
+            return (
+                f"{name} holds the expected values in reverse order along dim {dim}: consistent with a flip, "
+                "or with parts joined or padded on the other side"
+            )
     return None
 
 
@@ -263,7 +268,8 @@ def reshaped(name: str, actual, expected, tol=None) -> str | None:
             what = "one element more" if more else "one element fewer"
             return (
                 f"{name} has the expected values with {what} at the {end} of dim {dim} (shape {a.shape}, expected "
-                f"{e.shape}): a slice or window {'end' if end == 'end' else 'start'} off by one"
+                f"{e.shape}): consistent with a slice or window {'end' if end == 'end' else 'start'} off by one, "
+                "or a length taken from other data (padding to another length)"
             )
     return None
 

@@ -169,7 +169,7 @@ def on_other_data(result: dict, seed: int, variant: str, number: int, payload: d
             "prompt, fits one input only."
         )
     else:
-        lead += "something in it fits the first data only; what differs there is below."
+        lead += "what it does is right on the first data only; what differs on the other data is below."
     result["mistakes"] = [lead, *result.get("mistakes", [])]
     result["world"] = number
     return result
