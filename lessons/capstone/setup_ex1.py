@@ -24,3 +24,19 @@ X_val, y_val = _tensors(_X_all, _y_all, _val_rows)
 import torch
 
 _ALL = torch.tensor(_X_all, dtype=torch.float32, device=DEVICE)
+
+
+def _fresh_shapes(cls, n_features):
+    """The shapes of a fresh cls(n_features): its buffers before and after fit on other rows,
+    and its output (only shapes: the values are the other checks' business)."""
+    g = torch.Generator().manual_seed(100 + n_features)
+    x = (torch.randn(4 * n_features, n_features, generator=g) * 3 + 2).to(DEVICE)
+    fresh = cls(n_features).to(DEVICE)
+    before = (tuple(fresh.mean.shape), tuple(fresh.std.shape))
+    fresh.fit(x)
+    return before + (tuple(fresh.mean.shape), tuple(fresh.std.shape), tuple(fresh(x[:3]).shape))
+
+
+def _fit_returns_self(cls):
+    fresh = cls(64).to(DEVICE)
+    return fresh.fit(torch.ones(2, 64, device=DEVICE)) is fresh

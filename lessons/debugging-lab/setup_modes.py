@@ -27,3 +27,12 @@ def validation_passes_in_train_mode():
 
 def training_passes_in_eval_mode():
     return sum(1 for rows, training, grad in forward_log if rows != len(X_val) and grad and not training)
+
+
+def validation_passes_with_graph():
+    return sum(1 for rows, training, grad in forward_log if rows == len(X_val) and grad)
+
+
+def _validation_modes():
+    # model.training of every pass over X_val, in order: the epochs' validations, then acc_again
+    return [training for rows, training, grad in forward_log if rows == len(X_val)]
