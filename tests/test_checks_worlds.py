@@ -99,7 +99,7 @@ def test_a_second_world_with_the_same_data_is_reported_for_pack_test():
 def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
     # transpose-view: the same final state written through a instead of through t.
     setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
-    rule = check(kind="source", forbid=["a[]="])
+    rule = check(kind="source", forbid=["a[]="], through=["t"])
     assert only(verify("t = a.t()\nt[0, 1] = 99\n", "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))["passed"]
     for code in ("t = a.t()\na[1, 0] = 99\n", "t = a.t()\na[1, 0] += 93\n"):
         res = only(verify(code, "t = a.t()\nt[0, 1] = 99\n", [rule], setup=setup))
@@ -109,9 +109,9 @@ def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
 
 def test_a_write_into_a_view_made_from_a_name_in_the_same_expression_is_a_write_into_it():
     """A new view of a (a.t(), a.view(-1), a[1]) written into, or an in-place method on it,
-    writes into a's elements; a write into t (a view kept in a name) or into a's .grad does not."""
+    writes into a's elements; a write into t (the view the rule goes through) or into a's .grad does not."""
     setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
-    rule = check(kind="source", forbid=["a[]="])
+    rule = check(kind="source", forbid=["a[]="], through=["t"])
     solution = "t = a.t()\nt[0, 1] = 99\n"
     wrong = (
         "a.t()[0, 1] = 99",
@@ -131,6 +131,36 @@ def test_a_write_into_a_view_made_from_a_name_in_the_same_expression_is_a_write_
         "t = a.t()\nt[0, 1] = 99\na.T.contiguous()[0, 1] = 5\n",
     ):  # a copy's element: not a's
         assert only(verify(code, solution, [rule], setup=setup))["passed"], code
+
+
+def test_a_write_through_another_name_bound_to_a_view_is_a_write_into_the_tensor():
+    """u = a.T; u[0, 1] = 99 writes a's elements as surely as a.T[0, 1] = 99 does: names bound to
+    views are followed in source order, through chains and loops; only the check's `through`
+    names (the view the exercise asks to write through) and names rebound to copies are not."""
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    solution = "t = a.t()\nt[0, 1] = 99\n"
+    rule = check(kind="source", forbid=["a[]="], through=["t"])
+    wrong = {
+        "t = a.t()\nu = a.T\nu[0, 1] = 99\n": "line 3, through u, a view of a",
+        "t = a.t()\nu = a\nu[1, 0] = 99\n": "line 3, through u, a view of a",
+        "t = a.t()\nv = a.view(-1)\nw = v[3:]\nw.fill_(99)\nw.zero_()\n": "line 4, through w, a view of a",
+        "t = a.t()\nfor row in a:\n    row[0] = 99\n": "line 3, through row, a view of a",
+        "t = a.t()\nr0, r1 = a.unbind()\nr1[0] = 99\n": "line 3, through r1, a view of a",
+    }
+    for code, where in wrong.items():
+        res = only(verify(code, solution, [rule], setup=setup))
+        assert not res["passed"], code
+        assert f"writes into an element of a ({where})" in res["message"], (code, res["message"])
+    for code in (
+        solution,
+        "t = a.t()\nu = t\nu[0, 1] = 99\n",  # another name for t: still through t
+        "t = a.t()\nu = a.T.clone()\nu[0, 1] = 5\nt[0, 1] = 99\n",  # a copy
+        "t = a.t()\nu = a.T\nu = u.contiguous()\nu[0, 1] = 5\nt[0, 1] = 99\n",  # rebound to a copy
+    ):
+        assert only(verify(code, solution, [rule], setup=setup))["passed"], code
+    # Without `through`, a view kept in a name is a view of a like any other.
+    res = only(verify(solution, solution, [check(kind="source", forbid=["a[]="])], setup=setup))
+    assert not res["passed"] and "through t, a view of a" in res["message"], res["message"]
 
 
 def test_a_variant_that_breaks_the_setup_says_which_world():

@@ -339,14 +339,19 @@ class SourceCheck(_Check):
 
     Each entry of ``forbid``/``require`` is one of: a dotted name used anywhere (``torch.stack``,
     ``np``; a call, an attribute chain or a plain name), an attribute or method written
-    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``, or
-    into a view made from it in the same expression: ``a.t()[0, 1] = 9``, ``a[1, 0].fill_(9)``), a
+    ``.item``, a write into an element of a name (``a[]=``: ``a[1, 0] = 9``, ``a[0] += 1``, into a
+    view made from it in the same expression: ``a.t()[0, 1] = 9``, ``a[1, 0].fill_(9)``, or into a
+    name bound to a view of it: ``u = a.T`` then ``u[0, 1] = 9``, except the names in ``through``), a
     construct (``for``, ``while``, ``lambda``, ``import``, ``comprehension``), or a literal in
     quotes (``"'cuda'"``, ``"'float64'"``, ``"3.14"``)."""
 
     kind: Literal["source"]
     forbid: list[str] = Field(default_factory=list, description="what the code must not use")
     require: list[str] = Field(default_factory=list, description="what the code must use")
+    through: list[str] = Field(
+        default_factory=list,
+        description="names of views the code may write through: with ['t'], 't = a.t()' then 't[0, 1] = 9' is not a write rule's 'a[]='",
+    )
     max_lines: int | None = Field(None, ge=1, description="at most this many non-blank, non-comment lines")
     max_statements: int | None = Field(None, ge=1, description="at most this many statements (nested ones count)")
     applies_to: Literal["learner", "both"] = Field(

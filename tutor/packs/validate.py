@@ -311,6 +311,8 @@ def _validate_check(
             for r, rule in enumerate(getattr(check, key)):
                 if not rule.strip():
                     rep.at((*cpath, key, r), "is empty")
+        if check.through and not any(rule.strip().endswith("[]=") for rule in check.forbid):
+            rep.at((*cpath, "through"), "names views to write through, but no forbid rule is a write rule (NAME[]=)")
     if check.kind == "function":
         if check.property is not None:
             _check_code(

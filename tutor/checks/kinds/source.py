@@ -3,7 +3,9 @@
 ``forbid``/``require`` entries: a dotted name (``torch.stack``, ``np``), an attribute or
 method written ``.item``, a write into an element of a name written ``a[]=`` (``a[1, 0] = 9``,
 ``a[0] += 1``, and as well a write into a view made from it in the same expression:
-``a.t()[0, 1] = 9``, ``a[1][0] = 9``, ``a.view(-1)[3] = 9``, ``a[1, 0].fill_(9)``), a construct (``for``, ``while``, ``lambda``, ``import``,
+``a.t()[0, 1] = 9``, ``a[1][0] = 9``, ``a.view(-1)[3] = 9``, ``a[1, 0].fill_(9)``, or into a name
+bound to a view of it, ``u = a.T`` then ``u[0, 1] = 9``, unless the name is one of the check's
+``through``: the views the exercise means to be written through), a construct (``for``, ``while``, ``lambda``, ``import``,
 ``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
 exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
 test`` leaves such checks out when it proves the reference. Here every code is a learner's,
@@ -63,15 +65,62 @@ def _view_root(node) -> str | None:
             return node.id if isinstance(node, ast.Name) else None
 
 
-def _used(tree) -> dict:
-    """rule text -> first line it is used at."""
+def _bound_views(node) -> list[tuple[str, ast.AST]]:
+    """(name, value) pairs an assignment or a loop binds, where the value may be a view."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        pairs: list[tuple[str, ast.AST]] = []
+        for target in targets:
+            if isinstance(target, ast.Name) and value is not None:
+                pairs.append((target.id, value))
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+                for i, elt in enumerate(target.elts):
+                    if isinstance(elt, ast.Name) and value is not None:  # u, v = a.split(2): both views of a
+                        pairs.append((elt.id, items[i] if items and len(items) == len(target.elts) else value))
+        return pairs
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+        return [(node.target.id, node.iter)]  # for row in a: each row is a view of a
+    return []
+
+
+def _in_order(tree) -> list:
+    return sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+
+
+def _used(tree, through=()) -> tuple[dict, dict]:
+    """rule text -> first line it is used at, and for a write rule reached through a name bound
+    to a view (``u = a.T`` then ``u[0, 1] = 9``), the name it went through.
+
+    Names are followed in source order: a name rebound to something that is not a view stops
+    being one. Names in ``through`` are the views the exercise means to be written through."""
     found: dict = {}
+    via: dict = {}
+    views: dict[str, str] = {}  # name -> the name it is a view of
 
     def add(key, line):
         found.setdefault(key, line)
 
-    for node in ast.walk(tree):
+    def wrote(root, line):
+        add(f"{root}[]=", line)
+        seen = {root}
+        name = root
+        while name not in through and name in views and views[name] not in seen:
+            name = views[name]
+            seen.add(name)
+            if f"{name}[]=" not in found:
+                found[f"{name}[]="] = line
+                via[f"{name}[]="] = root
+
+    for node in _in_order(tree):
         line = getattr(node, "lineno", 1)
+        for name, value in _bound_views(node):
+            root = _view_root(value)
+            if root and root != name:
+                views[name] = root
+            else:
+                views.pop(name, None)
         for name, types in CONSTRUCTS.items():
             if isinstance(node, types):
                 add(name, line)
@@ -89,13 +138,13 @@ def _used(tree) -> dict:
                 add(f"{target}[]=", line)
             root = _view_root(node.value)
             if root:
-                add(f"{root}[]=", line)
+                wrote(root, line)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES:
                 root = _view_root(node.func.value)
                 if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
-                    add(f"{root}[]=", line)
+                    wrote(root, line)
         if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
             add(repr(node.value), line)
             if isinstance(node.value, str):
@@ -103,7 +152,7 @@ def _used(tree) -> dict:
         if isinstance(node, ast.alias):
             for i, _ in enumerate(node.name.split(".")):
                 add(".".join(node.name.split(".")[: i + 1]), line)
-    return found
+    return found, via
 
 
 _NOT_CODE = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
@@ -133,15 +182,17 @@ def check_source(check: dict, ctx: Context) -> Outcome:
         tree = ast.parse(code)
     except SyntaxError as exc:
         return Outcome(False, f"your code does not parse (line {exc.lineno}): {exc.msg}")
-    used = _used(tree)
+    used, via = _used(tree, set(check.get("through") or []))
     problems = []
     for rule in check.get("forbid") or []:
         key = _normal(rule)
         if not key:
             raise AuthoringError("an empty forbid rule")
         if key in used and key.endswith("[]="):
+            name = key[:-3]
+            how = f", through {via[key]}, a view of {name}" if key in via else ""
             problems.append(
-                f"your code writes into an element of {key[:-3]} (line {used[key]}), which this exercise does not allow"
+                f"your code writes into an element of {name} (line {used[key]}{how}), which this exercise does not allow"
             )
         elif key in used:
             problems.append(f"your code uses {rule} (line {used[key]}), which this exercise does not allow")
