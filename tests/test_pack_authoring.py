@@ -224,3 +224,20 @@ def test_learner_only_rule_holds_for_the_reference_text_but_pack_test_proves_it(
     )
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "your code uses torch.zeros (line 3), which this exercise does not allow" in checked.stdout
+
+
+def test_validate_says_a_through_list_needs_a_write_rule(pack: Path):
+    """`through` exempts views from a forbid rule NAME[]=; without such a rule it means
+    nothing, and an author who wrote it expected it to: said at its line."""
+    edit(
+        lesson_file(pack),
+        "    checks:\n",
+        "    checks:\n      - kind: source\n        forbid: [for]\n        through: [t]\n",
+    )
+    problems = check_pack(pack)[1]
+    assert [p.message for p in problems] == [
+        "names views to write through, but no forbid rule is a write rule (NAME[]=)"
+    ], problems
+    assert problems[0].file.endswith("lesson.yaml") and problems[0].line > 1
+    edit(lesson_file(pack), "forbid: [for]", 'forbid: [for, "t[]="]')
+    assert not check_pack(pack)[1]
