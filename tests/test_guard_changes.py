@@ -37,3 +37,29 @@ def test_every_kind_of_change_is_named_and_a_change_put_back_is_not():
     ], changed
     assert "builtins.sorted" in changed_with_builtin
     assert snap.changes() == []
+
+
+def test_a_replacement_that_claims_to_equal_anything_or_blinds_the_comparison_is_named():
+    """The guard compares by identity, in C, with functions it took before learner code ran:
+    an object whose __eq__ says it equals the original, a replaced operator.is_ or
+    operator.itemgetter, and a name deleted from a module are each still named."""
+    import operator
+
+    class Equal:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    snap = Snapshot({})
+    equal, is_, itemgetter, stack = torch.equal, operator.is_, operator.itemgetter, torch.stack
+    try:
+        torch.equal = Equal()
+        operator.is_ = lambda a, b: True
+        operator.itemgetter = lambda *names: lambda obj: tuple(vars(torch).get(n) for n in names)
+        del torch.stack
+        changed = snap.changes()
+    finally:
+        torch.equal, operator.is_, operator.itemgetter, torch.stack = equal, is_, itemgetter, stack
+    assert "torch.equal" in changed and "torch.stack" in changed, changed
+    assert snap.changes() == []

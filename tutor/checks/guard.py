@@ -9,6 +9,7 @@ exercise, so it is reported as tampering (a failed attempt), never checked aroun
 """
 
 import builtins
+import operator
 import os
 import sys
 import threading
@@ -33,6 +34,7 @@ _instance_dict = vars(torch.Tensor)["__dict__"].__get__ if "__dict__" in vars(to
 _function_stack = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
 _dispatch_stack = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
 _current_frames = sys._current_frames
+_is, _itemgetter = operator.is_, operator.itemgetter  # taken before learner code can replace them
 _sleep = time.sleep
 _monotonic = time.monotonic
 _threads = threading._active  # type: ignore[attr-defined]  # ident -> Thread, for names only
@@ -127,6 +129,8 @@ class Snapshot:
                     registries.add(id(v))
                     self.modules.append((_Registry(f"{module.__name__}.{k}", v), dict(v)))
         self.classes = [(cls, dict(vars(cls))) for cls in WATCHED_CLASSES]
+        self._modules_fast = [_identity_check(kept) for _, kept in self.modules]
+        self._classes_fast = [_identity_check(kept) for _, kept in self.classes]
         # The kernel's own streams and hooks: the verdict is sent through them.
         self.streams = {n: getattr(sys, n, None) for n in _STREAMS}
         self.function_modes = _function_stack()
@@ -138,15 +142,19 @@ class Snapshot:
         # Identity first, in comprehensions: thousands of entries are the same objects after
         # nearly every run, and the checks ask after every call of the learner's code.
         out = []
-        for module, kept in self.modules:
+        for (module, kept), unchanged in zip(self.modules, self._modules_fast, strict=True):
             now = _entries(module)
+            if unchanged(now):
+                continue
             get = now.get
             for name in [name for name, value in kept.items() if get(name, _MISSING) is not value]:
                 if not _same(get(name, _MISSING), kept[name]) and not _torch_wrapper(get(name), kept[name]):
                     out.append(f"{_label(module)}.{name}")
         out.extend(f"sys.{n}" for n, v in self.streams.items() if not _same(getattr(sys, n, None), v))
-        for cls, kept in self.classes:
+        for (cls, kept), unchanged in zip(self.classes, self._classes_fast, strict=True):
             now = vars(cls)
+            if len(now) == len(kept) and unchanged(now):
+                continue
             get = now.get
             differing = [name for name, value in kept.items() if get(name, _MISSING) is not value]
             if len(now) != len(kept) - len(differing) + sum(name in now for name in differing):
@@ -227,6 +235,26 @@ class Snapshot:
 
 
 _MISSING = object()
+
+
+def _identity_check(kept: dict):
+    """A test that every name of ``kept`` still holds the very object it held, in C: the
+    guard looks after every call of the learner's code, and thousands of entries are
+    nearly always the same objects. Identity only: a comparison could run learner code
+    (an object whose __eq__ says it equals anything). False sends the caller to the slow
+    path, which names what differs."""
+    if len(kept) < 2:
+        return lambda now: False
+    names, values = tuple(kept), tuple(kept.values())
+    getter = _itemgetter(*names)
+
+    def unchanged(now) -> bool:
+        try:
+            return all(map(_is, getter(now), values))
+        except KeyError:  # a name deleted
+            return False
+
+    return unchanged
 
 
 def _same(now, kept) -> bool:
