@@ -14,7 +14,7 @@ with torch.no_grad():
     layer.weight.copy_(torch.from_numpy(W.T))   # nn.Linear stores (out, in)
     layer.bias.copy_(torch.from_numpy(b))
 opt = torch.optim.SGD(layer.parameters(), lr=lr)
-opt.zero_grad()
+# a new layer has no .grad yet, so there is nothing to zero before this one backward()
 loss = nn.MSELoss()(layer(torch.from_numpy(X)), torch.from_numpy(Y))
 loss.backward()
 opt.step()
