@@ -59,6 +59,30 @@ def test_missing_zero_grad_is_named_with_the_reference_s_count():
     )
 
 
+def test_a_missing_zero_grad_is_not_the_cause_where_nothing_could_add_up():
+    """One backward() onto fresh gradients: the reference's zero_grad() before it clears
+    nothing, so its absence cannot be why the weights differ (here: a wrong lr)."""
+    one_step = "opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\n"
+    code = "loss = loss_fn(model(X), y)\nloss.backward()\nfor p in model.parameters():\n    p.data -= 0.1 * p.grad\n"
+    text = said(code, one_step, WEIGHT, TRAIN_SETUP)
+    assert "zero_grad" not in text and "add up" not in text, text
+    # Two backward() calls without a clear: the second adds onto the first's gradients.
+    code = "for _ in range(2):\n    loss = loss_fn(model(X), y)\n    loss.backward()\n    opt.step()\n"
+    assert "so gradients add up across batches" in said(code, train(one_step, 2), WEIGHT, TRAIN_SETUP)
+
+
+def test_a_hand_written_update_or_a_second_step_is_not_called_a_missing_or_early_step():
+    """No opt.step() but p.data -= lr * p.grad changes the weights: "the weights never
+    change" would be false. Two step() calls after one backward() are not a step before it."""
+    one_step = "opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\n"
+    by_hand = "loss = loss_fn(model(X), y)\nloss.backward()\nfor p in model.parameters():\n    p.data -= 0.1 * p.grad\n"
+    assert "never change" not in said(by_hand, one_step, WEIGHT, TRAIN_SETUP)
+    twice = "opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\nopt.step()\nopt.step()\n"
+    text = said(twice, one_step, WEIGHT, TRAIN_SETUP)
+    assert "before loss.backward()" not in text, text
+    assert "your code calls opt.step() twice for 1 backward() call: a step() with no backward() since" in text, text
+
+
 def test_missing_step():
     code = train("opt.zero_grad()\nloss = loss_fn(model(X), y)\nloss.backward()\n")
     assert "your code never calls it, so the gradients are computed but the weights never change" in said(

@@ -46,6 +46,30 @@ def _calls_in(code: str, *names: str, on: str | None = None) -> bool:
     return False
 
 
+_UPDATES = {"sub_", "add_", "copy_", "mul_", "addcmul_", "addcdiv_", "lerp_"}
+
+
+def _updates_by_hand(code: str) -> bool:
+    """Whether the learner's source writes a tensor in place from a gradient, as a hand-written
+    update does (``p -= lr * p.grad``, ``p.data.sub_(lr * p.grad)``): then "the weights never
+    change" is not established by a missing step()."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return False
+
+    def reads_grad(node) -> bool:
+        return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+
+    for n in ast.walk(tree):
+        in_place = isinstance(n, ast.AugAssign) or (
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _UPDATES
+        )
+        if in_place and reads_grad(n):
+            return True
+    return False
+
+
 def _times(n: int) -> str:
     return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
@@ -68,6 +92,30 @@ def _step_without_backward(seq: str) -> bool:
         elif c == "S":
             if not fresh:
                 return True
+            fresh = False
+    return False
+
+
+def _added_up(events) -> bool:
+    """Whether the learner's backward() calls added onto gradients already there, as far as the
+    trace established: one it looked at did; or it looked at none, and there was more than
+    one. One backward() onto fresh gradients adds up nothing, clears or not."""
+    looked = [e.info.get("stale") for e in events if e.kind == "backward"]
+    if any(stale is True for stale in looked):
+        return True
+    return len(looked) > 1 and all(stale is None for stale in looked)
+
+
+def _first_step_first(seq: str) -> bool:
+    """Whether the first step with no backward since the last step comes before any backward
+    at all (step-then-backward), rather than after a backward an earlier step used (two steps)."""
+    fresh = False
+    for i, c in enumerate(seq):
+        if c == "B":
+            fresh = True
+        elif c == "S":
+            if not fresh:
+                return "B" not in seq[:i]
             fresh = False
     return False
 
@@ -135,6 +183,8 @@ def _optimizer(learner, ref, code=""):
                 f"the reference calls {loss}.backward() and {opt}.step() {_times(rstep)}; your code calls neither, "
                 f"so no gradient is computed and the weights never change"
             )
+        if _updates_by_hand(code):
+            return None  # an update written by hand: what it does wrong is in the values, not here
         return (
             f"the reference calls {opt}.step() after each backward() ({_times(rstep)}); your code never calls it, "
             f"so the gradients are computed but the weights never change"
@@ -143,23 +193,29 @@ def _optimizer(learner, ref, code=""):
         # step() is mentioned only where there is an optimizer to step.
         after = " (and step() has nothing to apply)" if rstep or lstep else ""
         return f"the reference calls {loss}.backward() {_times(rb)}; your code never calls it, so no gradients are computed{after}"
-    if lstep and _step_without_backward(ls) and not _step_without_backward(rs):
+    if lstep and _step_without_backward(ls) and not _step_without_backward(rs) and _first_step_first(ls):
         return (
             f"your code calls {lopt}.step() before {loss}.backward(): step() applies whatever .grad holds at that "
             f"moment (nothing on the first call, the previous batch's gradient after), not this batch's; call "
             f"backward() first, then step()"
+        )
+    if lstep and _step_without_backward(ls) and not _step_without_backward(rs):
+        return (
+            f"your code calls {lopt}.step() {_times(lstep)} for {plural(lb, 'backward() call')}: a step() with no "
+            f"backward() since the last one applies the same gradients again, where the reference steps once "
+            f"after each backward()"
         )
     if _zero_between(ls) and not _zero_between(rs):
         return (
             f"your code calls zero_grad() between {loss}.backward() and {lopt}.step(): it wipes the gradients "
             f"backward() just computed, so step() has nothing to apply; clear them before the forward pass instead"
         )
-    if rz and not lz and lb:
+    if rz and not lz and lb and _added_up(learner):
         return (
             f"the reference calls {opt}.zero_grad() before each of its {plural(rb, 'backward() call')}; "
             f"your code never calls it, so gradients add up across batches"
         )
-    if rz >= rb and lz < lb and lz < rz:
+    if rz >= rb and lz < lb and lz < rz and _added_up(learner):
         return (
             f"the reference calls {opt}.zero_grad() before each of its {plural(rb, 'backward() call')}; yours "
             f"calls it {_times(lz)} for {plural(lb, 'backward() call')}, so gradients add up between the clears"
