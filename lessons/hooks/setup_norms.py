@@ -76,3 +76,16 @@ def _every_module(grad_output_norms):
     norms, _ = grad_output_norms(model)
     _loss(model, _X.requires_grad_()).backward()
     return len(norms) > 3
+
+
+def _misses_nested(grad_output_norms):
+    # every Linear of the flat model is hooked, yet the nested model's middle Linear is not
+    try:
+        return len(output_norms(grad_output_norms)) == 3 and len(nested_norms(grad_output_norms)) < 3
+    except Exception:
+        return False
+
+
+def non_float_types(grad_output_norms):
+    """The types, other than float, of the norms your hooks appended during one backward."""
+    return sorted(set(norm_types(grad_output_norms)) - {"float"})

@@ -64,3 +64,35 @@ def _late_binding(record_grads):
 def _keeps_recording(record_grads):
     # recorded the first backward right, yet the handles did not stop it
     return torch.equal(recorded(record_grads), true_grads()) and not torch.equal(after_remove(record_grads), true_grads())
+
+
+def _safe(fn, *args):
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+def _accumulates(record_grads):
+    # after a second backward the dict holds the sum of both backwards' gradients
+    got = _safe(after_two_backwards, record_grads)
+    return got is not None and torch.allclose(got, true_grads() + true_grads(_X2))
+
+
+def _stores_none(record_grads):
+    # every name is recorded, but what was stored is None (p.grad read inside the hook, before accumulation)
+    model = _fresh()
+    grads, _ = record_grads(model)
+    _loss(model, _X).backward()
+    names = [name for name, _ in model.named_parameters()]
+    return set(grads) == set(names) and all(grads[name] is None for name in names)
+
+
+def _handle_count(record_grads):
+    grads, handles = record_grads(_fresh())
+    return len(list(handles))
+
+
+def _some_handles(record_grads):
+    # fewer handles than parameters (but some): removing them leaves the other hooks on
+    return 0 < _handle_count(record_grads) < len(list(_fresh().parameters()))

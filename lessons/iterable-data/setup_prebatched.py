@@ -34,7 +34,14 @@ class ChunkStream(IterableDataset):
 
 def _epochs(make_loader, epochs=2):
     loader = make_loader(ChunkStream(X, Y, CHUNK))
-    return [list(loader) for _ in range(epochs)]
+    try:
+        return [list(loader) for _ in range(epochs)]
+    finally:
+        # persistent workers outlive the epochs (and an epoch that raised): stop them, and their
+        # queue threads, before the check goes on
+        iterator = getattr(loader, "_iterator", None)
+        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+            iterator._shutdown_workers()
 
 
 def batch_shapes(make_loader):
@@ -63,3 +70,18 @@ def _error(make_loader):
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return ""
+
+
+def _num_workers(make_loader):
+    """The num_workers of the loader your make_loader builds (not iterated)."""
+    try:
+        return make_loader(ChunkStream(X, Y, CHUNK)).num_workers
+    except Exception:
+        return None
+
+
+def _batch_size(make_loader):
+    try:
+        return make_loader(ChunkStream(X, Y, CHUNK)).batch_size
+    except Exception:
+        return None

@@ -61,3 +61,19 @@ def _safe(fn, worker_init_fn):
         return fn(worker_init_fn)
     except Exception:
         return None
+
+
+def _reference_init(mod):
+    # a known-good worker_init_fn: this worker's copy gets default_rng of its torch seed (taken modulo mod)
+    def init(worker_id):
+        info = get_worker_info()
+        info.dataset.rng = np.random.default_rng(info.seed if mod is None else info.seed % mod)
+
+    return init
+
+
+def seeded_from_worker_seed(worker_init_fn):
+    """Whether each worker drew the noise of np.random.default_rng(get_worker_info().seed), or of that
+    seed % 2**32 (the idiom of torch's reproducibility notes, torch.initial_seed() % 2**32)."""
+    got = run(worker_init_fn)
+    return any(torch.equal(got, run(_reference_init(mod))) for mod in (None, 2**32))

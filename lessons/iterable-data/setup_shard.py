@@ -49,3 +49,36 @@ def _fixed_two(Shards):
         return each_once(Shards, 2) and len(set(got)) < len(got)
     except Exception:
         return False
+
+
+# another stream, of another length: a dataset must shard the records it was given, not the global RECORDS
+_OTHER = torch.arange(100, 100 + len(RECORDS) + 2)
+
+
+def other_collected(Shards, workers):
+    """What a loader over Shards(other records) yields, as ints, sorted."""
+    loader = DataLoader(Shards(_OTHER), batch_size=None, num_workers=workers)
+    return sorted(int(v) for v in loader)
+
+
+def _tail_lost(Shards):
+    # without workers all come; with workers exactly the last len % num_workers records are missing
+    try:
+        if collected(Shards, 0) != RECORDS.tolist():
+            return False
+        n, lost_tail = len(RECORDS), False
+        for w in (2, 3):
+            got = collected(Shards, w)
+            if n % w and sorted(got) == sorted(RECORDS[: n - n % w].tolist()):
+                lost_tail = True
+        return lost_tail
+    except Exception:
+        return False
+
+
+def _uses_global(Shards):
+    # right on RECORDS, yet a dataset made from other records yields RECORDS' ids
+    try:
+        return collected(Shards, 0) == RECORDS.tolist() and other_collected(Shards, 0) != _OTHER.tolist()
+    except Exception:
+        return False

@@ -60,3 +60,50 @@ def _per_example_only(accumulate):
         return torch.allclose(accumulated(accumulate), full_batch_grads() * _OUT)
     except Exception:
         return False
+
+
+# a second batch: the first two micro-batches alone, so a total taken from MICRO_BATCHES is wrong for it
+_OTHER = MICRO_BATCHES[:2]
+
+
+def accumulated_other(accumulate):
+    """The gradients your accumulate leaves in a fresh model, given only the first two micro-batches."""
+    model = _fresh()
+    accumulate(model, list(_OTHER))
+    return _grads(model)
+
+
+def full_other_grads():
+    """The whole-batch gradients of those two micro-batches."""
+    model = _fresh()
+    xs, ys = zip(*_OTHER)
+    nn.functional.mse_loss(model(torch.cat(xs)), torch.cat(ys)).backward()
+    return _grads(model)
+
+
+def backward_passes(accumulate):
+    """How many backward passes reached the model's weight while your accumulate ran."""
+    model, count = _fresh(), [0]
+    model.weight.register_hook(lambda grad: count.__setitem__(0, count[0] + 1))
+    accumulate(model, MICRO_BATCHES)
+    return count[0]
+
+
+def _global_total(accumulate):
+    # right on MICRO_BATCHES, wrong on another list: the total was taken from the global, not the argument
+    try:
+        return torch.allclose(accumulated(accumulate), full_batch_grads()) and not torch.allclose(
+            accumulated_other(accumulate), full_other_grads()
+        )
+    except Exception:
+        return False
+
+
+def _grads_cleared(accumulate):
+    # backward ran, yet no gradient is left: zero_grad() (set_to_none) after the last backward
+    try:
+        model = _fresh()
+        accumulate(model, MICRO_BATCHES)
+        return backward_passes(accumulate) > 0 and all(p.grad is None for p in model.parameters())
+    except Exception:
+        return False

@@ -78,3 +78,29 @@ def zero_at_init(LoRALinear):
     """Whether your A and B start all zero, as (A, B)."""
     layer = LoRALinear(_base(), 2)
     return (bool((layer.A == 0).all()), bool((layer.B == 0).all()))
+
+
+def _unregistered_A(LoRALinear):
+    """Whether your A is a plain tensor attribute, not a registered nn.Parameter."""
+    try:
+        layer = LoRALinear(_base(), 2)
+    except Exception:
+        return False
+    a = getattr(layer, "A", None)
+    return isinstance(a, torch.Tensor) and not isinstance(a, nn.Parameter) and "A" not in dict(layer.named_parameters())
+
+
+def _base_moved(LoRALinear):
+    try:
+        return not torch.equal(base_after_training(LoRALinear), base_before())
+    except Exception:
+        return False
+
+
+def _shapes_transposed(LoRALinear):
+    """Whether your A is (in_features, r) and B is (r, out_features): the prompt's shapes transposed."""
+    try:
+        layer = LoRALinear(_base(), 2)
+        return tuple(layer.A.shape) == (6, 2) and tuple(layer.B.shape) == (2, 4)
+    except Exception:
+        return False
