@@ -4,6 +4,8 @@ from torch import nn
 model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2))
 x = torch.randn(7, 5)
 model(torch.randn(3, 5)).sum().backward()  # gradients left from an earlier step
+_LEFT = [p.grad.clone() for p in model.parameters()]  # for the feedback: what that step left
+_OUTPUTS = x.shape[0] * model[-1].out_features  # how many numbers the loss averages
 
 
 def flat(grads):
@@ -59,3 +61,19 @@ def _graphs(both_grads):
         return graphs_from(both_grads)
     except Exception:
         return -1
+
+
+def other_grads(both_grads):
+    """The eager and compiled gradients your both_grads returns for another model and another batch, joined."""
+    import copy
+
+    with torch.random.fork_rng(devices=[]):  # the same model and batch in every namespace
+        torch.manual_seed(3)
+        twin = copy.deepcopy(model).train()
+        with torch.no_grad():
+            for p in twin.parameters():
+                p.add_(torch.randn(p.shape))
+                p.grad = torch.ones_like(p)  # an earlier step's gradients, as in the setup
+        batch = torch.randn(4, 5)
+    eager, graphed = both_grads(twin, batch)
+    return torch.cat([flat(eager), flat(graphed)])

@@ -41,3 +41,31 @@ def _graphs(run_all):
         return graphs_compiled(run_all)
     except Exception:
         return -1
+
+
+def _other_fn(x):
+    """Another function, for the check that run_all compiles the fn it is given."""
+    return torch.cos(x) * 3
+
+
+with torch.random.fork_rng(devices=[]):
+    torch.manual_seed(11)
+    _OTHER = [torch.randn(n, 5) for n in (5, 7, 9)]
+
+
+def other_outputs(run_all):
+    """run_all's outputs for another fn on other batches, flattened and joined."""
+    dynamo.reset()
+    return torch.cat([o.flatten() for o in run_all(_other_fn, [b.clone() for b in _OTHER])])
+
+
+def other_eager():
+    return torch.cat([_other_fn(b).flatten() for b in _OTHER])
+
+
+def _error(run_all):
+    try:
+        graphs_compiled(run_all)
+    except Exception as exc:
+        return str(exc)
+    return ""

@@ -79,3 +79,11 @@ def _not_finite(scaled_step):
         return not bool(torch.isfinite(weights_after(scaled_step, [2.0**40])[0]).all())
     except Exception:
         return False
+
+
+def skips_nan(scaled_step):
+    """(what scaled_step returned, whether the weights stayed as they were) when the gradients are nan."""
+    model, opt = _fresh()
+    before = _params(model)
+    out = scaled_step(model, opt, lambda m: loss_fn(m) * float("nan"), 2.0**16)
+    return bool(out), bool(torch.equal(_params(model), before))

@@ -17,3 +17,12 @@ def _autocast_on_meta(embed_and_compare):
             return "autocast asked for the meta device"
         raise
     return "autocast not asked for the meta device"
+
+
+def other_emb(embed_and_compare):
+    """emb from embed_and_compare given another encoder and another batch (on DEVICE)."""
+    with torch.random.fork_rng(devices=[]):  # the same weights in every namespace, the exercise's RNG untouched
+        torch.manual_seed(7)
+        other = nn.Sequential(nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 16))
+        batch = torch.randn(6, 5)
+    return embed_and_compare(other.to(DEVICE), batch.to(DEVICE))[0]

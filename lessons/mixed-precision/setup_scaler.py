@@ -24,21 +24,21 @@ def _params(model):
     return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
-def _run(train_step):
+def _run(train_step, max_norm=MAX_NORM):
     model, opt, scaler = _fresh()
     dtypes = []
     model.register_forward_hook(lambda module, args, out: dtypes.append(str(out.dtype)))
     params, scales = [], []
     for xb, yb in _BATCHES:
-        train_step(model, opt, scaler, xb, yb, MAX_NORM)
+        train_step(model, opt, scaler, xb, yb, max_norm)
         params.append(_params(model))
         scales.append(scaler.get_scale())
     return params, scales, dtypes
 
 
-def weights_after(train_step):
-    """The weights after each of the five steps."""
-    return torch.stack(_run(train_step)[0])
+def weights_after(train_step, max_norm=MAX_NORM):
+    """The weights after each of the five steps (clipped to max_norm)."""
+    return torch.stack(_run(train_step, max_norm)[0])
 
 
 def scales(train_step):

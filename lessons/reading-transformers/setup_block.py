@@ -11,7 +11,7 @@ MASK = torch.ones(_T, _T, dtype=torch.bool, device=DEVICE).triu(diagonal=1)
 class _Reference(nn.Module):
     """The block as the prompt describes it, to load your block's weights into."""
 
-    def __init__(self, d_model, nhead, pre_norm=True, residual=True, attn_norm="ln1", mlp_norm="ln2"):
+    def __init__(self, d_model, nhead, pre_norm=True, residual=True, attn_norm="ln1", mlp_norm="ln2", add_normed=False):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
         self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
@@ -19,8 +19,14 @@ class _Reference(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
         self.pre_norm, self.residual = pre_norm, residual
         self.attn_norm, self.mlp_norm = attn_norm, mlp_norm  # which LayerNorm each sublayer reads
+        self.add_normed = add_normed  # the slip of adding to the normalised x instead of x
 
     def forward(self, x, mask):
+        if self.add_normed:
+            x = self.ln1(x)
+            x = x + self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
+            x = self.ln2(x)
+            return x + self.mlp(x)
         if self.pre_norm:
             h = getattr(self, self.attn_norm)(x)
             a = self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
@@ -90,3 +96,10 @@ def _error(Block):
     except Exception as exc:
         return str(exc)
     return ""
+
+
+def _leaks(Block):
+    try:
+        return not future_free(Block)
+    except Exception:
+        return False

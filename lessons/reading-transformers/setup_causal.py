@@ -41,3 +41,17 @@ def _nan(causal_mask):
         return bool(encoded_with(causal_mask).isnan().any())
     except Exception:
         return False
+
+
+def attended_with(causal_mask):
+    """nn.MultiheadAttention's own output with your mask as attn_mask (its general path, need_weights=True)."""
+    with torch.no_grad():
+        return _LAYER.self_attn(_X, _X, _X, attn_mask=causal_mask(_T, DEVICE), need_weights=True)[0]
+
+
+def _float_ones(causal_mask):
+    try:
+        mask = causal_mask(_T, DEVICE)
+        return bool(mask.is_floating_point() and mask.max() == 1 and ((mask == 0) | (mask == 1)).all())
+    except Exception:
+        return False
