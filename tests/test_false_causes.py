@@ -178,3 +178,24 @@ def test_a_call_written_but_never_reached_is_not_a_call_missing():
         "the reference calls model.load_state_dict(...); your code never does, so model keeps the state it had"
     ]
     assert diffs(written, raised=True) == [] and diffs(missing, raised=True) == []
+
+
+INIT_SETUP = "import torch\nfrom torch import nn\ntorch.manual_seed(0)\nlayer = nn.Linear(8, 4)\n"
+
+
+def test_a_draw_made_by_another_function_in_the_same_place_is_not_another_order():
+    """normal_ where the reference calls kaiming_normal_: the same draws in the same places,
+    one by another function (its scale is the bug), not numbers drawn in another order;
+    a true reordering and an extra draw are each named as what they are."""
+    weight = [check(kind="tensor", expr="layer.weight")]
+    he = "nn.init.kaiming_normal_(layer.weight, nonlinearity='relu')\nnn.init.zeros_(layer.bias)\n"
+    text = said("nn.init.normal_(layer.weight, std=2 / 8)\nnn.init.zeros_(layer.bias)\n", he, weight, INIT_SETUP)
+    assert "different order" not in text, text
+    assert "your draw #1 is nn.init.normal_(...) where the reference's is nn.init.kaiming_normal_(...)" in text
+    extra = "torch.rand(3)\n" + he
+    assert "your code makes a draw the reference does not: #1, torch.rand(...)" in said(extra, he, weight, INIT_SETUP)
+    two = "nn.init.kaiming_normal_(layer.weight, nonlinearity='relu')\nnn.init.uniform_(layer.bias)\n"
+    swapped = "nn.init.uniform_(layer.bias)\nnn.init.kaiming_normal_(layer.weight, nonlinearity='relu')\n"
+    assert "random numbers are drawn in a different order: the reference's draw #1" in said(
+        swapped, two, weight, INIT_SETUP
+    )

@@ -488,13 +488,33 @@ def _draws(learner, ref):
             f"the reference passes its own torch.Generator to {r_gen[0].name}(..., generator=g); your code draws "
             f"from the global generator, which changes every random number drawn after it (and depends on them)"
         )
-    for i, (a, b) in enumerate(zip(ld, rd, strict=False)):
-        if a.name != b.name:
-            return (
-                f"random numbers are drawn in a different order: the reference's draw #{i + 1} is {b.name}(...), "
-                f"yours is {a.name}(...), so every random number after it differs"
-            )
-    return None  # a different number of draws alone is too weak a sign: extra code draws too
+    lnames, rnames = [e.name for e in ld], [e.name for e in rd]
+    i = next((i for i, (a, b) in enumerate(zip(lnames, rnames, strict=False)) if a != b), None)
+    if i is None:
+        return None  # a different number of draws alone is too weak a sign: extra code draws too
+    if len(lnames) == len(rnames) and sorted(lnames) == sorted(rnames):
+        return (
+            f"random numbers are drawn in a different order: the reference's draw #{i + 1} is {rnames[i]}(...), "
+            f"yours is {lnames[i]}(...), so every random number after it differs"
+        )
+    if lnames[:i] + lnames[i + 1 :] == rnames:
+        return (
+            f"your code makes a draw the reference does not: #{i + 1}, {lnames[i]}(...), so every random number "
+            f"drawn after it differs from the reference's"
+        )
+    if rnames[:i] + rnames[i + 1 :] == lnames:
+        return (
+            f"your code leaves out the reference's draw #{i + 1}, {rnames[i]}(...), so every random number drawn "
+            f"after it differs from the reference's"
+        )
+    if len(lnames) == len(rnames):
+        # The same number of draws in the same places, one made by another function: not an
+        # order, and the numbers after it may well match (normal_ with the right std is kaiming_normal_).
+        return (
+            f"your draw #{i + 1} is {lnames[i]}(...) where the reference's is {rnames[i]}(...): another function "
+            f"draws from another distribution or scale unless its arguments make them the same"
+        )
+    return None
 
 
 def _loaders(learner, ref):
