@@ -91,6 +91,16 @@ def test_an_exception_inside_the_learner_s_function_names_its_line():
     assert "line 3 of your function, `return h @ b`, raised RuntimeError; at that point h has shape (4, 3)" in text
 
 
+def test_an_exception_describes_no_name_the_line_is_still_to_bind():
+    """`h = a @ b` raised inside f: f's h is not bound yet, so the module's h (another value)
+    is not what it held "at that point", and neither is the line's own target."""
+    fn = [check(kind="function", name="f", cases=3, args=[{"type": "tensor", "shape": [4, 3]}] * 2)]
+    code = "h = torch.ones(11, 16)\ndef f(a, b):\n    h = a @ b\n    return h\n"
+    text = said(code, "def f(a, b):\n    return a @ b.T\n", fn)
+    assert "line 3 of your function, `h = a @ b`, raised RuntimeError; at that point a has shape (4, 3)" in text, text
+    assert "(11, 16)" not in text and "h has shape" not in text, text
+
+
 def test_an_exception_names_an_attribute_still_none_and_a_layer_s_sizes():
     text = said("w = torch.ones(4, requires_grad=True)\nout = x @ (w - w.grad)\n", "out = x @ W.T")
     assert "raised TypeError; at that point x has shape (6, 4), float32 on cpu, w has shape (4,)" in text

@@ -54,18 +54,21 @@ def _names(line: str) -> list:
             while isinstance(inner, ast.Attribute):
                 parts.append(inner.attr)
                 inner = inner.value
-            if isinstance(inner, ast.Name):
+            if isinstance(inner, ast.Name) and not isinstance(node.ctx, ast.Store):
                 out.append(".".join([inner.id, *reversed(parts)]))
-        elif isinstance(node, ast.Name):
-            out.append(node.id)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            out.append(node.id)  # not a name the line is still to bind: it holds nothing of this line yet
     order = {n: line.find(n.split(".")[0]) for n in out}
     return sorted(dict.fromkeys(out), key=lambda n: (order[n], n.count(".")))
 
 
 def _lookup(frame, dotted: str):
     head, *rest = dotted.split(".")
+    code = frame.f_code
     if head in frame.f_locals:
         value = frame.f_locals[head]
+    elif frame.f_globals is not frame.f_locals and head in code.co_varnames + code.co_cellvars:
+        raise LookupError(head)  # a function's local not bound yet: a global of that name is another value
     elif head in frame.f_globals:
         value = frame.f_globals[head]
     else:
