@@ -38,3 +38,27 @@ def test_torch_compile_is_not_tampering_but_a_patch_of_the_same_names_is():
     assert r.returncode == 0, r.stderr
     assert "compile: [] []" in r.stdout, r.stdout
     assert "patched: ['torch.manual_seed', 'torch.nn.Module.__init__']" in r.stdout, r.stdout
+
+
+LOADER_SCRIPT = textwrap.dedent(
+    """
+    import threading, time, torch
+    from torch.utils.data import DataLoader, TensorDataset
+    from tutor.checks.guard import Snapshot
+    snap = Snapshot({})
+    loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=2, num_workers=2, persistent_workers=True)
+    it = iter(loader)
+    next(it)  # an epoch cut short: the workers' queue feeders still run
+    print("loader:", snap.new_threads(grace=0.2))
+    threading.Thread(target=time.sleep, args=(5,), name="mine", daemon=True).start()
+    print("own:", snap.new_threads(grace=0.2))
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_dataloader_s_queue_feeders_are_not_the_learner_s_threads_but_a_thread_of_its_own_is():
+    r = subprocess.run([sys.executable, "-c", LOADER_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "loader: []" in r.stdout, r.stdout
+    assert "own: ['mine']" in r.stdout, r.stdout

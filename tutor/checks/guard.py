@@ -9,6 +9,7 @@ exercise, so it is reported as tampering (a failed attempt), never checked aroun
 """
 
 import builtins
+import multiprocessing.queues
 import operator
 import os
 import sys
@@ -35,6 +36,7 @@ _function_stack = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
 _dispatch_stack = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
 _current_frames = sys._current_frames
 _is, _itemgetter = operator.is_, operator.itemgetter  # taken before learner code can replace them
+_QUEUE_FEED = multiprocessing.queues.Queue._feed  # type: ignore[attr-defined]
 _sleep = time.sleep
 _monotonic = time.monotonic
 _threads = threading._active  # type: ignore[attr-defined]  # ident -> Thread, for names only
@@ -199,7 +201,7 @@ class Snapshot:
             alive = [
                 t
                 for t in _current_frames()
-                if t not in self.threads and not _kernel_thread(t) and not _compiles_thread(t)
+                if t not in self.threads and not _kernel_thread(t) and not _compiles_thread(t) and not _loader_thread(t)
             ]
             if not alive or _monotonic() >= deadline:
                 break
@@ -299,6 +301,14 @@ def _compiles_thread(ident: int) -> bool:
     if thread is None:
         return False
     return type(thread).__module__ == "tqdm._monitor" or _compiles_own(getattr(thread, "_target", None))
+
+
+def _loader_thread(ident: int) -> bool:
+    """A multiprocessing queue's feeder, as a DataLoader with workers starts one per worker
+    queue: it lives as long as the loader's iterator (persistent workers, an epoch cut
+    short), torch's doing, not the learner's. Known by its target, taken before learner code."""
+    thread = _threads.get(ident)
+    return thread is not None and getattr(thread, "_target", None) is _QUEUE_FEED
 
 
 def _kernel_thread(ident: int) -> bool:
