@@ -199,3 +199,14 @@ def test_a_draw_made_by_another_function_in_the_same_place_is_not_another_order(
     assert "random numbers are drawn in a different order: the reference's draw #1" in said(
         swapped, two, weight, INIT_SETUP
     )
+
+
+def test_values_too_small_for_the_tolerance_are_not_the_right_values_in_another_order():
+    """Gradients of about 1e-8 that underflowed to zeros: all of them lie within 1e-7 of zero,
+    so any order of the expected values "matched" and a transpose was named; the comparison
+    now scales with the values. Tiny values truly transposed are still named."""
+    setup = "import torch\ng_ref = torch.linspace(-9e-8, 9e-8, 9)\nm = torch.arange(6.0).reshape(2, 3) * 1e-9\n"
+    text = said("g = torch.zeros(9)\n", "g = g_ref.clone()\n", [check(kind="tensor", expr="g")], setup)
+    assert "wrong order" not in text, text
+    text = said("t = m.t().reshape(2, 3)\n", "t = m.clone()\n", [check(kind="tensor", expr="t")], setup)
+    assert "t holds the right values in the wrong order" in text, text
