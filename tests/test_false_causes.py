@@ -210,3 +210,21 @@ def test_values_too_small_for_the_tolerance_are_not_the_right_values_in_another_
     assert "wrong order" not in text, text
     text = said("t = m.t().reshape(2, 3)\n", "t = m.clone()\n", [check(kind="tensor", expr="t")], setup)
     assert "t holds the right values in the wrong order" in text, text
+
+
+def test_a_case_names_its_arguments_as_the_function_got_them_after_their_transform():
+    """A mask drawn as floats and made bool by the argument's transform is a bool mask in
+    the case the function failed for, not a float32 one."""
+    fn = check(
+        kind="function",
+        name="masked",
+        cases=3,
+        args=[{"type": "tensor", "shape": [3, 3]}, {"type": "tensor", "shape": [3, 3], "transform": "x > 0"}],
+    )
+    text = verify(
+        "def masked(x, keep):\n    return x * keep\n",
+        "def masked(x, keep):\n    return x.masked_fill(~keep, -1.0)\n",
+        [fn],
+        setup="import torch\n",
+    )["checks"][0]["message"]
+    assert "keep of shape (3, 3) bool" in text and "keep of shape (3, 3) float32" not in text, text

@@ -141,7 +141,8 @@ def generate_case(args: list, dims: dict, seed: int, index: int, device, names: 
             if spec.get("requires_grad") and (dtype.is_floating_point or dtype.is_complex):
                 t.requires_grad_(True)
             values.append(t)
-            texts.append(f"{label} of shape {fmt_shape(shape)} {dtype_name(dtype)}")
+            # As it is after any transform (a mask made bool from floats, another shape).
+            texts.append(f"{label} of shape {fmt_shape(tuple(t.shape))} {dtype_name(t.dtype)}")
             size += t.numel()
             ndim += t.dim()
         elif kind == "int" and spec.get("dim"):
