@@ -77,3 +77,30 @@ def _eps_inside_sqrt(adamw_step):
         return _close(trajectory(adamw_step), torch.stack(out))
     except Exception:
         return False
+
+
+def _returns_corrected_moments(adamw_step):
+    # at t = 1 from zero moments: m is 0.1 * g and v is 0.001 * g**2, their corrected copies g and g**2
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    g = _GRADS[0].clone()
+    try:
+        _, m1, v1 = adamw_step(p, g, m, v, 1, LR, WD)
+        return torch.allclose(m1, g) and torch.allclose(v1, g**2)
+    except Exception:
+        return False
+
+
+def _decays_after_update(adamw_step):
+    # decoupled decay applied to the already updated p: p = (p - step) * (1 - lr * wd)
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    out = []
+    for t, g in enumerate(_GRADS, start=1):
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g**2
+        p = p - LR * (m / (1 - 0.9**t)) / ((v / (1 - 0.999**t)).sqrt() + 1e-8)
+        p = p * (1 - LR * WD)
+        out.append(p.clone())
+    try:
+        return _close(trajectory(adamw_step), torch.stack(out))
+    except Exception:
+        return False

@@ -49,3 +49,11 @@ def _misses_trainable(freeze_body, make_optimizer):
     opt = make_optimizer(model)
     held = {id(p) for group in opt.param_groups for p in group["params"]}
     return any(p.requires_grad and id(p) not in held for p in model.parameters())
+
+
+def _attribute_instead(freeze_body):
+    """Whether freeze_body set a plain requires_grad attribute on a module and froze no parameter of the body."""
+    model = _fresh()
+    freeze_body(model)
+    assigned = any("requires_grad" in vars(m) for m in model.modules())
+    return assigned and all(p.requires_grad for p in model.body.parameters())

@@ -18,7 +18,22 @@ def output(run, training):
 
 
 def records_graph(run, training):
-    """Whether your run's output has a grad_fn (autograd recorded the forward)."""
+    """Whether autograd recorded a forward pass of your run: a grad_fn on the model's output at the moment
+    the forward ran (a forward hook sees it), so a graph built and then cut off with .detach() counts."""
+    recorded = []
+    model = _fresh()
+    handle = model.register_forward_hook(lambda module, args, out: recorded.append(out.grad_fn is not None))
+    enabled = torch.is_grad_enabled()
+    try:
+        run(model, _X.clone(), training)
+    finally:
+        handle.remove()
+        torch.set_grad_enabled(enabled)
+    return any(recorded)
+
+
+def _output_has_graph(run, training):
+    """Whether the tensor your run returned has a grad_fn."""
     return _outputs(run, training)[1].grad_fn is not None
 
 

@@ -53,3 +53,33 @@ def _submodule_left(evaluate, start_in_train):
     except Exception:
         return False
     return after[0] == start_in_train and any(flag != start_in_train for flag in after)
+
+
+# the first 120 rows: an evaluate that uses the global X and y, or divides by 200 typed in, is wrong here
+_XP, _YP = X[:120], y[:120]
+
+
+def accuracy_on_part(evaluate):
+    """evaluate's accuracy on the first 120 rows of (X, y), the model in training mode before."""
+    model.train()
+    try:
+        return evaluate(model, _XP, _YP)
+    finally:
+        model.train()
+
+
+def _true_accuracy(X_, y_):
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        acc = (model(X_).argmax(dim=1) == y_).float().mean().item()
+    model.train(was)
+    return acc
+
+
+def _part_matches(evaluate, value):
+    try:
+        got = float(accuracy_on_part(evaluate))
+    except Exception:
+        return False
+    return abs(got - value) < 1e-6 and abs(_true_accuracy(_XP, _YP) - value) > 1e-6

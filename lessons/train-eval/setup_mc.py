@@ -52,3 +52,55 @@ def graphs_built(fn):
         handle.remove()
         model.eval()
     return sum(recorded)
+
+
+# two other inputs, for the checks that call mc_predict with its own x and n
+_x2 = torch.tensor([[1.0, -0.5, 0.5, 0.2], [-0.3, 0.8, 0.0, -1.0]], device=DEVICE)
+
+
+def forward_calls(fn, n=5):
+    """How many forward passes of the model fn makes for n samples."""
+    calls = []
+    handle = model.register_forward_hook(lambda module, args, out: calls.append(1))
+    try:
+        fn(model, x, n)
+    finally:
+        handle.remove()
+        model.eval()
+    return len(calls)
+
+
+def probs_on_other(fn):
+    """fn(model, _x2, 200) from a fixed random seed: 200 samples of 2 other inputs."""
+    torch.manual_seed(7)
+    try:
+        return fn(model, _x2, 200)
+    finally:
+        model.eval()
+
+
+def _samples(n, inputs, combine):
+    # n dropout samples of inputs from the seed probs_on_other uses, combined
+    torch.manual_seed(7)
+    model.train()
+    with torch.no_grad():
+        outs = torch.stack([model(inputs) for _ in range(n)])
+    model.eval()
+    return combine(outs)
+
+
+def _fixed_count(fn):
+    # on 200 samples the result is 200/400 of the average: the sum divided by 400 typed in
+    got = probs_on_other(fn)
+    return got.shape == (2, 2) and torch.allclose(got, _samples(200, _x2, lambda o: o.softmax(dim=2).mean(0)) / 2, rtol=1e-4, atol=1e-6)
+
+
+def _ignores_its_input(fn):
+    got = probs_on_other(fn)
+    return isinstance(got, torch.Tensor) and got.dim() > 0 and got.shape[0] == len(x) != len(_x2)
+
+
+def _averages_logits(fn):
+    # softmax of the mean logit instead of the mean of the softmaxes
+    got = probs_on_other(fn)
+    return got.shape == (2, 2) and torch.allclose(got, _samples(200, _x2, lambda o: o.mean(0).softmax(dim=1)), rtol=1e-4, atol=1e-6)

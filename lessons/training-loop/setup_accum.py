@@ -41,6 +41,23 @@ def grads_after_two(update):
     return _grads(m)
 
 
+# three of the four micro-batches, 24 examples: a divisor typed in (4, or 32 examples) is wrong here
+_three = micro_batches[:3]
+
+
+def grads_after_three(update):
+    # lr = 0, no clipping: .grad after one call on 3 micro-batches (must be the gradient of those 24)
+    m = make_model()
+    update(m, torch.optim.SGD(m.parameters(), lr=0.0), _three, 1e9)
+    return _grads(m)
+
+
+def _fixed_divisor(update):
+    # on 3 micro-batches, the gradient is 3/4 of the 24 examples' one: divided by 4 (or len(xb) / 32)
+    g, full = grads_after_three(update), _grad_of(torch.cat([xb for xb, _ in _three]), torch.cat([yb for _, yb in _three]))
+    return torch.allclose(g, 0.75 * full, rtol=1e-4, atol=1e-6)
+
+
 def params_after(update, max_norm):
     m = make_model()
     update(m, torch.optim.SGD(m.parameters(), lr=0.1), micro_batches, max_norm)
@@ -70,15 +87,37 @@ def _piles_up(update):
     return bool(once.abs().sum() > 0) and torch.allclose(twice, 2 * once, rtol=1e-4, atol=1e-6)
 
 
-def _clipping(update):
+def _left_after(update, batches, max_norm):
     m = make_model()
-    update(m, torch.optim.SGD(m.parameters(), lr=0.1), micro_batches, 0.01)
+    update(m, torch.optim.SGD(m.parameters(), lr=0.1), batches, max_norm)
+    return m, _grads(m)
+
+
+def _clipping(update):
+    m, left_grads = _left_after(update, micro_batches, 0.01)
     moved = _flat([p.detach() for p in m.parameters()])
     if torch.equal(moved, _flat([p.detach() for p in make_model().parameters()])):
         return None  # no step at all
-    left = float(_grads(m).norm())
+    left = float(left_grads.norm())
     if left > 0.0101:
-        return "not clipped"
+        # the same norm left on data whose gradient is larger (targets times 3): clipped to a
+        # norm of its own, not to the max_norm it was given
+        bigger = float(_left_after(update, [(xb, 3 * yb) for xb, yb in micro_batches], 0.01)[1].norm())
+        if abs(left - bigger) <= 1e-4 * left:
+            return "fixed norm"
+        if abs(left - float(grads_after(update).norm())) <= 1e-4 * left:
+            return "not clipped"  # the norm it has without clipping
+        if float(left_grads.abs().max()) <= 0.01 * (1 + 1e-5):
+            return "clamped"  # every element within +-max_norm: clip_grad_value_
+        return None
     if torch.allclose(moved, params_after(update, 1e9), rtol=1e-5, atol=1e-7):
         return "after step"
     return None
+
+
+def _steps_global_model(update):
+    # the fresh model passed in gets no gradient at all, while the global model's .grad changed
+    before = _grads(model)
+    m = make_model()
+    update(m, torch.optim.SGD(m.parameters(), lr=0.0), micro_batches, 1e9)
+    return all(p.grad is None for p in m.parameters()) and not torch.equal(before, _grads(model))

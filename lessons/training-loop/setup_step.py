@@ -18,12 +18,56 @@ def _fresh(lr):
     return m, torch.optim.SGD(m.parameters(), lr=lr)
 
 
+# a batch other than (X, y) for the checks that call train_step: a step that uses the
+# global X and y instead of its xb and yb arguments trains on the wrong data there
+_XB, _YB = X[::2], y[::2]
+
+
+def _counting_steps(o):
+    """Replaces o.step on this one optimizer by a wrapper that counts its calls; returns the count list."""
+    calls, real = [], o.step
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    o.step = counted
+    return calls
+
+
 def _stepped_without_gradients(step):
-    # the step computed a loss, yet the weights did not move
+    # the step computed a loss and called step() on the optimizer it was given, yet the
+    # weights did not move: step() ran before backward(), or after zero_grad() cleared .grad
     m, o = _fresh(0.5)
+    calls = _counting_steps(o)
     before = m.weight.detach().clone()
     returned = step(m, o, loss_fn, X, y)
-    return returned is not None and torch.equal(before, m.weight.detach())
+    return returned is not None and bool(calls) and torch.equal(before, m.weight.detach())
+
+
+def _steps_global_optimizer(step):
+    # the step never called step() on the optimizer it was given, and called the global opt's
+    m, o = _fresh(0.5)
+    own = vars(opt).get("step")
+    mine, theirs = _counting_steps(o), _counting_steps(opt)
+    try:
+        step(m, o, loss_fn, X, y)
+    finally:  # the global opt gets its own step() back
+        if own is None:
+            vars(opt).pop("step", None)
+        else:
+            opt.step = own
+    return not mine and bool(theirs)
+
+
+def _ignores_its_batch(step):
+    # at lr 0, on the half batch (_XB, _YB), the loss returned is the full (X, y)'s
+    m, o = _fresh(0.0)
+    with torch.no_grad():
+        full, half = float(loss_fn(m(X), y)), float(loss_fn(m(_XB), _YB))
+    returned = step(m, o, loss_fn, _XB, _YB)
+    ok = isinstance(returned, (float, torch.Tensor)) and torch.as_tensor(returned).numel() == 1
+    return ok and full != half and abs(float(returned) - full) < 1e-6
 
 
 def _ignores_its_model(step):
@@ -44,7 +88,7 @@ def _weights_after_three_calls(step):
     # (or steps another model) leaves these where they started
     m, o = _fresh(0.5)
     for _ in range(3):
-        step(m, o, loss_fn, X, y)
+        step(m, o, loss_fn, _XB, _YB)
     return m.weight.detach().clone()
 
 
