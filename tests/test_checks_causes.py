@@ -300,3 +300,22 @@ def test_a_function_s_results_returned_in_the_other_order_are_named():
         fn,
     )
     assert "each other's place" not in text
+
+
+def test_a_factor_near_one_is_shown_with_its_digits_and_read_as_a_small_term():
+    """out / sqrt(1 + 1e-5) where out was meant: 0.999995 times, not "1 times", and a small
+    term (an eps), not a scale such as a learning rate."""
+    exact = [check(kind="tensor", expr="out", rtol=1e-7, atol=1e-9)]
+    text = said("out = x / (1 + 1e-5) ** 0.5\n", "out = x.clone()\n", exact)
+    assert "out is 0.999995 times the expected value everywhere: close, but off by a tiny constant factor" in text
+    assert "is 1 times" not in text, text
+
+
+def test_a_variance_call_more_is_not_a_biased_one_in_place_of_the_unbiased():
+    """The code computes one biased variance more than the reference (for another value) and
+    keeps the reference's unbiased one: no "biased where yours uses the unbiased default"."""
+    code = "v = x.var(0)\nspread = x.var(0, unbiased=False)\nout = x * 2\n"
+    text = said(code, "v = x.var(0)\nout = x * 3\n")
+    assert "variance" not in text, text
+    swapped = said("v = x.var(0, unbiased=False)\nout = v\n", "v = x.var(0)\nout = v\n")
+    assert "the reference computes an unbiased variance" in swapped, swapped

@@ -129,6 +129,12 @@ def _factor(name, a, e, tol):
     c = float(np.dot(a.ravel(), e.ravel()) / np.dot(e.ravel(), e.ravel()))
     if c == 0 or not _match(a, c * e, tol) or _match(e, c * e, tol):
         return None
+    if abs(c - 1) < 1e-3:
+        # 1.0000056 shown as "1 times" says nothing; a factor this near 1 is a small term, not a scale.
+        return (
+            f"{name} is {c:.7g} times the expected value everywhere: close, but off by a tiny constant factor, "
+            f"consistent with a small term missing or extra in a divisor or a scale (an eps, say)"
+        )
     k = round(1 / c) if abs(c) < 1 else 0
     times = f"1/{k} of" if abs(k) >= 2 and abs(1 / c - k) < 1e-3 * abs(k) else f"{_num(c)} times"
     return (

@@ -560,15 +560,19 @@ def _variances(learner, ref):
     rv = sorted(e.info["correction"] for e in _kinds(ref, "variance"))
     if lv == rv or not rv or not lv:
         return None
-    if rv.count(1.0) > lv.count(1.0):
+    # One kind in place of the other: more of one and fewer of the other. A call more or
+    # less of the same kind is other code that computes a variance too, not this cause.
+    if rv.count(1.0) > lv.count(1.0) and lv.count(0.0) > rv.count(0.0):
         return (
             "the reference computes an unbiased variance (divides by n - 1: var()/std() with their default "
             "correction=1) where yours uses the biased one (unbiased=False, divides by n)"
         )
-    return (
-        "the reference computes a biased variance (unbiased=False / correction=0, divides by n) where yours "
-        "uses the unbiased default (divides by n - 1)"
-    )
+    if lv.count(1.0) > rv.count(1.0) and rv.count(0.0) > lv.count(0.0):
+        return (
+            "the reference computes a biased variance (unbiased=False / correction=0, divides by n) where yours "
+            "uses the unbiased default (divides by n - 1)"
+        )
+    return None
 
 
 def _broadcasts(learner, ref):
