@@ -336,6 +336,19 @@ def test_eval_where_the_reference_trains():
     assert "your code calls model.eval() where the reference stays in training mode" in text
 
 
+def test_eval_where_the_reference_never_switches_a_mode_does_not_say_it_trains():
+    """A reference that computes by hand has no module to keep in training mode: the code's
+    eval() is named as what it does, not against a mode the reference never set."""
+    text = said(
+        "model.eval()\nout = model(X) * 2",
+        "out = X @ model[0].weight.T",
+        [check(kind="tensor", expr="out")],
+        EVAL_SETUP,
+    )
+    assert "stays in training mode" not in text, text
+    assert "your code calls model.eval(), which the reference never calls" in text, text
+
+
 def test_missing_super_init_is_explained():
     setup = "import torch\nfrom torch import nn\n"
     src = "class Net(nn.Module):\n    def __init__(self):\n        SUPER\n        self.fc = nn.Linear(2, 2)\nnet = Net()\n"

@@ -273,6 +273,12 @@ def _modes(learner, ref):
             f"your code calls {model}.eval() but never {model}.train() afterwards; the reference switches back, "
             f"so your later training steps run in eval mode (dropout off, batch-norm statistics frozen)"
         )
+    if l_eval and not r_eval and not rt:
+        # The reference never switches a mode: it may have no such module at all.
+        return (
+            f"your code calls {model}.eval(), which the reference never calls: after it, {model}'s dropout is off "
+            f"and its batch norm uses running statistics instead of the batch's"
+        )
     if l_eval and not r_eval:
         return (
             f"your code calls {model}.eval() where the reference stays in training mode: dropout is off and "
