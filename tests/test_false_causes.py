@@ -228,3 +228,18 @@ def test_a_case_names_its_arguments_as_the_function_got_them_after_their_transfo
         setup="import torch\n",
     )["checks"][0]["message"]
     assert "keep of shape (3, 3) bool" in text and "keep of shape (3, 3) float32" not in text, text
+
+
+def test_a_graph_the_reference_lacks_is_named_only_where_a_failing_check_is_about_graphs():
+    """y keeps its graph where the reference detaches it, but the checks on y pass and only a
+    rule on the source fails: the graph is no cause of that failure. Where a check on y's
+    graph fails, it is."""
+    setup = "import torch\nx = torch.randn(4)\nw = torch.randn(4, requires_grad=True)\n"
+    solution = "y = (x * w).detach()\n"
+    values = check(kind="tensor", expr="y.detach()")
+    rule = check(kind="source", forbid=["'hi'"])
+    text = said("y = x * w\nnote = 'hi'\n", solution, [values, rule], setup)
+    assert "still part of the graph" not in text, text
+    graph = check(kind="value", expr="y.requires_grad", expected="False", message="y must not require grad")
+    text = said("y = x * w\n", solution, [values, graph], setup)
+    assert "y is still part of the graph (grad_fn=MulBackward0) where the reference's is detached" in text, text
