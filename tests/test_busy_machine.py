@@ -75,6 +75,23 @@ def test_a_check_kernel_has_one_torch_thread_unless_the_exercise_asks(exercise):
 
 
 @pytest.mark.slow
+def test_the_judge_runs_the_reference_with_the_learner_s_torch_threads(exercise):
+    """A reduction split over other threads rounds otherwise: the judge's kernel computes the
+    reference with the threads the learner's code ran with."""
+    from tutor.packs import models as m
+
+    solution = "import torch\nt = torch.zeros((2, 3), dtype=torch.float64, device=DEVICE)\nref_threads = torch.get_num_threads()\n"
+    checks = [m.ValueCheck(kind="value", expr="t.shape[0]", expected="ref_threads")]
+    for threads in (1, 2):
+        ex = exercise.model_copy(update={"threads": threads, "solution": solution, "checks": checks})
+        code = f"import torch\nt = torch.zeros(({threads}, 3))\n"
+        verdict = asyncio.run(verify_in_fresh_kernel(ex, code))
+        assert verdict.passed, (threads, verdict.feedback())
+        wrong = asyncio.run(verify_in_fresh_kernel(ex, f"import torch\nt = torch.zeros(({3 - threads}, 3))\n"))
+        assert not wrong.passed, threads
+
+
+@pytest.mark.slow
 def test_cpu_time_not_the_clock_counts_against_the_limit(exercise, busy_cores):
     """About 2 s of CPU work under a 3 s limit (+5 s for the checks) passes while every core
     is busy with other work, however long it takes on the clock."""

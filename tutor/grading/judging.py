@@ -305,6 +305,10 @@ async def verify_judged(
     from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
     judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
+    if not judge.attached:
+        # The reference runs with the learner's torch threads: a reduction split over other
+        # threads rounds otherwise, and a check sensitive to noise would tell them apart.
+        judge_cell = threads_cell(exercise.threads) + judge_cell
     try:
         judged = await judge.execute(
             # Silent: the cell's value (the result, sent as a display) is not displayed or kept in Out again.
