@@ -85,6 +85,17 @@ def _bound_views(node) -> list[tuple[str, ast.AST]]:
     return []
 
 
+def _held_views(value) -> str | None:
+    """The name whose views a list holds: ``[r for r in a]``, ``[a.T, a[0]]`` (its items
+    written into write into that name)."""
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)) and value.generators:
+        return _view_root(value.generators[0].iter)
+    if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        roots = {_view_root(e) for e in value.elts}
+        return roots.pop() if len(roots) == 1 else None
+    return None
+
+
 def _in_order(tree) -> list:
     return sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
@@ -116,7 +127,7 @@ def _used(tree, through=()) -> tuple[dict, dict]:
     for node in _in_order(tree):
         line = getattr(node, "lineno", 1)
         for name, value in _bound_views(node):
-            root = _view_root(value)
+            root = _view_root(value) or _held_views(value)
             if root and root != name:
                 views[name] = root
             else:
