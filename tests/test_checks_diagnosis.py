@@ -439,6 +439,37 @@ def test_the_trace_leaves_torch_as_it_found_it():
     assert [dict(vars(o)) for o in owners] == before and random.seed == seed
 
 
+def test_two_traces_removed_in_either_order_leave_torch_as_they_found_it():
+    """Both roles in one process (the check library's tests, benchmarks/feedback.py) hold two
+    tracers at once. Removed first-in first-out, each used to put back what the other had
+    replaced, so a wrapper stayed for good; after a few hundred verifications the chain of
+    wrappers made `nn.Linear(3, 2)` in a setup raise RecursionError."""
+    import random
+
+    import numpy as np
+    import torch
+
+    from tutor.checks.trace import Tracer
+
+    owners = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer, torch, torch.nn.init, torch.autograd, np.random)
+    before = [dict(vars(o)) for o in owners]
+    seed = random.seed
+    for first_out in ("outer", "inner"):
+        outer = Tracer().install()
+        inner = Tracer().install()
+        removed = (outer, inner) if first_out == "outer" else (inner, outer)
+        removed[0].uninstall()
+        torch.nn.init.normal_(torch.empty(2))  # a call through a wrapper left behind passes through
+        removed[1].uninstall()
+        assert [dict(vars(o)) for o in owners] == before and random.seed == seed, first_out
+    code = "h = model.register_forward_hook(lambda m, i, o: None)\n"
+    solution = code + "h.remove()\n"
+    setup = "import torch\nmodel = torch.nn.Linear(3, 2)\n"
+    for _ in range(3):
+        verify(code, solution, [check(kind="value", expr="len(model._forward_hooks)")], setup=setup)
+    assert [dict(vars(o)) for o in owners] == before and random.seed == seed
+
+
 def test_a_missing_backward_is_named_as_the_reference_names_it_and_step_only_with_an_optimizer():
     # No optimizer and no `loss` anywhere: the sentence must not invent either.
     solution = "a = torch.tensor(2.0, requires_grad=True)\nc = a * 3\nc.backward()\n"

@@ -41,6 +41,7 @@ RNG_METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_")
 
 
 _INHERITED = object()
+_RETIRED = "_ptfund_retired"  # set on a wrapper uninstalled while another tracer's wrapped it
 
 
 class Event(NamedTuple):
@@ -161,7 +162,7 @@ class Tracer:
             pass
         own = attr in vars(owner)  # else inherited: removing the wrapper restores it
         setattr(owner, attr, wrapper)
-        self._undo.append((owner, attr, original if own else _INHERITED))
+        self._undo.append((owner, attr, original if own else _INHERITED, wrapper))
 
     def install(self) -> "Tracer":
         tracer = self
@@ -209,7 +210,7 @@ class Tracer:
                 tracer._add("step", _name_of(opt, frame, "the optimizer", tracer.names))
 
         handle = optim_module.register_optimizer_step_pre_hook(step_hook)
-        self._undo.append((None, "hook", handle))
+        self._undo.append((None, "hook", handle, None))
 
         def make_train(original):
             def train(module, mode=True):
@@ -446,13 +447,36 @@ class Tracer:
 
     def uninstall(self) -> None:
         while self._undo:
-            owner, attr, original = self._undo.pop()
+            owner, attr, original, wrapper = self._undo.pop()
             if owner is None:
                 original.remove()
-            elif original is _INHERITED:
-                delattr(owner, attr)
+            elif vars(owner).get(attr) is not wrapper:
+                # Another tracer wrapped this one and is still installed (both roles in one
+                # process): putting our original back would drop its wrapper, and its own
+                # uninstall would put ours back for good. Ours stays, retired: it passes calls
+                # through, and whoever restores it restores what it stood in front of.
+                _retire(wrapper, original)
             else:
-                setattr(owner, attr, original)
+                original = _live(original)
+                if original is _INHERITED:
+                    delattr(owner, attr)
+                else:
+                    setattr(owner, attr, original)
+
+
+def _retire(wrapper, original) -> None:
+    try:
+        setattr(wrapper, _RETIRED, original)
+    except (AttributeError, TypeError):
+        pass
+
+
+def _live(value):
+    """``value``, or what it stood in front of when it is a retired wrapper (_INHERITED: the
+    owner's class attribute, so the owner's own entry goes)."""
+    while _RETIRED in getattr(value, "__dict__", {}):
+        value = value.__dict__[_RETIRED]
+    return value
 
 
 def _onto_grads(t, limit: int = 10_000) -> bool | None:
