@@ -397,3 +397,22 @@ def test_two_checks_whose_values_are_in_each_others_place_are_named():
     solution = "def pair(x):\n    return x > 0, x * 2\n"
     text = said("def pair(x):\n    return x * 2, x > 0\n", solution, checks, setup=PAIR_SETUP)
     assert "pair(x)[0] and pair(x)[1] are in each other's place: your pair(x)[0] is what pair(x)[1] should be" in text
+
+
+# ---------------------------------------------------------------- a call only the reference's function makes
+
+
+def test_a_call_only_the_reference_s_function_makes_is_named_with_both_roles_in_one_process():
+    """With both roles in one process the learner's trace wrappers sit around the judge's: the
+    reference's calls inside the function a check calls used to go unrecorded there (a real
+    judge's kernel holds one tracer), so nothing compared them with the learner's."""
+    setup = "import io, torch\ntorch.manual_seed(0)\nsrc = torch.nn.Linear(2, 2)\ndst = torch.nn.Linear(2, 2)\n"
+    head = "def to_bytes(m):\n    b = io.BytesIO()\n    torch.save(m.state_dict(), b)\n    return b.getvalue()\n"
+    load = "def from_bytes(data, model):\n    state = torch.load(io.BytesIO(data), weights_only=True)\n"
+    solution = head + load + "    model.load_state_dict(state)\n    return model\n"
+    code = head + load + "    return model\n"
+    checks = [check(kind="value", expr="from_bytes(to_bytes(src), dst).weight.sum().item()")]
+    assert (
+        "the reference calls model.load_state_dict(...); your code never does, so model keeps the state it had"
+        in said(code, solution, checks, setup=setup)
+    )
