@@ -229,6 +229,36 @@ def test_values_not_normalised_along_one_other_dim_get_no_such_cause(code):
     assert "sums to 1 along" not in "\n".join(r["mistakes"])
 
 
+CE_SETUP = "import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\nlogits = torch.randn(4, 3)\n"
+CE_SETUP += "targets = torch.tensor([0, 2, 1, 2])\n"
+CE_SOLUTION = "log_probs = F.log_softmax(logits, dim=1)\nloss = -log_probs[torch.arange(4), targets].mean()\n"
+CE_CHECKS = [check(kind="value", expr="round(loss.item(), 5)")]
+
+
+def test_log_probabilities_over_another_dim_are_named_where_only_their_result_is_checked():
+    """training-loop/cross-entropy-contract: the check sees a scalar loss; the cause is in the
+    code's own intermediate, log_probs, the same name as the reference's."""
+    code = CE_SOLUTION.replace("dim=1", "dim=0")
+    assert (
+        "log_probs holds log-probabilities over dim 0 (its exp() sums to 1 along dim 0) where the expected value's "
+        "are over dim 1: consistent with a log_softmax over dim 0 where dim 1 was meant"
+    ) in said(code, CE_SOLUTION, CE_CHECKS, setup=CE_SETUP)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        CE_SOLUTION.replace("mean()", "sum()"),  # the intermediate is right: the bug is after it
+        CE_SOLUTION.replace("F.log_softmax(logits, dim=1)", "F.log_softmax(logits * 2, dim=1)"),  # same dim
+        CE_SOLUTION.replace("F.log_softmax(logits, dim=1)", "logits - logits.max(dim=0).values"),  # no log-probs
+    ],
+)
+def test_an_intermediate_not_normalised_over_one_other_dim_is_not_blamed(code):
+    r = verify(code, CE_SOLUTION, CE_CHECKS, setup=CE_SETUP)
+    assert not r["passed"]
+    assert "log-probabilities over dim" not in "\n".join(r["mistakes"])
+
+
 # ---------------------------------------------------------------- real kernels
 
 EXERCISES = """\

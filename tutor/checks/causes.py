@@ -32,6 +32,7 @@ TOPICS = (
     ("keepdim=True is extra", "keepdim"),
     ("over the wrong dim", "reduction-dim"),
     ("sums to 1 along dim", "normalised-dim"),
+    ("holds log-probabilities over dim", "normalised-dim"),
 )
 
 
@@ -98,20 +99,35 @@ def _sums_to_one(x: np.ndarray) -> list:
     return [d for d in range(x.ndim) if x.shape[d] >= 2 and np.allclose(x.sum(axis=d), 1.0, rtol=1e-4, atol=1e-5)]
 
 
+def _log_sums_to_one(x: np.ndarray) -> list:
+    """The dims along which every slice of exp(x) (x never above 0) sums to 1: log-probabilities."""
+    if x.ndim < 2 or (x > 1e-6).any():
+        return []
+    with np.errstate(under="ignore"):
+        return [d for d in range(x.ndim) if x.shape[d] >= 2 and np.allclose(np.exp(x).sum(axis=d), 1.0, atol=1e-4)]
+
+
 def normalised(name: str, actual, expected) -> str | None:
-    """Probabilities over another dim: the learner's value sums to 1 along exactly one dim,
-    the expected value along exactly one other (tried after :func:`reduced`, which names the
-    softmax itself when the reference's own input reproduces it)."""
+    """Probabilities (or log-probabilities) over another dim: the learner's value sums to 1
+    along exactly one dim, the expected value along exactly one other (tried after
+    :func:`reduced`, which names the softmax itself when the reference's own input reproduces it)."""
     a, e = _numeric(actual), _numeric(expected)
     if a is None or e is None or a.shape != e.shape:
         return None
     mine, theirs = _sums_to_one(a), _sums_to_one(e)
-    if len(mine) != 1 or len(theirs) != 1 or mine == theirs:
-        return None
-    return (
-        f"{name} sums to 1 along dim {mine[0]} where the expected value sums to 1 along dim {theirs[0]}: consistent "
-        f"with a softmax (or a normalisation) over dim {mine[0]} where dim {theirs[0]} was meant"
-    )
+    if len(mine) == 1 and len(theirs) == 1 and mine != theirs:
+        return (
+            f"{name} sums to 1 along dim {mine[0]} where the expected value sums to 1 along dim {theirs[0]}: "
+            f"consistent with a softmax (or a normalisation) over dim {mine[0]} where dim {theirs[0]} was meant"
+        )
+    mine, theirs = _log_sums_to_one(a), _log_sums_to_one(e)
+    if len(mine) == 1 and len(theirs) == 1 and mine != theirs:
+        return (
+            f"{name} holds log-probabilities over dim {mine[0]} (its exp() sums to 1 along dim {mine[0]}) where the "
+            f"expected value's are over dim {theirs[0]}: consistent with a log_softmax over dim {mine[0]} where dim "
+            f"{theirs[0]} was meant"
+        )
+    return None
 
 
 def _sign(name, a, e, tol):
