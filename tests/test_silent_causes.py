@@ -446,3 +446,52 @@ def test_a_call_only_the_reference_s_function_makes_is_named_with_both_roles_in_
         "the reference calls model.load_state_dict(...); your code never does, so model keeps the state it had"
         in said(code, solution, checks, setup=setup)
     )
+
+
+# ---------------------------------------------------------------- a state a function never restores
+
+RESTORE_SETUP = """import copy
+import torch
+def make():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+def step(model, opt):
+    opt.zero_grad()
+    model(torch.ones(4, 2)).pow(2).sum().backward()
+    opt.step()
+def gap(restore):
+    a, opt_a = make()
+    step(a, opt_a)
+    ck = {"model": copy.deepcopy(a.state_dict()), "opt": copy.deepcopy(opt_a.state_dict())}
+    b, opt_b = make()
+    restore(ck, b, opt_b)
+    step(a, opt_a)
+    step(b, opt_b)
+    return (a.weight - b.weight).abs().max().item()
+def returned(restore):
+    a, opt_a = make()
+    step(a, opt_a)
+    return restore({"model": a.state_dict(), "opt": opt_a.state_dict()}, *make())
+"""
+RESTORE = "def restore(ck, model, opt):\n    model.load_state_dict(ck['model'])\n    opt.load_state_dict(ck['opt'])\n    return 1\n"
+# The gap's expected value is authored (the reference's restore does not run for it); the
+# second check runs the reference's restore.
+RESTORE_CHECKS = [
+    check(kind="value", expr="round(gap(restore), 6)", expected="0.0"),
+    check(kind="value", expr="returned(restore)"),
+]
+
+
+def test_a_state_the_reference_s_function_restores_and_the_learner_s_never_does_is_named():
+    code = RESTORE.replace("    opt.load_state_dict(ck['opt'])\n", "")
+    assert (
+        "the reference's restore() calls opt.load_state_dict(...); your code never does, so opt keeps the state it had"
+    ) in said(code, RESTORE, RESTORE_CHECKS, setup=RESTORE_SETUP)
+
+
+def test_a_restore_with_other_names_is_not_blamed_for_a_state_it_restores():
+    code = "def restore(c, m, o):\n    m.load_state_dict(c['model'])\n    o.load_state_dict(c['opt'])\n    return 2\n"
+    r = verify(code, RESTORE, RESTORE_CHECKS, setup=RESTORE_SETUP)
+    assert not r["passed"]
+    assert "load_state_dict" not in "\n".join(r["mistakes"]), r["mistakes"]

@@ -435,7 +435,7 @@ class Tracer:
                 def load_state_dict(obj, *args, **kwargs):
                     frame = tracer._caller()
                     if frame is not None:
-                        tracer._add("load_state", _name_of(obj, frame, owner_kind))
+                        tracer._add("load_state", _name_of(obj, frame, owner_kind), what=owner_kind)
                     return original(obj, *args, **kwargs)
 
                 return load_state_dict
@@ -444,6 +444,18 @@ class Tracer:
 
         self._patch(torch.nn.Module, "load_state_dict", make_load_state("the model"))
         self._patch(torch.optim.Optimizer, "load_state_dict", make_load_state("the optimizer"))
+        self._patch(torch.optim.lr_scheduler.LRScheduler, "load_state_dict", make_load_state("the scheduler"))
+
+        def make_rng_restore(original):
+            def set_rng_state(*args, **kwargs):
+                if tracer._caller() is not None:
+                    tracer._add("load_state", "torch.set_rng_state", what="the random number generator")
+                return original(*args, **kwargs)
+
+            return set_rng_state
+
+        self._patch(torch, "set_rng_state", make_rng_restore)
+        self._patch(torch.random, "set_rng_state", make_rng_restore)  # the same function, by another name
 
         self._patch(functional, "cross_entropy", make_loss("cross_entropy"))
         self._patch(functional, "nll_loss", make_loss("nll_loss"))

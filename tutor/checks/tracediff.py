@@ -369,10 +369,10 @@ def _grad_modes(learner, ref, code=""):
 # ---------------------------------------------------------------- save / load
 
 
-def _never(code: str, call: str, *names: str) -> str:
+def _never(code: str, call: str, *names: str, on: str | None = None) -> str:
     """What a call the reference makes and the learner's run did not is: missing, or written
     and never reached (an earlier line raised, a branch or an early return skipped it)."""
-    if _calls_in(code, *names):
+    if _calls_in(code, *names, on=on):
         return f"your code's {call} is written but never ran here (something before it raised, or a branch skipped it)"
     return "your code never does"
 
@@ -597,11 +597,38 @@ def _broadcasts(learner, ref):
 
 
 def _state_loads(learner, ref, code=""):
-    mine = {e.name for e in _kinds(learner, "load_state")}
+    # By kind (a model, an optimizer), not name: a function's arguments may be named otherwise.
+    mine = {e.info.get("what") or e.name for e in _kinds(learner, "load_state")}
     for e in _kinds(ref, "load_state"):
-        if e.name not in mine:
-            never = _never(code, "load_state_dict(...)", "load_state_dict")
-            return f"the reference calls {e.name}.load_state_dict(...); {never}, so {e.name} keeps the state it had"
+        if (e.info.get("what") or e.name) not in mine:
+            return _state_load_missing(e.name, code)
+    return None
+
+
+def _state_load_missing(name: str, code: str, where: str = "the reference") -> str:
+    if name == "torch.set_rng_state":
+        never = _never(code, "torch.set_rng_state(...)", "set_rng_state")
+        return (
+            f"{where} calls torch.set_rng_state(...); {never}, so the random numbers drawn after it are not "
+            f"the ones the saved state would give"
+        )
+    never = _never(code, "load_state_dict(...)", "load_state_dict", on=name)
+    return f"{where} calls {name}.load_state_dict(...); {never}, so {name} keeps the state it had"
+
+
+def _state_loads_in_functions(learner, ref, code=""):
+    """A kind of state (a model's, an optimizer's, a scheduler's, the generator's) that the
+    reference's function restores in some call, where the learner's function of that name ran
+    and nothing in the learner's run restores that kind at all. Over the whole run, because a
+    check may hold an authored expected value (no reference call to compare with) while
+    another check ran the reference's function; by kind, not name, because the learner's
+    function may name its arguments otherwise."""
+    ran = {e.info.get("in") for e in learner} - {None}
+    restored = {e.info.get("what") or e.name for e in _kinds(learner, "load_state")}
+    for e in _kinds(ref, "load_state"):
+        function = e.info.get("in")
+        if function in ran and (e.info.get("what") or e.name) not in restored:
+            return _state_load_missing(e.name, code, f"the reference's {function}()")
     return None
 
 
@@ -639,7 +666,9 @@ RULES = (
 ONE_SIDED = ((_losses, None), (_moves, None))
 # Save/load are judged over the whole run too: a check may compare a loaded model with a
 # value the reference computes without loading anything.
-WHOLE_RUN = ((_save_load, None),)
+WHOLE_RUN = ((_save_load, None), (_state_loads_in_functions, None))
+# A whole-run rule that says again what a per-check rule said
+SAID_BY = {_state_loads_in_functions: _state_loads}
 
 
 def _whole(tracer, side: str) -> list:
@@ -739,7 +768,7 @@ def differences(tracer, skip=(), failed=None, functions=(), code="") -> list:
                 used.add(rule)
                 out.append((sentence, _topic(rule, sentence, topic)))
     for rule, topic in WHOLE_RUN:
-        if rule not in used:
+        if rule not in used and SAID_BY.get(rule) not in used:
             sentence = rule(_whole(tracer, "learner"), _whole(tracer, "ref"), code)
             if sentence:
                 out.append((sentence, topic))
