@@ -495,3 +495,35 @@ def test_a_restore_with_other_names_is_not_blamed_for_a_state_it_restores():
     r = verify(code, RESTORE, RESTORE_CHECKS, setup=RESTORE_SETUP)
     assert not r["passed"]
     assert "load_state_dict" not in "\n".join(r["mistakes"]), r["mistakes"]
+
+
+# ---------------------------------------------------------------- a freeze never written
+
+FREEZE_SETUP = (
+    "import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1))\n"
+)
+FREEZE = "model[0].requires_grad_(False)\ntrainable = [n for n, p in model.named_parameters() if p.requires_grad]\n"
+FREEZE_CHECKS = [check(kind="value", expr="trainable")]
+
+
+def test_a_freeze_the_learner_never_writes_is_named():
+    code = "trainable = [n for n, p in model.named_parameters() if p.requires_grad]\n"  # reads it, sets nothing
+    assert (
+        "the reference freezes model[0] with model[0].requires_grad_(False); your code never sets requires_grad "
+        "anywhere, so model[0]'s parameters still require grad"
+    ) in said(code, FREEZE, FREEZE_CHECKS, setup=FREEZE_SETUP)
+
+
+@pytest.mark.parametrize(
+    "freeze",
+    [
+        "for p in model[1].parameters():\n    p.requires_grad = False\n",  # another layer, by assignment
+        "for p in model[1].parameters():\n    setattr(p, 'requires_grad', False)\n",
+        "model[1].requires_grad_(False)\n",
+    ],
+)
+def test_a_freeze_written_another_way_is_not_said_to_be_missing(freeze):
+    code = freeze + "trainable = [n for n, p in model.named_parameters() if p.requires_grad]\n"
+    r = verify(code, FREEZE, FREEZE_CHECKS, setup=FREEZE_SETUP)
+    assert not r["passed"]
+    assert "never sets requires_grad" not in "\n".join(r["mistakes"])

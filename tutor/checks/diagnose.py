@@ -87,9 +87,10 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))
-    forward = tracediff.direct_forward(code, solution)
-    if forward:
-        found.append((forward, None))
+    for source_rule in (tracediff.direct_forward, tracediff.never_freezes):
+        sentence = source_rule(code, solution)
+        if sentence:
+            found.append((sentence, None))
     topics = {t for _, t in found if t}
     for f in ctx.findings:
         reading = ctx.topics.get(f) == "pattern" or str(ctx.topics.get(f) or "").startswith("cause:")

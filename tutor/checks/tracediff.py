@@ -797,3 +797,37 @@ def direct_forward(code: str, solution: str) -> str | None:
             f"the module's hooks around forward, and a direct call skips them"
         )
     return None
+
+
+def never_freezes(code: str, solution: str) -> str | None:
+    """The reference freezes a module or tensor with ``X.requires_grad_(False)`` and the
+    learner's source never sets requires_grad at all (no assignment to it, no requires_grad_
+    call, no requires_grad= keyword; reading it sets nothing): it freezes nothing that way."""
+    try:
+        mine, theirs = ast.parse(code or ""), ast.parse(solution or "")
+    except SyntaxError:
+        return None
+    if any(
+        (isinstance(n, ast.Attribute) and n.attr == "requires_grad" and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.Attribute) and n.attr == "requires_grad_")
+        or (isinstance(n, ast.keyword) and n.arg == "requires_grad")
+        or (isinstance(n, ast.Constant) and n.value in ("requires_grad", "requires_grad_"))  # setattr(p, ...)
+        for n in ast.walk(mine)
+    ):
+        return None
+    for n in ast.walk(theirs):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "requires_grad_"
+            and len(n.args) == 1
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value is False
+        ):
+            frozen = ast.unparse(n.func.value)
+            return (
+                f"the reference freezes {frozen} with {frozen}.requires_grad_(False); your code never sets "
+                f"requires_grad anywhere, so {frozen}'s parameters still require grad: they get gradients, and an "
+                f"optimizer that holds them updates them"
+            )
+    return None
