@@ -520,6 +520,7 @@ def test_a_freeze_the_learner_never_writes_is_named():
         "for p in model[1].parameters():\n    p.requires_grad = False\n",  # another layer, by assignment
         "for p in model[1].parameters():\n    setattr(p, 'requires_grad', False)\n",
         "model[1].requires_grad_(False)\n",
+        "model[0].requires_grad(False)\n",  # raises AttributeError: that is what to say
     ],
 )
 def test_a_freeze_written_another_way_is_not_said_to_be_missing(freeze):

@@ -802,7 +802,8 @@ def direct_forward(code: str, solution: str) -> str | None:
 def never_freezes(code: str, solution: str) -> str | None:
     """The reference freezes a module or tensor with ``X.requires_grad_(False)`` and the
     learner's source never sets requires_grad at all (no assignment to it, no requires_grad_
-    call, no requires_grad= keyword; reading it sets nothing): it freezes nothing that way."""
+    call, no requires_grad= keyword; reading it sets nothing): it freezes nothing that way. A
+    call of ``.requires_grad(False)`` is an attempt that raised: its error says more."""
     try:
         mine, theirs = ast.parse(code or ""), ast.parse(solution or "")
     except SyntaxError:
@@ -810,6 +811,7 @@ def never_freezes(code: str, solution: str) -> str | None:
     if any(
         (isinstance(n, ast.Attribute) and n.attr == "requires_grad" and not isinstance(n.ctx, ast.Load))
         or (isinstance(n, ast.Attribute) and n.attr == "requires_grad_")
+        or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "requires_grad")
         or (isinstance(n, ast.keyword) and n.arg == "requires_grad")
         or (isinstance(n, ast.Constant) and n.value in ("requires_grad", "requires_grad_"))  # setattr(p, ...)
         for n in ast.walk(mine)
