@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from test_checks_support import check, cli_check, verify, write_pack
 
 pytestmark = pytest.mark.slow
@@ -332,7 +333,62 @@ EXERCISES = """\
       - kind: module
         expr: norm
         buffer_names: [mean, std]
+  - id: scaler
+    title: A step through a GradScaler
+    prompt: Write `train_step(model, opt, scaler, x, y)` with float16 autocast and a GradScaler.
+    setup: |
+      import torch
+      import torch.nn.functional as F
+
+
+      def run(train_step, overflow=None):
+          torch.manual_seed(0)
+          model = torch.nn.Linear(4, 1)
+          opt = torch.optim.SGD(model.parameters(), lr=0.1)
+          scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8, growth_interval=2)
+          x, y = torch.randn(5, 8, 4), torch.randn(5, 8, 1)
+          if overflow is not None:
+              x[overflow] *= 1e5  # float16 overflows: the scaler skips this step
+          for i in range(5):
+              train_step(model, opt, scaler, x[i], y[i])
+          return [round(v, 4) for v in model.weight.detach().flatten().tolist()] + [scaler.get_scale()]
+    solution: |
+      def train_step(model, opt, scaler, x, y):
+          opt.zero_grad()
+          with torch.autocast(device_type="cpu", dtype=torch.float16):
+              loss = F.mse_loss(model(x), y)
+          scaler.scale(loss).backward()
+          scaler.unscale_(opt)
+          torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05)
+          scaler.step(opt)
+          scaler.update()
+    checks:
+      - kind: value
+        expr: run(train_step)
+      - kind: value
+        expr: run(train_step, overflow=2)
 """
+EXERCISES += """\
+  - id: port
+    title: Port weights
+    prompt: Copy `W` (in x out) and `b` into a new `nn.Linear` named `layer`.
+    setup: |
+      import torch
+      from torch import nn
+      torch.manual_seed(0)
+      W, b = torch.randn(3, 2), torch.randn(2)
+    solution: |
+      layer = nn.Linear(3, 2)
+      with torch.no_grad():
+          layer.weight.copy_(W.T)
+          layer.bias.copy_(b)
+    checks:
+      - kind: tensor
+        expr: layer.weight
+      - kind: tensor
+        expr: layer.bias
+"""
+SCALER = next(e for e in yaml.safe_load(EXERCISES) if e["id"] == "scaler")
 
 
 @pytest.fixture(scope="module")
@@ -528,3 +584,183 @@ def test_a_freeze_written_another_way_is_not_said_to_be_missing(freeze):
     r = verify(code, FREEZE, FREEZE_CHECKS, setup=FREEZE_SETUP)
     assert not r["passed"]
     assert "never sets requires_grad" not in "\n".join(r["mistakes"])
+
+
+# ---------------------------------------------------------------- a GradScaler's protocol
+
+SCALED = [
+    "def train_step(model, opt, scaler, x, y):\n",
+    "    opt.zero_grad()\n",
+    '    with torch.autocast(device_type="cpu", dtype=torch.float16):\n',
+    "        loss = F.mse_loss(model(x), y)\n",
+    "    scaler.scale(loss).backward()\n",
+    "    scaler.unscale_(opt)\n",
+    "    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05)\n",
+    "    scaler.step(opt)\n",
+    "    scaler.update()\n",
+]
+
+
+def scaled(*drop: int, swap: tuple = (), replace: dict | None = None) -> str:
+    lines = list(SCALED)
+    if swap:
+        lines[swap[0]], lines[swap[1]] = lines[swap[1]], lines[swap[0]]
+    for i, text in (replace or {}).items():
+        lines[i] = text
+    return "".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+@pytest.mark.parametrize(
+    "code, sentence",
+    [
+        (
+            scaled(5),  # unscale_ dropped
+            "the reference calls scaler.unscale_(opt) before clip_grad_norm_; your code never does, so "
+            "clip_grad_norm_ measures the gradients while they are still multiplied by the scale",
+        ),
+        (
+            scaled(swap=(5, 6)),  # clipped, then unscaled
+            "your code clips the gradients before scaler.unscale_(opt): clip_grad_norm_ measured them still "
+            "multiplied by the scale",
+        ),
+        (
+            scaled(8),  # update dropped: the next iteration's unscale_ raises
+            "your code calls scaler.unscale_(opt) after scaler.step(opt) with no scaler.update() between: "
+            "GradScaler wants update() after every step() (it adjusts the scale and readies the scaler for the next "
+            'iteration), which is why that call raises "unscale_() is being called after step()"',
+        ),
+        (
+            scaled(5, 8),  # and without unscale_, the next step() raises
+            "your code calls scaler.step(opt) after scaler.step(opt) with no scaler.update() between",
+        ),
+        (
+            scaled(replace={7: "    opt.step()\n"}),
+            "the reference steps through scaler.step(opt); your code calls opt.step() itself, so a step whose "
+            "gradients overflowed to inf or nan is applied instead of skipped",
+        ),
+        (
+            scaled(7),  # the scaler skips the overflowing step: not "after each backward()"
+            "the reference calls opt.step() 4 times for its 5 backward() calls; your code never calls it",
+        ),
+    ],
+)
+def test_a_step_through_a_grad_scaler_that_breaks_its_protocol_is_named(code, sentence):
+    checks = [check(kind="value", expr="run(train_step, overflow=2)")]
+    assert sentence in said(code, SCALER["solution"], checks, setup=SCALER["setup"])
+
+
+def test_a_scaler_that_steps_two_optimizers_before_one_update_is_not_blamed():
+    setup = SCALER["setup"] + (
+        "def two(train_step):\n    torch.manual_seed(0)\n    a, b = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)\n"
+        "    oa, ob = torch.optim.SGD(a.parameters(), lr=0.1), torch.optim.SGD(b.parameters(), lr=0.1)\n"
+        '    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8)\n'
+        "    for _ in range(3):\n        train_step(a, b, oa, ob, scaler, torch.randn(8, 4))\n"
+        "    return round(a.weight.sum().item(), 4), round(b.weight.sum().item(), 4)\n"
+    )
+    solution = (
+        "def train_step(a, b, oa, ob, scaler, x):\n    oa.zero_grad()\n    ob.zero_grad()\n"
+        "    scaler.scale((a(x) - b(x)).pow(2).mean() + a(x).mean()).backward()\n"
+        "    scaler.unscale_(oa)\n    scaler.unscale_(ob)\n    scaler.step(oa)\n    scaler.step(ob)\n"
+        "    scaler.update()\n"
+    )
+    code = solution.replace("a(x).mean()", "b(x).mean()")  # wrong, with the same protocol
+    r = verify(code, solution, [check(kind="value", expr="two(train_step)")], setup=setup)
+    assert not r["passed"]
+    assert "update()" not in "\n".join(r["mistakes"]), r["mistakes"]
+
+
+def test_in_a_real_kernel_a_scaler_never_updated_is_named(pack, tmp_path):
+    data = check_in_kernels(pack, tmp_path / "home", "scaler", scaled(8))
+    assert any("with no scaler.update() between" in m for m in data["mistakes"]), data
+    data = check_in_kernels(pack, tmp_path / "home", "scaler", scaled(5))
+    assert any("the reference calls scaler.unscale_(opt) before clip_grad_norm_" in m for m in data["mistakes"]), data
+
+
+# ---------------------------------------------------------------- a process-wide switch
+
+SWITCH_SETUP = """import contextlib
+import torch
+def inside(block):
+    torch.use_deterministic_algorithms(False)
+    try:
+        with block():
+            return torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(False)
+def after(block):
+    torch.use_deterministic_algorithms(False)
+    try:
+        with block():
+            pass
+        return torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(False)
+"""
+SWITCH = """@contextlib.contextmanager
+def block():
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was)
+"""
+SWITCH_CHECKS = [check(kind="value", expr="inside(block)"), check(kind="value", expr="after(block)")]
+
+
+@pytest.mark.parametrize(
+    "code, sentence",
+    [
+        (
+            SWITCH.replace("    torch.use_deterministic_algorithms(True)\n", ""),
+            "the reference's block() calls torch.use_deterministic_algorithms(...) with True, then False; yours "
+            "with False only, never with True",
+        ),
+        (
+            SWITCH.replace("        torch.use_deterministic_algorithms(was)\n", "        pass\n"),
+            "the reference's block() calls torch.use_deterministic_algorithms(...) with True, then False; yours "
+            "with True only, never with False",
+        ),
+        (
+            SWITCH.replace("(True)", "(was)"),
+            "the reference's block() calls torch.use_deterministic_algorithms(...) with True, then False; yours "
+            "with False, then False, never with True",
+        ),
+    ],
+)
+def test_a_switch_the_reference_sets_to_values_the_learner_never_gives_it_is_named(code, sentence):
+    assert sentence in said(code, SWITCH, SWITCH_CHECKS, setup=SWITCH_SETUP)
+
+
+def test_a_switch_set_through_the_setup_s_helper_is_not_compared():
+    """Only the code's own calls count: the setup's helpers set the switch on both sides."""
+    code = SWITCH.replace(
+        "torch.use_deterministic_algorithms(True)",
+        "torch.use_deterministic_algorithms(True)\n    raise ValueError('no')",
+    )
+    r = verify(code, SWITCH, SWITCH_CHECKS, setup=SWITCH_SETUP)
+    assert not r["passed"]
+    assert not any("use_deterministic_algorithms" in m and "never" in m for m in r["mistakes"]), r["mistakes"]
+
+
+# ---------------------------------------------------------------- an in-place update never written
+
+
+def test_in_a_real_kernel_an_update_no_line_makes_is_named_and_an_alias_is_not(pack, tmp_path):
+    code = "layer = nn.Linear(3, 2)\nwith torch.no_grad():\n    layer.bias.copy_(b)\n"
+    data = check_in_kernels(pack, tmp_path / "home", "port", code)
+    assert (
+        "the reference changes layer.weight in place with layer.weight.copy_(W.T); no line of your code changes "
+        "layer.weight (no in-place call on it, no assignment to it or into it), so it keeps the values it was made "
+        "with"
+    ) in data["mistakes"], data
+    # the weight written through another name, wrongly (not transposed): not "never changed"
+    code = "layer = nn.Linear(3, 2)\nw = layer.weight\nwith torch.no_grad():\n    w.copy_(W.T.flip(0))\n    layer.bias.copy_(b)\n"
+    data = check_in_kernels(pack, tmp_path / "home", "port", code)
+    assert not any("no line of your code changes" in m for m in data["mistakes"]), data
+
+
+def test_an_out_of_place_call_whose_result_is_dropped_is_named():
+    setup = "import torch\nx = torch.zeros(3)\n"
+    text = said("x.add(1)\n", "x.add_(1)\n", [check(kind="tensor", expr="x")], setup=setup)
+    assert "your code calls x.add(1) and drops what it returns: add() is out of place" in text

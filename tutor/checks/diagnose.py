@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import counts, errorcause, signatures, swapped, tracediff, unfilled
+from . import counts, errorcause, signatures, swapped, tracediff, unfilled, updates
 from .scan import compare_namespaces
 
 
@@ -50,10 +50,11 @@ def _graph_failed(results, ctx) -> bool:
     return any(not r.get("passed") and (found(r.get("details")) or about_graph(r)) for r in results)
 
 
-def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None) -> list:
+def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None, failing=()) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
     ``auto:TOPIC`` where the sentence has a topic, else None (the host names it).
-    ``unchanged``: the failing checks' names the code left exactly as the setup made them."""
+    ``unchanged``: the failing checks' names the code left exactly as the setup made them;
+    ``failing``: the failing checks' expressions."""
     found: list = []  # (sentence, topic)
     if ctx.code_error is not None:
         cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename, message=ctx.code_error.evalue or "")
@@ -91,6 +92,8 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         sentence = source_rule(code, solution)
         if sentence:
             found.append((sentence, None))
+    if ctx.code_error is None:  # after an exception, what the code never reached says nothing
+        found += [(s, None) for s in updates.never_updated(code, solution, list(failing), set(ctx.learner), unchanged)]
     topics = {t for _, t in found if t}
     for f in ctx.findings:
         reading = ctx.topics.get(f) == "pattern" or str(ctx.topics.get(f) or "").startswith("cause:")

@@ -565,7 +565,8 @@ def run(payload: dict, client: Client) -> dict:
     solution = payload.get("solution") or ""
     seed = int(payload.get("seed") or 0)
     device = torch.device(payload.get("device") or "cpu")
-    tracer = Tracer().install() if payload.get("trace", True) else None
+    # The learner's kernel traces the learner's calls and sends them; this one records the reference's.
+    tracer = Tracer(records=("ref",)).install() if payload.get("trace", True) else None
     client.tracer = tracer
     try:
         quiet = BoundedOutput(limit=0)

@@ -360,7 +360,9 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
                 for c, r in zip(checks, results, strict=False)
                 if not r["passed"] and str(c.get("expr") or "").strip() in ctx.untouched
             ]
-            messages = [(m, i) for m, i in diagnose(ctx, results, code, solution, unchanged) if m not in said]
+            exprs = [str(c.get("expr") or "") for c, r in zip(checks, results, strict=False) if not r["passed"]]
+            found = diagnose(ctx, results, code, solution, unchanged, exprs)
+            messages = [(m, i) for m, i in found if m not in said]
     passed = error is None and all(r["passed"] for r in results)
     # The device run repeats setup and code: only when the first run left room in the limit.
     room = _monotonic() - payload.get("_started", _monotonic()) < DEVICE_RUN_SHARE * float(

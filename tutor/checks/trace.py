@@ -4,7 +4,9 @@ While the reference solution and the learner's code run (and while a check calls
 them), thin wrappers record the calls that make up PyTorch's protocols: optimizer
 ``zero_grad``/``step``, ``backward``/``autograd.grad``, ``train``/``eval``, entering
 ``no_grad``/``inference_mode``/``enable_grad``, ``torch.save``/``torch.load``, device
-moves, seeding and random draws, ``DataLoader`` construction, and cross-entropy fed with
+moves, seeding and random draws, ``DataLoader`` construction, a ``GradScaler``'s
+``scale``/``unscale_``/``step``/``update``, process-wide switches
+(``use_deterministic_algorithms``, ``set_default_dtype``), and cross-entropy fed with
 probabilities. tracediff.py compares the two traces when a check fails.
 
 Only calls made directly by the learner's or the reference's own lines are recorded (a
@@ -38,10 +40,13 @@ INIT_DRAWS = (
     "trunc_normal_",
     "orthogonal_",
 )
+# GradScaler's methods, by the kind of event a call of each records
+SCALER_CALLS = {"scale": "scaler_scale", "unscale_": "unscale", "step": "scaler_step", "update": "scaler_update"}
 RNG_METHODS = ("uniform_", "normal_", "random_", "bernoulli_", "exponential_")
 
 
 _INHERITED = object()
+_SEE_THROUGH: set = set()  # wrappers whose own calls into torch are the caller's calls
 _RETIRED = "_ptfund_retired"  # set on a wrapper uninstalled while another tracer's wrapped it
 
 
@@ -80,8 +85,11 @@ def segment_order(segment) -> tuple:
 
 
 class Tracer:
-    def __init__(self):
-        self.side = None  # "ref" | "learner" while one of them runs, else None
+    def __init__(self, records: tuple = ("ref", "learner")):
+        self.side: str | None = None  # "ref" | "learner" while one of them runs, else None
+        # The sides whose calls this process makes (a judge's learner runs elsewhere and sends
+        # its own trace; with both roles in one process, recording it here too would double it).
+        self.records = records
         self.segment = "run"
         self.traces: dict = {}  # (side, segment) -> [Event, ...]
         self.ran: set = set()  # (side, segment) pairs that ran, with or without events
@@ -128,7 +136,7 @@ class Tracer:
 
     def _caller(self, depth: int = 1):
         """The user frame that made this call, looking through at most ``depth`` torch frames."""
-        if self.side is None:
+        if self.side not in self.records:  # None (neither runs) or a side another tracer records
             return None
         frame = sys._getframe(2)  # skip _caller and the wrapper
         torch_frames = 0
@@ -137,7 +145,7 @@ class Tracer:
             if filename in USER_FILES:
                 self.where = frame.f_code.co_name  # the function of the code that made the call
                 return frame
-            if filename == _THIS_FILE and _idle_wrapper(frame, self):
+            if filename == _THIS_FILE and (frame.f_code in _SEE_THROUGH or _idle_wrapper(frame, self)):
                 frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
                 continue
             if not filename.startswith(_TORCH_DIR):
@@ -459,6 +467,47 @@ class Tracer:
 
         self._patch(functional, "cross_entropy", make_loss("cross_entropy"))
         self._patch(functional, "nll_loss", make_loss("nll_loss"))
+
+        def make_setting(label, keyword):
+            def make(original):
+                def setting(*args, **kwargs):
+                    if tracer._caller() is not None:
+                        value = args[0] if args else kwargs.get(keyword)
+                        tracer._add("setting", label, value=value if isinstance(value, bool) else repr(value)[:60])
+                    return original(*args, **kwargs)
+
+                return setting
+
+            return make
+
+        # Process-wide switches the code sets (and should set back)
+        self._patch(torch, "use_deterministic_algorithms", make_setting("torch.use_deterministic_algorithms", "mode"))
+        self._patch(torch, "set_default_dtype", make_setting("torch.set_default_dtype", "d"))
+
+        # GradScaler's protocol (scale, unscale_, step, update); torch.cuda.amp's is a subclass.
+        # Its step() calls unscale_() itself: only the caller's own calls are recorded.
+        def make_scaler(kind):
+            def make(original):
+                def call(scaler, *args, **kwargs):
+                    frame = tracer._caller()
+                    if frame is not None:
+                        info: dict = {"sid": id(scaler)}  # a fresh scaler may have the old one's name
+                        opt = args[0] if args else kwargs.get("optimizer")
+                        if kind in ("unscale", "scaler_step") and opt is not None:
+                            # which optimizer: a scaler keeps a state per optimizer it steps
+                            info["of"] = _name_of(opt, frame, "the optimizer", tracer.names)
+                            info["opt"] = id(opt)
+                            info["enabled"] = bool(scaler.is_enabled())
+                        tracer._add(kind, _name_of(scaler, frame, "the scaler", tracer.names), **info)
+                    return original(scaler, *args, **kwargs)
+
+                _SEE_THROUGH.add(call.__code__)  # the optimizer step scaler.step makes is the caller's
+                return call
+
+            return make
+
+        for attr, kind in SCALER_CALLS.items():
+            self._patch(torch.amp.GradScaler, attr, make_scaler(kind))
         return self
 
     def uninstall(self) -> None:
@@ -485,7 +534,7 @@ def _idle_wrapper(frame, tracer) -> bool:
     both roles in one process the learner's wrappers sit around the judge's, and a call the
     reference makes passes through them on its way here."""
     other = frame.f_locals.get("tracer")
-    return isinstance(other, Tracer) and other is not tracer and other.side is None
+    return isinstance(other, Tracer) and other is not tracer and other.side not in other.records
 
 
 def _retire(wrapper, original) -> None:

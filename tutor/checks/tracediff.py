@@ -185,8 +185,14 @@ def _optimizer(learner, ref, code=""):
             )
         if _updates_by_hand(code):
             return None  # an update written by hand: what it does wrong is in the values, not here
+        # Not "after each backward()" where the reference skips some (a GradScaler after an overflow)
+        each = (
+            f"after each backward() ({_times(rstep)})"
+            if rstep == rb
+            else f"{_times(rstep)} for its {plural(rb, 'backward() call')}"
+        )
         return (
-            f"the reference calls {opt}.step() after each backward() ({_times(rstep)}); your code never calls it, "
+            f"the reference calls {opt}.step() {each}; your code never calls it, "
             f"so the gradients are computed but the weights never change"
         )
     if rb and not lb:
@@ -226,6 +232,81 @@ def _optimizer(learner, ref, code=""):
         )
     if lstep != rstep:
         return f"the reference calls {opt}.step() {_times(rstep)}; your code calls it {_times(lstep)}"
+    return None
+
+
+# ---------------------------------------------------------------- GradScaler
+
+SCALER_KINDS = ("unscale", "scaler_step", "scaler_update")
+AFTER_STEP = {
+    "unscale": "unscale_() is being called after step()",
+    "scaler_step": "step() has already been called since the last update()",
+}
+
+
+def _scaler_order(learner, ref=None, code=""):
+    """On its face: a scaler's unscale_() or step() for an optimizer it already stepped, with
+    no update() between (GradScaler keeps a state per optimizer that only update() resets)."""
+    stepped: set = set()
+    for e in learner:
+        if e.kind == "scaler_update":
+            stepped = {k for k in stepped if k[0] != e.info.get("sid")}
+        elif e.kind in AFTER_STEP and e.info.get("enabled", True):  # a disabled scaler checks nothing
+            key = (e.info.get("sid"), e.info.get("opt"))
+            if key in stepped:
+                s, o = e.name, e.info.get("of", "opt")
+                again = "unscale_" if e.kind == "unscale" else "step"
+                return (
+                    f"your code calls {s}.{again}({o}) after {s}.step({o}) with no {s}.update() between: "
+                    f"GradScaler wants update() after every step() (it adjusts the scale and readies the scaler "
+                    f'for the next iteration), which is why that call raises "{AFTER_STEP[e.kind]}"'
+                )
+            if e.kind == "scaler_step":
+                stepped.add(key)
+    return None
+
+
+def _letters(events) -> str:
+    return "".join({"unscale": "U", "clip": "C", "scaler_step": "S"}.get(e.kind, "") for e in events)
+
+
+def _scaler(learner, ref, code=""):
+    """The reference's GradScaler protocol (backward through scale(loss), unscale_ before the
+    gradients are clipped, step and update through the scaler) against the learner's."""
+    if not _kinds(ref, *SCALER_KINDS):
+        return None
+    s = _first_name(learner, "scaler_step", None) or _first_name(ref, "scaler_step", "scaler")
+    o = next((e.info["of"] for e in ref if e.kind == "scaler_step" and "of" in e.info), "opt")
+    if _kinds(ref, "scaler_scale") and _kinds(learner, "backward") and not _kinds(learner, "scaler_scale"):
+        never = _never(code, f"{s}.scale(loss)", "scale", on=s)
+        return (
+            f"the reference calls backward() on {s}.scale(loss); {never}, so backward() gives unscaled gradients "
+            f"(small float16 gradients can underflow to zero) and {s}'s unscale_() and step() divide them by the "
+            f"scale once more"
+        )
+    if _kinds(ref, "scaler_step") and not _kinds(learner, "scaler_step") and _kinds(learner, "step"):
+        return (
+            f"the reference steps through {s}.step({o}); your code calls {o}.step() itself, so a step whose "
+            f"gradients overflowed to inf or nan is applied instead of skipped"
+        )
+    rl, ll = _letters(ref), _letters(learner)
+    if "UC" in rl and "C" in ll and "U" not in ll:
+        never = _never(code, f"{s}.unscale_({o})", "unscale_", on=s)
+        return (
+            f"the reference calls {s}.unscale_({o}) before clip_grad_norm_; {never}, so clip_grad_norm_ measures "
+            f"the gradients while they are still multiplied by the scale and clips them to a fraction of max_norm"
+        )
+    if "UC" in rl and "U" in ll and "C" in ll and ll.index("C") < ll.index("U"):  # its first clip came first
+        return (
+            f"your code clips the gradients before {s}.unscale_({o}): clip_grad_norm_ measured them still "
+            f"multiplied by the scale; call unscale_ first, then clip"
+        )
+    if _kinds(ref, "scaler_update") and _kinds(learner, "scaler_step") and not _kinds(learner, "scaler_update"):
+        never = _never(code, f"{s}.update()", "update", on=s)
+        return (
+            f"the reference calls {s}.update() after each {s}.step({o}); {never}, so the scale never changes: "
+            f"it is not halved after an overflow nor grown after a run of good steps"
+        )
     return None
 
 
@@ -596,6 +677,36 @@ def _broadcasts(learner, ref):
     return None
 
 
+def _values(values) -> str:
+    shown = [str(v) for v in values]
+    if len(shown) == 1:
+        return shown[0]
+    return ", then ".join(shown[:4]) + (f", ... ({len(shown)} calls)" if len(shown) > 4 else "")
+
+
+def _settings(learner, ref, code=""):
+    """A process-wide switch (deterministic algorithms, the default dtype) the reference sets
+    during the same check call to values the learner's code never gives it, or leaves at
+    another value."""
+    for name in dict.fromkeys(e.name for e in _kinds(ref, "setting")):
+        theirs = [e.info.get("value") for e in ref if e.kind == "setting" and e.name == name]
+        mine = [e.info.get("value") for e in learner if e.kind == "setting" and e.name == name]
+        if mine == theirs:
+            continue
+        where = next((e.info["in"] for e in ref if e.kind == "setting" and e.name == name and "in" in e.info), None)
+        said = f"the reference's {where}() calls" if where else "the reference calls"
+        said = f"{said} {name}(...) with {_values(theirs)}"
+        if not mine:
+            return f"{said}; {_never(code, name + '(...)', name.rpartition('.')[2])}"
+        missing = [v for v in dict.fromkeys(theirs) if v not in mine]
+        if missing:
+            only = " only" if len(mine) == 1 else ""
+            return f"{said}; yours with {_values(mine)}{only}, never with {missing[0]}"
+        if mine[-1] != theirs[-1]:
+            return f"{said}; yours with {_values(mine)}, so it is left at {mine[-1]}, not {theirs[-1]}"
+    return None
+
+
 def _state_loads(learner, ref, code=""):
     # By kind (a model, an optimizer), not name: a function's arguments may be named otherwise.
     mine = {e.info.get("what") or e.name for e in _kinds(learner, "load_state")}
@@ -649,6 +760,8 @@ def _losses(learner, ref):
 
 RULES = (
     (_losses, None),
+    (_scaler_order, None),
+    (_scaler, None),
     (_optimizer, TOPIC_ZERO_GRAD),
     (_modes, None),
     (_grad_modes, TOPIC_GRAD_MODE),
@@ -660,10 +773,11 @@ RULES = (
     (_draws, None),
     (_variances, None),
     (_state_loads, None),
+    (_settings, None),
     (_broadcasts, None),
 )
 
-ONE_SIDED = ((_losses, None), (_moves, None))
+ONE_SIDED = ((_losses, None), (_scaler_order, None), (_moves, None))
 # Save/load are judged over the whole run too: a check may compare a loaded model with a
 # value the reference computes without loading anything.
 WHOLE_RUN = ((_save_load, None), (_state_loads_in_functions, None))
@@ -726,7 +840,7 @@ def _like_runs(learner, ref, functions) -> tuple:
 
 # Rules that also read the learner's source: a call written but never run is another cause
 # than a call missing.
-READS_CODE = (_optimizer, _grad_modes, _save_load, _state_loads)
+READS_CODE = (_optimizer, _grad_modes, _save_load, _state_loads, _scaler, _settings)
 
 
 def _first(pairs, rules, code=""):
