@@ -5,6 +5,7 @@ code could reach the same tensor, never where something could."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tutor.checks.updates import never_updated
 
@@ -16,8 +17,8 @@ INIT = (
 PORT = "layer = nn.Linear(3, 3)\nwith torch.no_grad():\n    layer.weight.copy_(W.T)\n    layer.bias.copy_(b)\n"
 
 
-def said(code: str, solution: str, failing, names=("scores", "W", "b", "torch", "nn")) -> list:
-    return never_updated(code, solution, failing, set(names))
+def said(code: str, solution: str, failing, names=("scores", "W", "b", "torch", "nn"), values=None) -> list:
+    return never_updated(code, solution, failing, values if values is not None else dict.fromkeys(names))
 
 
 def test_a_dropped_in_place_update_of_a_setup_tensor_is_named():
@@ -113,3 +114,35 @@ def test_a_tensor_bound_to_another_name_that_is_changed_is_not_called_unchanged(
     assert said("layer = nn.Linear(3, 2)\n", PORT, ["layer.weight"])[0].startswith(
         "the reference changes layer.weight in place with layer.weight.copy_(W.T); no line of your code changes"
     )
+
+
+def test_a_statement_in_place_where_the_reference_s_is_not_and_back_is_named():
+    w = torch.ones(2)
+    assert said("w = w - 0.1 * w.grad\n", "w -= 0.1 * w.grad\n", ["w"], values={"w": w}) == [
+        "your code's w = w - 0.1 * w.grad makes a new tensor and binds w to it; the reference's w -= 0.1 * w.grad "
+        "changes w itself in place, so every other holder of that tensor (the caller, an optimizer, the checks) "
+        "sees the change"
+    ]
+    solution = "def step(p, lr):\n    p = p * (1 - lr)\n    return p\n"
+    assert said("def step(p, lr):\n    p *= 1 - lr\n    return p\n", solution, ["step(w, 0.1)"], ("w",)) == [
+        "your code's p *= 1 - lr changes p in place where p is a tensor, and p is what the caller passed to step(), "
+        "so the caller's tensor changes too; the reference's p = p * (1 - lr) makes a new tensor and leaves the "
+        "argument as it was"
+    ]
+    assert said("t = a.t_()\n", "t = a.t()\n", ["a"], ("a",)) == [
+        "your code calls a.t_(), which changes a itself in place; the reference's a.t(...) returns a new tensor (or "
+        "a view) and leaves a as it was"
+    ]
+
+
+def test_an_in_place_statement_on_the_function_s_own_copy_is_not_blamed():
+    solution = "def step(p, lr):\n    p = p * (1 - lr)\n    return p\n"
+    code = "def step(p, lr):\n    p = p.clone()\n    p *= 1 - lr\n    return p\n"
+    assert said(code, solution, ["step(w, 0.1)"], ("w",)) == []
+
+
+def test_a_number_added_to_another_way_is_not_called_a_tensor():
+    assert said("total = total + 1.5\n", "total += 1.5\n", ["total"], values={"total": 3.0}) == []
+    # a function's local: the source does not say what it holds, and the sentence says so
+    text = said("def f(t):\n    t = t + 1\n    return t\n", "def f(t):\n    t += 1\n    return t\n", ["f(x)"])
+    assert text and "(where t holds a tensor)" in text[0]

@@ -93,7 +93,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         if sentence:
             found.append((sentence, None))
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
-        found += [(s, None) for s in updates.never_updated(code, solution, list(failing), set(ctx.learner), unchanged)]
+        found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
     topics = {t for _, t in found if t}
     for f in ctx.findings:
         reading = ctx.topics.get(f) == "pattern" or str(ctx.topics.get(f) or "").startswith("cause:")

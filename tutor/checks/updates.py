@@ -243,17 +243,117 @@ def dropped_results(tree: ast.AST, theirs: ast.AST) -> list:
     return out[:1]
 
 
-def never_updated(code: str, solution: str, failing: list, names=(), skip=()) -> list:
+OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@", ast.Pow: "**"}
+
+
+def _rebinds(node) -> tuple | None:
+    """(name, op) of ``x = x OP ...``."""
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.BinOp)
+        and isinstance(node.value.left, ast.Name)
+        and node.value.left.id == node.targets[0].id
+        and type(node.value.op) in OPS
+    ):
+        return node.targets[0].id, type(node.value.op)
+    return None
+
+
+def _augments(node) -> tuple | None:
+    """(name, op) of ``x OP= ...``."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and type(node.op) in OPS:
+        return node.target.id, type(node.op)
+    return None
+
+
+def _parameters(tree: ast.AST) -> dict:
+    """Each function parameter's name -> the function's name, for parameters the function
+    never binds to something else (``p = p.clone()`` first: then ``p *= a`` is its own)."""
+    out = {}
+    for f in ast.walk(tree):
+        if not isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        augmented = {id(n.target) for n in ast.walk(f) if isinstance(n, ast.AugAssign)}
+        bound = {
+            n.id
+            for n in ast.walk(f)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in augmented
+        }
+        for a in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs]:
+            if a.arg not in bound:
+                out[a.arg] = f.name
+    return out
+
+
+def _is_tensor(name: str, values: dict) -> bool | None:
+    """Whether the learner's top-level ``name`` is a tensor; None for a name the namespace
+    does not hold (a function's local or parameter: the source does not say)."""
+    if name not in values:
+        return None
+    return isinstance(values[name], torch.Tensor)
+
+
+def in_place_swaps(tree: ast.AST, theirs: ast.AST, values: dict | None = None) -> list:
+    """A statement written in place where the reference's is out of place, or the other way:
+    ``w = w - lr * g`` for ``w -= lr * g`` (a new tensor, so the caller's and the optimizer's
+    ``w`` never changes), ``p *= a`` for ``p = p * a`` on a parameter of the function (the
+    caller's tensor changes), ``a.t_()`` for ``a.t()`` (``a`` itself changes)."""
+    out = []
+    rebound = {r: n for n in ast.walk(theirs) if (r := _rebinds(n))}
+    augmented = {a: n for n in ast.walk(theirs) if (a := _augments(n))}
+    mine_aug = {a for n in ast.walk(tree) if (a := _augments(n))}
+    mine_re = {r for n in ast.walk(tree) if (r := _rebinds(n))}
+    params = _parameters(tree)
+    values = values or {}
+    for n in ast.walk(tree):
+        r, a = _rebinds(n), _augments(n)
+        if r and r in augmented and r not in mine_aug and _is_tensor(r[0], values) is not False:
+            # += on a number rebinds it too: the sentence holds for tensors only
+            which = "" if _is_tensor(r[0], values) else f" (where {r[0]} holds a tensor)"
+            out.append(
+                f"your code's {ast.unparse(n)} makes a new tensor and binds {r[0]} to it{which}; the reference's "
+                f"{ast.unparse(augmented[r])} changes {r[0]} itself in place, so every other holder of that tensor "
+                f"(the caller, an optimizer, the checks) sees the change"
+            )
+        elif a and a in rebound and a not in mine_re and a[0] in params:
+            out.append(
+                f"your code's {ast.unparse(n)} changes {a[0]} in place where {a[0]} is a tensor, and {a[0]} is what "
+                f"the caller passed to {params[a[0]]}(), so the caller's tensor changes too; the reference's "
+                f"{ast.unparse(rebound[a])} makes a new tensor and leaves the argument as it was"
+            )
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _in_place(n):
+            owner, method = ast.unparse(n.func.value), n.func.attr
+            if any(
+                isinstance(m, ast.Call)
+                and isinstance(m.func, ast.Attribute)
+                and m.func.attr == method[:-1]
+                and ast.unparse(m.func.value) == owner
+                for m in ast.walk(theirs)
+            ) and not any(
+                isinstance(m, ast.Call) and isinstance(m.func, ast.Attribute) and m.func.attr == method
+                for m in ast.walk(theirs)
+            ):
+                out.append(
+                    f"your code calls {ast.unparse(n)}, which changes {owner} itself in place; the reference's "
+                    f"{owner}.{method[:-1]}(...) returns a new tensor (or a view) and leaves {owner} as it was"
+                )
+    return out[:1]
+
+
+def never_updated(code: str, solution: str, failing: list, values: dict | None = None, skip=()) -> list:
     """Sentences for the reference's in-place updates the learner's code cannot have made,
     where a failing check (``failing``: their expressions) reads the tensor's object or calls
-    the function the update is in; ``names``: the learner's namespace (the setup's names);
+    the function the update is in; ``values``: the learner's namespace (the setup's names);
     ``skip``: names already said to be exactly what the setup made."""
     try:
         mine, theirs = ast.parse(code or ""), ast.parse(solution or "")
     except SyntaxError:
         return []
     whole, attributes = _reads(failing)
-    out = dropped_results(mine, theirs)
+    values = values if values is not None else {}
+    out = dropped_results(mine, theirs) or in_place_swaps(mine, theirs, values)
     for target, statement, function in _updates(theirs):
         if out:
             break
@@ -262,7 +362,7 @@ def never_updated(code: str, solution: str, failing: list, names=(), skip=()) ->
             continue  # no failing check reads it, an attribute of that name, or calls the function it is in
         if function is not None and function not in _defined(mine):
             continue  # the learner's function of that name is missing: its error says so
-        if function is None and _root(target) not in _bound(mine) | set(names):
+        if function is None and _root(target) not in _bound(mine) | set(values):
             continue
         if _may_write(mine, target, made=_root(target) in _bound(theirs)):
             continue
