@@ -129,7 +129,7 @@ def test_a_statement_in_place_where_the_reference_s_is_not_and_back_is_named():
         "so the caller's tensor changes too; the reference's p = p * (1 - lr) makes a new tensor and leaves the "
         "argument as it was"
     ]
-    assert said("t = a.t_()\n", "t = a.t()\n", ["a"], ("a",)) == [
+    assert said("t = a.t_()\n", "t = a.t()\n", ["a"], values={"a": torch.ones(2, 2)}) == [
         "your code calls a.t_(), which changes a itself in place; the reference's a.t(...) returns a new tensor (or "
         "a view) and leaves a as it was"
     ]
@@ -146,3 +146,20 @@ def test_a_number_added_to_another_way_is_not_called_a_tensor():
     # a function's local: the source does not say what it holds, and the sentence says so
     text = said("def f(t):\n    t = t + 1\n    return t\n", "def f(t):\n    t += 1\n    return t\n", ["f(x)"])
     assert text and "(where t holds a tensor)" in text[0]
+
+
+def test_a_set_s_method_and_a_flag_are_not_read_as_tensor_updates():
+    solution = "seen = set()\nseen.add(3)\n"
+    assert said("seen = set()\nseen.add_(3)\n", solution, ["seen"], ("seen",)) == []
+    # requires_grad_ changes no values: "keeps the values it was made with" would be beside the point
+    solution = "model.body.requires_grad_(False)\n"
+    assert said("pass\n", solution, ["model.body"], ("model",)) == []
+
+
+def test_an_in_place_method_on_a_local_says_where_it_holds_a_tensor():
+    text = said("def f(x):\n    return x.abs_().max()\n", "def f(x):\n    return x.abs().max()\n", ["f(t)"])
+    assert text == [
+        "your code calls x.abs_(), which changes x itself in place where x is a tensor; the reference's "
+        "x.abs(...) returns a new tensor (or a view) and leaves x as it was"
+    ]
+    assert said("order, seen = [], set()\nseen.add_(3)\n", "order, seen = [], set()\nseen.add(3)\n", ["seen"]) == []

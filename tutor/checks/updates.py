@@ -21,6 +21,9 @@ WRITERS = frozenset(
     | {"__setitem__", "index_put", "scatter", "update"}
 )
 MAKERS = frozenset({"register_buffer", "register_parameter"})
+# In-place methods that set a flag, not values (tracediff.never_freezes speaks of requires_grad_)
+CONTAINERS = ("list", "set", "dict", "tuple", "deque", "defaultdict", "OrderedDict")
+FLAGS = frozenset({"requires_grad_", "share_memory_", "retain_grad"})
 TORCH_WRITERS = frozenset({"step", "load_state_dict", "apply", "reset_parameters", "update", "index_put", "scatter"})
 # Functions that only read what they are handed
 READERS = frozenset(
@@ -208,7 +211,8 @@ def _updates(tree: ast.AST) -> list:
                 continue
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 target = _updated(stmt.value)
-                if target is not None and PLAIN.fullmatch(target):
+                flag = isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in FLAGS
+                if target is not None and PLAIN.fullmatch(target) and not flag:
                     found.append((target, ast.unparse(stmt.value), function))
             for field in ("body", "orelse", "finalbody", "handlers"):
                 inner = getattr(stmt, field, None)
@@ -287,6 +291,31 @@ def _parameters(tree: ast.AST) -> dict:
     return out
 
 
+def _containers(tree: ast.AST) -> set:
+    """Names the source binds to a list, set, dict or tuple (``seen = set()``): never tensors there."""
+
+    def container(value) -> bool:
+        literal = isinstance(value, ast.List | ast.Set | ast.Dict | ast.ListComp | ast.SetComp | ast.DictComp)
+        made = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in CONTAINERS
+        return literal or made
+
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if isinstance(t, ast.Name) and (container(node.value) or isinstance(node.value, ast.Tuple)):
+                out.add(t.id)
+            elif isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(t.elts) == len(node.value.elts):
+                # order, seen = [], set()
+                out |= {
+                    n.id
+                    for n, v in zip(t.elts, node.value.elts, strict=True)
+                    if isinstance(n, ast.Name) and container(v)
+                }
+    return out
+
+
 def _is_tensor(name: str, values: dict) -> bool | None:
     """Whether the learner's top-level ``name`` is a tensor; None for a name the namespace
     does not hold (a function's local or parameter: the source does not say)."""
@@ -325,6 +354,9 @@ def in_place_swaps(tree: ast.AST, theirs: ast.AST, values: dict | None = None) -
             )
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _in_place(n):
             owner, method = ast.unparse(n.func.value), n.func.attr
+            holds = _is_tensor(owner, values)
+            if holds is False or owner in _containers(tree) or method in FLAGS:
+                continue  # a set's add_ raises (its error says so); requires_grad_ changes no values
             if any(
                 isinstance(m, ast.Call)
                 and isinstance(m.func, ast.Attribute)
@@ -335,8 +367,9 @@ def in_place_swaps(tree: ast.AST, theirs: ast.AST, values: dict | None = None) -
                 isinstance(m, ast.Call) and isinstance(m.func, ast.Attribute) and m.func.attr == method
                 for m in ast.walk(theirs)
             ):
+                which = "" if holds else f" where {owner} is a tensor"
                 out.append(
-                    f"your code calls {ast.unparse(n)}, which changes {owner} itself in place; the reference's "
+                    f"your code calls {ast.unparse(n)}, which changes {owner} itself in place{which}; the reference's "
                     f"{owner}.{method[:-1]}(...) returns a new tensor (or a view) and leaves {owner} as it was"
                 )
     return out[:1]
