@@ -59,6 +59,7 @@ def test_a_discarded_out_of_place_result_is_named():
         "from torch.nn.init import uniform_\nuniform_(layer.weight, -1, 1)\n",
         "torch.Tensor.uniform_(layer.weight, -1, 1)\n",
         "layer.apply(init)\n",
+        "torch.nn.utils.vector_to_parameters(vec, layer.parameters())\n",
     ],
 )
 def test_a_write_that_may_reach_the_tensor_another_way_is_not_called_missing(code):
@@ -75,6 +76,8 @@ def test_a_write_that_may_reach_the_tensor_another_way_is_not_called_missing(cod
         "s = scores\ns.zero_()\n",
         "s = scores.view(-1)\ns.zero_()\n",
         "torch.Tensor.zero_(scores)\n",
+        "torch.relu_(scores)\n",
+        "F.relu_(scores)\n",
     ],
 )
 def test_a_setup_tensor_changed_another_way_is_not_called_unchanged(code):
@@ -163,3 +166,18 @@ def test_an_in_place_method_on_a_local_says_where_it_holds_a_tensor():
         "x.abs(...) returns a new tensor (or a view) and leaves x as it was"
     ]
     assert said("order, seen = [], set()\nseen.add_(3)\n", "order, seen = [], set()\nseen.add(3)\n", ["seen"]) == []
+
+
+def test_a_module_s_own_attributes_set_in_init_are_not_writes_of_the_updated_buffer():
+    solution = (
+        "class S(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.scale = 2.0\n"
+        "        self.register_buffer('std', torch.ones(3))\n    def fit(self, x):\n        self.std.copy_(x.std(0))\n"
+        "        return self\nnorm = S().fit(X)\n"
+    )
+    code = solution.replace("        self.std.copy_(x.std(0))\n", "")
+    assert said(code, solution, ["norm.std"], ("X", "torch", "nn"))[0].startswith(
+        "the reference's fit() changes self.std"
+    )
+    # an item written into the buffer is a write
+    code = solution.replace("self.std.copy_(x.std(0))", "self.std[:] = x.std(0)")
+    assert said(code, solution, ["norm.std"], ("X", "torch", "nn")) == []

@@ -280,13 +280,13 @@ def _scaler(learner, ref, code=""):
     if _kinds(ref, "scaler_scale") and _kinds(learner, "backward") and not _kinds(learner, "scaler_scale"):
         never = _never(code, f"{s}.scale(loss)", "scale", on=s)
         return (
-            f"the reference calls backward() on {s}.scale(loss); {never}, so backward() gives unscaled gradients "
-            f"(small float16 gradients can underflow to zero) and {s}'s unscale_() and step() divide them by the "
-            f"scale once more"
+            f"the reference calls backward() on {s}.scale(loss); {never}, so backward() gives unscaled gradients, "
+            f"and small float16 gradients can underflow to zero"
         )
     if _kinds(ref, "scaler_step") and not _kinds(learner, "scaler_step") and _kinds(learner, "step"):
+        lo = _first_name(learner, "step", o)
         return (
-            f"the reference steps through {s}.step({o}); your code calls {o}.step() itself, so a step whose "
+            f"the reference steps through {s}.step({o}); your code calls {lo}.step() itself, so a step whose "
             f"gradients overflowed to inf or nan is applied instead of skipped"
         )
     rl, ll = _letters(ref), _letters(learner)

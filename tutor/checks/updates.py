@@ -18,11 +18,11 @@ INIT_MODULES = frozenset({"nn.init", "torch.nn.init", "init"})
 # Calls that change tensors without an in-place method of their own on the page
 WRITERS = frozenset(
     {"step", "load_state_dict", "apply", "reset_parameters", "setattr", "exec", "eval", "fit"}
-    | {"__setitem__", "index_put", "scatter", "update"}
+    | {"__setitem__", "index_put", "scatter", "update", "copyto", "put", "place", "vector_to_parameters"}
 )
 MAKERS = frozenset({"register_buffer", "register_parameter"})
-# In-place methods that set a flag, not values (tracediff.never_freezes speaks of requires_grad_)
 CONTAINERS = ("list", "set", "dict", "tuple", "deque", "defaultdict", "OrderedDict")
+# In-place methods that set a flag, not values (tracediff.never_freezes speaks of requires_grad_)
 FLAGS = frozenset({"requires_grad_", "share_memory_", "retain_grad"})
 TORCH_WRITERS = frozenset({"step", "load_state_dict", "apply", "reset_parameters", "update", "index_put", "scatter"})
 # Functions that only read what they are handed
@@ -32,6 +32,7 @@ READERS = frozenset(
 )
 # Library functions: what one changes in place has a trailing underscore (seen as a write)
 LIBRARIES = ("torch.", "np.", "numpy.", "F.", "nn.", "math.")
+LIBRARY_ROOTS = frozenset({"torch", "np", "numpy", "F", "nn", "init", "math"})
 PLAIN = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
@@ -61,8 +62,8 @@ def _written(call: ast.Call) -> list:
     if not isinstance(call.func, ast.Attribute):
         return first  # a function imported bare: it changes what it is handed
     owner = ast.unparse(call.func.value)
-    if owner in INIT_MODULES or owner.startswith(LIBRARIES) or owner.rpartition(".")[2][:1].isupper():
-        return [owner, *first]  # nn.init.zeros_(w), torch.Tensor.add_(w, 1)
+    if owner in INIT_MODULES or _root(owner) in LIBRARY_ROOTS or owner.rpartition(".")[2][:1].isupper():
+        return [owner, *first]  # nn.init.zeros_(w), torch.relu_(w), torch.Tensor.add_(w, 1)
     return [owner]  # w.copy_(src) changes w, not src
 
 
@@ -189,8 +190,10 @@ def _may_write(tree: ast.AST, target: str, made: bool = True) -> bool:
                     # the like on one that may hold it
                     if (isinstance(node, ast.AugAssign) and t.id in aliases) or (t.id == root and not made):
                         return True
-                elif _may_be(ast.unparse(t), target, aliases) or _may_be(ast.unparse(t.value), target, aliases):
+                elif _may_be(ast.unparse(t), target, aliases):
                     return True
+                elif isinstance(t, ast.Subscript) and _may_be(ast.unparse(t.value), target, aliases):
+                    return True  # x[...] = v writes into x (obj.attr = v binds an attribute: checked above)
         elif (isinstance(node, ast.Attribute) and node.attr == "data") or isinstance(node, ast.Global | ast.Nonlocal):
             return True
     return False
