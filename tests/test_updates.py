@@ -60,6 +60,9 @@ def test_a_discarded_out_of_place_result_is_named():
         "torch.Tensor.uniform_(layer.weight, -1, 1)\n",
         "layer.apply(init)\n",
         "torch.nn.utils.vector_to_parameters(vec, layer.parameters())\n",
+        "setattr(layer, 'weight', nn.Parameter(W.T.clone()))\n",
+        "port = lambda l: l.weight.uniform_(-1, 1)\nport(layer)\n",  # through a lambda's argument
+        "layer.weight.mul_(0).add_(1)\n",  # a chain of in-place calls
     ],
 )
 def test_a_write_that_may_reach_the_tensor_another_way_is_not_called_missing(code):
