@@ -97,7 +97,9 @@ while IFS=$'\t' read -r type answer; do
     keys -l -- "$answer"
     keys Enter
     wait_for "enter: next card" 120          # the answer box, once graded
-    screen | grep -qF "Correct." || fail "card $n ($type) answered $answer was not right"
+    # The verdict above the box may paint a frame after the box: wait for it, then read it.
+    verdict=$(wait_for_any 10 "Correct." "Wrong.")
+    [ "$verdict" = "Correct." ] || fail "card $n ($type) answered $answer was not right"
     if [ "$answer" = "3, 1" ]; then
         wait_for "Usually written: (3, 1)" 5
     fi
