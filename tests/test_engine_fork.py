@@ -339,3 +339,43 @@ def test_a_process_starts_its_fork_server_before_its_own_heavy_imports(tmp_path)
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["early"] == []  # nothing heavy in the starting process
     assert isinstance(out["pid"], int)  # the same server the process's kernels fork from, ready
+
+
+async def test_a_cold_check_s_kernels_start_before_torch_dynamo_and_later_ones_after():
+    """The fork server's first kernels are forked before it imports torch._dynamo (a second
+    of imports a cold check would wait for); what needs it imports it there; the server
+    imports it once idle (or before forking more), so later kernels have it."""
+    from tutor.engine.forkserver import LEAN_KERNELS
+
+    forkclient.shutdown_shared()
+    probe = "import sys; 'torch._dynamo' in sys.modules"
+    first = KernelSession()
+    try:
+        await first.start()
+        assert first.launcher == FORK
+        assert (await first.execute(probe)).result_text == "False"
+        meta = await first.execute("import torch; tuple((torch.ones(2, 3, device='meta') * 2).sum(0).shape)")
+        assert meta.result_text == "(3,)"
+        assert (await first.execute(probe)).result_text == "False"  # a meta op needs no dynamo
+        step = textwrap.dedent(
+            """
+            m = torch.nn.Linear(3, 2); opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            m(torch.ones(4, 3)).sum().backward(); w = m.weight.detach().clone(); opt.step()
+            (not torch.equal(w, m.weight), 'torch._dynamo' in sys.modules)
+            """
+        )
+        assert (await first.execute(step)).result_text == "(True, True)"
+    finally:
+        await first.shutdown()
+    # However busy the machine, the kernel after the last lean one was forked with it.
+    for _ in range(LEAN_KERNELS + 1):
+        later = KernelSession()
+        try:
+            await later.start()
+            if (await later.execute(probe)).result_text == "True":
+                break
+        finally:
+            await later.shutdown()
+    else:
+        pytest.fail(f"no kernel forked with torch._dynamo after {LEAN_KERNELS + 1} more")
+    forkclient.shutdown_shared()

@@ -60,7 +60,8 @@ def learner_side(function: str, request: str, text: str) -> None:
 
 def warm_up(device=None) -> None:
     """Pay torch's one-time lazy costs now (a spare kernel can call this while idle):
-    the first op on the meta device imports torch._dynamo (about a second), the first
+    the first op on the meta device imports sympy and torch._dynamo (about 1.5 s; see
+    lazydynamo.py for deferring the latter), the first
     torch.load(weights_only=True) builds its unpickler, and on a CUDA or MPS ``device``
     the first operations create the GPU context and load its math libraries."""
     global _first_copy

@@ -6,7 +6,10 @@ Run by the tutor as ``python -c "from tutor.engine.forkserver import main; main(
 The parent imports ipykernel, torch, numpy and the check library and warms them with small
 operations only, so that at fork time it has one thread, no zmq context, no CUDA or MPS
 state and torch's intra-op thread pool not started: everything a child needs is already in
-memory, and a child may start threads, GPUs and sockets of its own safely.
+memory, and a child may start threads, GPUs and sockets of its own safely. One import
+waits: torch._dynamo (about a second), which the first meta-device operation would pull in
+(ptfund_checks.lazydynamo): the first kernels, a cold check's, are forked without it, and
+the parent imports it once idle, before the later ones.
 
 Each child is a complete ipykernel in its own process group; it dies with the server
 (PR_SET_PDEATHSIG on Linux, a watcher thread elsewhere), and the server dies with the tutor
@@ -53,6 +56,12 @@ from tutor.engine.confine import set_death_signal as _set_death_signal
 _real_exit = os._exit
 
 ENDING_BOUND = 2.0  # seconds a kernel's exit waits for the rest of its process group
+# The first kernels are forked before the server imports torch._dynamo (lazydynamo.py): a
+# cold check's two and the spares forked while it runs, a second sooner. The server imports
+# it once it has been idle a moment, or before forking more than that many; a kernel forked
+# before imports it itself only if its code needs it (an optimizer's step, torch.compile).
+LEAN_KERNELS = 6
+LATE_IMPORT_IDLE = 0.5  # seconds
 
 
 def _thread_count() -> int:
@@ -125,9 +134,24 @@ def warm() -> None:
 
     install_boot()
 
-    # CPU and meta only: a GPU touched here would be unusable in every child.
+    # CPU and meta only: a GPU touched here would be unusable in every child. torch._dynamo
+    # waits (lazydynamo.py): the first kernels, a cold check's, are forked without it.
+    lazy = importlib.import_module("ptfund_checks.lazydynamo")
+    lazy.defer()
     ptfund_checks.warm_up(None)
+    lazy.defer()  # the wrappers of what the warm-up imported
     torch.set_rng_state(rng)
+
+
+def import_dynamo_late() -> None:
+    """Import torch._dynamo in the fork server, once its first kernels are forked: every
+    optimizer step and torch.compile imports it, which no later kernel should pay again."""
+    if "torch._dynamo" in sys.modules or "torch" not in sys.modules:
+        return
+    try:
+        importlib.import_module("torch._dynamo")
+    except Exception:  # each kernel then imports it if it needs it, as torch would
+        pass
 
 
 def _fork_problem() -> str | None:
@@ -154,6 +178,7 @@ class Standby:
         self.request: dict | None = None  # the request it serves, once handed one
         self.buffer = b""
         self.status: int | None = None  # how it ended, when that was seen before its answer
+        self.lean = "torch._dynamo" not in sys.modules  # forked before the server imported it
 
 
 class Server:
@@ -175,6 +200,9 @@ class Server:
         # be reaped while the kernel itself is still ending; its exit is reported once the
         # group is empty (or after a bound: something left in the group must not hide an exit).
         self.ending: dict[int, tuple[int, float]] = {}
+        # How many more kernels may be forked before torch._dynamo is imported here.
+        self.lean = LEAN_KERNELS if "torch._dynamo" not in sys.modules else 0
+        self.active = time.monotonic()  # when a request or a standby was last heard
 
     def send(self, obj: dict) -> None:
         try:
@@ -192,7 +220,13 @@ class Server:
         self.send({"ready": True, "pid": os.getpid()})
         self.standby = self.fork_standby()
         while True:
-            for key, _ in self.selector.select(timeout=0.05 if self.ending else None):
+            timeout = 0.05 if self.ending else LATE_IMPORT_IDLE if self.lean else None
+            events = self.selector.select(timeout=timeout)
+            if events:
+                self.active = time.monotonic()
+            elif self.lean and not self.claimed and time.monotonic() - self.active >= LATE_IMPORT_IDLE:
+                self.end_lean()
+            for key, _ in events:
                 if key.fd == self.wake_r:
                     try:
                         while os.read(self.wake_r, 512):
@@ -270,7 +304,21 @@ class Server:
         if self.standby is None:
             self.standby = self.fork_standby()
 
+    def end_lean(self) -> None:
+        """Import torch._dynamo here, and replace a standby forked without it."""
+        self.lean = 0
+        import_dynamo_late()
+        standby = self.standby
+        if standby is not None and standby.lean and "torch._dynamo" in sys.modules:
+            self.kill(standby.pid)  # reaped as any other
+            standby.sock.close()
+            self.standby = self.fork_standby()
+
     def fork_standby(self) -> Standby | None:
+        if self.lean:
+            self.lean -= 1
+        else:
+            import_dynamo_late()
         problem = _fork_problem()
         if problem is not None:
             self.problem = problem

@@ -25,8 +25,9 @@ WARM_UP = "import ptfund_checks as _ptfund\n_ptfund.warm_up(globals().get('DEVIC
 
 async def warm_up(session: KernelSession, timeout: float = 60) -> None:
     """Pay the check library's one-time costs in a started kernel (torch's first meta-device
-    op imports torch._dynamo, ~1 s; a GPU's context), so no verification pays them. A
-    kernel forked onto the CPU has nothing left to pay: its fork server paid it."""
+    op imports sympy and torch._dynamo, ~1.5 s; a GPU's context), so no verification pays
+    them. A kernel forked onto the CPU has nothing left to pay: its fork server paid it
+    (torch._dynamo aside, in its first kernels: lazydynamo.py)."""
     from tutor.engine.launch import FORK
 
     if session.launcher == FORK and session.device_info is not None and session.device_info.kind == "cpu":
