@@ -72,3 +72,35 @@ def test_pack_test_starts_the_exercise_slowest_last_time_first(tmp_path: Path):
     recorded = packtimes.load(root)
     assert set(recorded) == {"first-steps/zeros", "first-steps/sum-of-ones"}
     assert all(0 < t < 9.0 for t in recorded.values())  # this run's own times replaced the ones made up
+
+
+@pytest.mark.slow
+def test_a_case_the_machine_held_past_its_limit_is_verified_again(tmp_path: Path, monkeypatch):
+    """A stall that is not the pack's (a busy machine, a disk that stops answering) can hold
+    a kernel past its limit: pack test verifies such a case again, and only a time-out that
+    happens again fails the pack."""
+    from tutor.grading.verdict import Verdict
+    from tutor.grading.verify import Verifier
+
+    pack, problems = check_pack(new_pack(tmp_path / "demo"))
+    assert pack is not None and not problems, problems
+    zeros = next(ex for ex in pack.lessons[0].exercises if ex.id == "zeros")
+    real = Verifier.verify
+    stalls = {"left": 1}
+
+    async def stalled_once(self, exercise, code, **kwargs):
+        if exercise.id == "zeros" and code == zeros.solution and stalls["left"]:
+            stalls["left"] -= 1
+            return Verdict("timeout", "Your code did not finish within the 20 s time limit.")
+        return await real(self, exercise, code, **kwargs)
+
+    monkeypatch.setattr(Verifier, "verify", stalled_once)
+    report = asyncio.run(run_pack_test(pack, jobs=1, mutants="off", times=False))
+    assert report.ok, [r for r in report.rows if not r.ok]
+    assert stalls["left"] == 0  # the stall happened, and the case was verified again
+
+    stalls["left"] = 2  # the same time-out twice: the pack's
+    report = asyncio.run(run_pack_test(pack, jobs=1, mutants="off", times=False))
+    failed = [r for r in report.rows if not r.ok]
+    assert [(r.item, r.case) for r in failed] == [("first-steps/zeros", "solution")]
+    assert "did not finish within the 20 s time limit" in failed[0].detail
