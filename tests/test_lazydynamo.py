@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent(
@@ -18,6 +20,7 @@ SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import torch
     from tutor.checks import lazydynamo
+    known = lazydynamo._wrapper_code() is not None
     answered = lazydynamo.defer()
     x = torch.ones(2, 3, device="meta")
     meta_shape = tuple((x * 2 + x.sum(0)).reshape(-1).shape)
@@ -38,7 +41,7 @@ SCRIPT = textwrap.dedent(
     compile_matches = torch.equal(compiled(t), torch.sin(t) * 2)
 
     print(json.dumps(dict(
-        answered=answered, meta_shape=meta_shape, lean_after_meta=lean_after_meta,
+        known=known, answered=answered, meta_shape=meta_shape, lean_after_meta=lean_after_meta,
         stepped=stepped, lean_after_step=lean_after_step,
         again=again, compile_matches=compile_matches, defer_after=lazydynamo.defer(),
     )))
@@ -56,6 +59,9 @@ def _run() -> dict:
 
 def test_a_meta_op_needs_no_dynamo_and_what_needs_it_still_gets_it():
     out = _run()
+    if not out["known"]:
+        assert out["answered"] == 0  # another torch's wrapper: left as it is
+        pytest.skip("this torch's _disable_dynamo is not the wrapper lazydynamo knows: nothing is deferred")
     assert out["answered"] > 50  # torch's meta kernels and decompositions
     assert out["meta_shape"] == [6] and out["lean_after_meta"] is True
     # An optimizer's step imports torch._dynamo (as it does without the deferral) and steps.
