@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import counts, errorcause, signatures, swapped, tracediff, unfilled, updates
+from . import counts, edits, errorcause, signatures, swapped, tracediff, unfilled, updates
 from .scan import compare_namespaces
 
 
@@ -92,6 +92,8 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         sentence = source_rule(code, solution)
         if sentence:
             found.append((sentence, None))
+    # A statement of the reference's with one edit (a sum for a mean, operands swapped, off by one).
+    found += edits.one_edit(code, solution, ctx.learner)
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
     topics = {t for _, t in found if t}

@@ -1,0 +1,151 @@
+"""A statement of the learner's that is one of the reference's with one small edit
+(tutor/checks/edits.py): a reduction swapped, operands or arguments in the other order,
+something off by one, another dim. Said only where the two statements differ at that one
+place; never for an order that cannot matter, a sum divided afterwards, or a statement the
+reference also holds as written. The last tests run real verifications."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tutor.checks.edits import one_edit
+
+WHERE = "differs from the reference's matching statement only in"
+
+
+def said(code: str, solution: str, values=None) -> str | None:
+    found = one_edit(code, solution, values)
+    assert len(found) <= 1
+    return found[0][0] if found else None
+
+
+def test_a_sum_where_the_reference_takes_a_mean_is_named_with_its_line():
+    ref = "w = torch.zeros(3)\nloss = ((x @ w - y) ** 2).mean()\n"
+    code = "w = torch.zeros(3)\nloss = ((x @ w - y) ** 2).sum()\n"
+    assert said(code, ref) == (
+        f"line 2 of your code {WHERE} taking .sum() where it takes .mean(): a sum over n values is n times their "
+        "mean, and so is every gradient that flows through it"
+    )
+    assert one_edit(code, ref)[0][1] == "edit:reduction"
+    # and the other way, in a NumPy call
+    assert "taking .mean() where it takes .sum()" in said("P = E / E.mean(axis=1)\n", "P = E / E.sum(axis=1)\n")
+
+
+def test_operands_and_arguments_in_the_other_order_are_named():
+    assert said("h = torch.sigmoid(w @ x)\n", "h = torch.sigmoid(x @ w)\n") == (
+        f"line 1 of your code {WHERE} w @ x where it has x @ w: the same operands in the other order"
+    )
+    assert "t ** beta1 where it has beta1 ** t" in said(
+        "m_hat = m / (1 - t ** beta1)\n", "m_hat = m / (1 - beta1 ** t)\n"
+    )
+    assert "best < loss where it has loss < best: the same operands" in said(
+        "if best < loss:\n    best = loss\n", "if loss < best:\n    best = loss\n"
+    )
+    text = said("for x, y in zip(ys, xs):\n    pass\n", "for x, y in zip(xs, ys):\n    pass\n")
+    assert "zip(ys, xs) where it has zip(xs, ys): the same arguments in the other order" in text
+
+
+@pytest.mark.parametrize(
+    ("code", "solution"),
+    [
+        # commutative operations and symmetric functions: the order cannot matter
+        ("z = b + a\n", "z = a + b\n"),
+        ("z = b * a\n", "z = a * b\n"),
+        ("ok = b == a\n", "ok = a == b\n"),
+        ("z = torch.maximum(b, a)\n", "z = torch.maximum(a, b)\n"),
+        ("loss = F.mse_loss(y, pred)\n", "loss = F.mse_loss(pred, y)\n"),
+        ("t = x.transpose(1, 0)\n", "t = x.transpose(0, 1)\n"),
+        # a difference taken through an even function
+        ("loss = ((y - pred) ** 2).mean()\n", "loss = ((pred - y) ** 2).mean()\n"),
+        ("loss = (y - pred).pow(2).mean()\n", "loss = (pred - y).pow(2).mean()\n"),
+        ("err = (b - a).abs().max()\n", "err = (a - b).abs().max()\n"),
+        ("err = torch.norm(b - a)\n", "err = torch.norm(a - b)\n"),
+        # swapped in the loop's target as well: the same pairs
+        ("for y, x in zip(ys, xs):\n    pass\n", "for x, y in zip(xs, ys):\n    pass\n"),
+        # keywords in another order are the same call
+        ("f(b=2, a=1)\n", "f(a=1, b=2)\n"),
+        # a sum divided afterwards is a mean written in two steps
+        ("loss = (d ** 2).sum()\nloss = loss / n\n", "loss = (d ** 2).mean()\n"),
+        ("loss = (d ** 2).sum()\nloss /= n\n", "loss = (d ** 2).mean()\n"),
+        # two edits in one statement, or a statement written differently
+        ("z = (b - a) / 3\n", "z = (a - b) / 2\n"),
+        ("loss = d.pow(2).sum() / len(d)\n", "loss = d.pow(2).mean()\n"),
+        # -1 and 1 may be the same dim
+        ("p = s.softmax(dim=1)\n", "p = s.softmax(dim=-1)\n"),
+        # the same statement as the reference's
+        ("loss = (d ** 2).mean()\n", "loss = (d ** 2).mean()\n"),
+        # a float constant is no count
+        ("lr = 0.2\n", "lr = 0.1\n"),
+    ],
+)
+def test_a_difference_that_need_not_change_anything_is_not_named(code, solution):
+    assert said(code, solution) is None
+
+
+def test_the_reference_s_statement_written_as_it_is_elsewhere_is_no_edit():
+    # the learner's code holds the reference's statement too: the other line is no replacement of it
+    ref = "a = x @ w\n"
+    assert said("a = x @ w\nb = w @ x\n", ref) is None
+
+
+def test_a_one_element_tensor_summed_is_its_mean():
+    values = {"loss": torch.tensor(2.0)}
+    assert said("total = loss.sum()\n", "total = loss.mean()\n", values) is None
+    assert said("total = loss.sum()\n", "total = loss.mean()\n", {"loss": torch.ones(3)}) is not None
+
+
+def test_off_by_one_is_quoted_with_the_call_or_index_it_is_in():
+    assert said("for _ in range(steps - 1):\n    step()\n", "for _ in range(steps):\n    step()\n") == (
+        f"line 1 of your code {WHERE} range(steps - 1) where it has range(steps): off by one"
+    )
+    assert "sizes[:-2] where it has sizes[:-1]: off by one" in said(
+        "pairs = zip(sizes[:-2], sizes[1:])\n", ("pairs = zip(sizes[:-1], sizes[1:])\n")
+    )
+    assert "range(29) where it has range(30): off by one" in said(
+        "for e in range(29):\n    pass\n", ("for e in range(30):\n    pass\n")
+    )
+    assert "i <= n - 1 where it has i < n - 1: off by one" in said(
+        "if i <= n - 1:\n    pass\n", "if i < n - 1:\n    pass\n"
+    )
+    # a count that differs by more than one is another number, not an off-by-one
+    assert said("for e in range(20):\n    pass\n", "for e in range(30):\n    pass\n") is None
+
+
+def test_another_dim_is_named_as_a_dim_not_as_off_by_one():
+    text = said("m = (x * mask).sum(dim=0)\n", "m = (x * mask).sum(dim=1)\n")
+    assert text == (
+        f"line 1 of your code {WHERE} (x * mask).sum(dim=0) where it has (x * mask).sum(dim=1): your code works "
+        "along dim 0, the reference's along dim 1"
+    )
+    assert "along dim -2, the reference's along dim -1" in said("p = s.softmax(dim=-2)\n", "p = s.softmax(dim=-1)\n")
+    assert "x.flatten(0) where it has x.flatten(1)" in said("h = x.flatten(0)\n", "h = x.flatten(1)\n")
+
+
+def test_code_that_does_not_parse_or_is_empty_says_nothing():
+    assert one_edit("def f(:\n", "x = 1\n") == []
+    assert one_edit("", "x = 1\n") == []
+    assert one_edit("x = 1\n", "") == []
+
+
+# ---------------------------------------------------------------- through a verification
+
+
+@pytest.mark.slow
+def test_a_verification_names_a_sum_for_a_mean_and_swapped_operands():
+    from test_checks_support import check, verify
+
+    setup = "import torch\ntorch.manual_seed(0)\nx = torch.randn(8, 3)\ny = torch.randn(8)\n"
+    solution = "w = torch.zeros(3, requires_grad=True)\nloss = ((x @ w - y) ** 2).mean()\nloss.backward()\n"
+    checks = [check(kind="tensor", expr="w.grad")]
+    r = verify(solution.replace(".mean()", ".sum()"), solution, checks, setup=setup)
+    assert not r["passed"]
+    assert any("line 2 of your code" in s and "taking .sum() where it takes .mean()" in s for s in r["mistakes"])
+
+    solution = "h = torch.sigmoid(x @ w)\n"
+    setup2 = "import torch\ntorch.manual_seed(0)\nx = torch.randn(3, 3)\nw = torch.randn(3, 3)\n"
+    r = verify("h = torch.sigmoid(w @ x)\n", solution, [check(kind="tensor", expr="h")], setup=setup2)
+    assert not r["passed"]
+    assert any("w @ x where it has x @ w: the same operands in the other order" in s for s in r["mistakes"])
+    # a right answer says nothing at all
+    assert verify(solution, solution, [check(kind="tensor", expr="h")], setup=setup2)["passed"]

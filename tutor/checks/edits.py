@@ -1,0 +1,315 @@
+"""A statement of the learner's that is one of the reference's with one small edit, read
+from the two sources: a reduction swapped (``.sum()`` for ``.mean()``), the operands of an
+operation or the positional arguments of a call in the other order (``w @ x`` for
+``x @ w``, ``zip(ys, xs)``), or something off by one (``range(n - 1)``, ``<=`` for ``<``).
+
+What is established is the difference itself: the two statements are compared whole (a
+loop's target with its iterable, an assignment's targets with its value), with the
+learner's names, and they differ at that one place and nowhere else. Commutative
+operations and symmetric functions (``a + b``, ``max(a, b)``) are never read as swapped, a
+sum the learner's code divides afterwards is never read as a mean's replacement, and a
+statement the reference also holds as written is no edit."""
+
+import ast
+
+# Functions and methods whose int arguments are dims.
+DIM_FUNCTIONS = frozenset(
+    {
+        *("sum", "mean", "nansum", "nanmean", "prod", "std", "var", "max", "min", "amax", "amin", "argmax"),
+        *("argmin", "softmax", "log_softmax", "logsumexp", "cumsum", "cumprod", "norm", "unsqueeze", "squeeze"),
+        *("cat", "concatenate", "stack", "all", "any", "median", "sort", "argsort", "topk", "flip", "count_nonzero"),
+        *("flatten", "unflatten", "narrow", "select", "index_select", "gather", "unbind", "movedim", "diff", "roll"),
+    }
+)
+REDUCTIONS = {"sum": "mean", "mean": "sum", "nansum": "nanmean", "nanmean": "nansum"}
+# Operations whose operands can change places without changing the result.
+COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+# Functions whose two positional arguments can change places without changing the result.
+SYMMETRIC = frozenset(
+    {
+        *("max", "min", "maximum", "minimum", "fmax", "fmin", "add", "mul", "multiply", "eq", "ne", "equal"),
+        *("allclose", "isclose", "hypot", "logical_and", "logical_or", "logical_xor", "gcd", "lcm", "dist"),
+        *("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "pairwise_distance", "assert_close"),
+        *("transpose", "swapaxes", "swapdims"),
+    }
+)
+# What makes ``a - b`` and ``b - a`` the same: an even function of the difference.
+EVEN_METHODS = frozenset({"abs", "square", "norm", "absolute"})
+OFF_BY_ONE_OPS = {(ast.Lt, ast.LtE), (ast.LtE, ast.Lt), (ast.Gt, ast.GtE), (ast.GtE, ast.Gt)}
+MAX_STATEMENTS = 400  # each side: past it, nothing is compared
+
+
+def _parts(stmt: ast.stmt) -> ast.AST | None:
+    """What of a statement is compared: a simple statement whole, a compound one's header."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return ast.Tuple(elts=[stmt.target, stmt.iter], ctx=ast.Load())
+    if isinstance(stmt, (ast.While, ast.If)):
+        return stmt.test
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return ast.Tuple(elts=[i.context_expr for i in stmt.items], ctx=ast.Load())
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
+        return None
+    return stmt
+
+
+def _statements(tree: ast.AST) -> list:
+    return [(s, p) for s in ast.walk(tree) if isinstance(s, ast.stmt) and (p := _parts(s)) is not None]
+
+
+def _same(a, b) -> bool:
+    return ast.dump(a) == ast.dump(b) if isinstance(a, ast.AST) and isinstance(b, ast.AST) else a == b
+
+
+def _differences(a, b, found: list) -> None:
+    """Append to ``found`` each smallest place where ``a`` and ``b`` differ (a swap of two
+    operands or arguments counts as one place); stop early once there are two."""
+    if len(found) > 1:
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            found.append((a, b))
+            return
+        for x, y in zip(a, b, strict=True):
+            _differences(x, y, found)
+        return
+    if not (isinstance(a, ast.AST) and isinstance(b, ast.AST)):
+        if a != b:
+            found.append((a, b))
+        return
+    if type(a) is not type(b):
+        found.append((a, b))
+        return
+    if _same(a, b):
+        return
+    inner: list = []
+    for field in a._fields:
+        if field in ("ctx", "type_comment"):
+            continue
+        _differences(getattr(a, field, None), getattr(b, field, None), inner)
+        if len(inner) > 1:
+            break
+    if len(inner) == 1 and _leaf(inner[0][0]):
+        found.append((a, b))  # an attribute's name, a constant's value, an operator: the node is the place
+    elif len(inner) > 1 and _swap(a, b):
+        found.append((a, b))
+    else:
+        found.extend(inner)
+
+
+def _leaf(x) -> bool:
+    """A name, a number or an operator: not a place of its own."""
+    return not isinstance(x, (ast.AST, list)) or (isinstance(x, ast.AST) and not x._fields)
+
+
+def _swap(mine: ast.AST, theirs: ast.AST) -> str | None:
+    """ "operands" or "arguments" where ``mine`` is ``theirs`` with two of them in the other order."""
+    if isinstance(mine, ast.BinOp) and isinstance(theirs, ast.BinOp):
+        ordered = type(mine.op) is type(theirs.op) and not isinstance(mine.op, COMMUTATIVE)
+        return "operands" if ordered and _same(mine.left, theirs.right) and _same(mine.right, theirs.left) else None
+    if isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare):
+        single = len(mine.ops) == len(theirs.ops) == 1 and type(mine.ops[0]) is type(theirs.ops[0])
+        crossed = single and _same(mine.left, theirs.comparators[0]) and _same(mine.comparators[0], theirs.left)
+        return "operands" if crossed and not isinstance(mine.ops[0], COMMUTATIVE) else None
+    if not (isinstance(mine, ast.Call) and isinstance(theirs, ast.Call) and _same(mine.func, theirs.func)):
+        return None
+    name = mine.func.attr if isinstance(mine.func, ast.Attribute) else getattr(mine.func, "id", "")
+    if name in SYMMETRIC or not _same(mine.keywords, theirs.keywords) or len(mine.args) != len(theirs.args):
+        return None
+    moved = [i for i, (x, y) in enumerate(zip(mine.args, theirs.args, strict=True)) if not _same(x, y)]
+    if len(moved) != 2:
+        return None
+    i, j = moved
+    return "arguments" if _same(mine.args[i], theirs.args[j]) and _same(mine.args[j], theirs.args[i]) else None
+
+
+def _is_one(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 1
+
+
+def _plus_minus_one(outer, inner) -> bool:
+    """Whether ``outer`` is ``inner + 1`` or ``inner - 1``."""
+    return (
+        isinstance(outer, ast.BinOp)
+        and isinstance(outer.op, (ast.Add, ast.Sub))
+        and _is_one(outer.right)
+        and _same(outer.left, inner)
+    )
+
+
+def _int(node) -> int | None:
+    """The int a number written in the code stands for (``3``, ``-1``), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _dim(node: ast.AST, parents: dict) -> bool:
+    """Whether the constant ``node`` is a dim: ``dim=``/``axis=``, or a positional argument
+    of a function that takes dims."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.keyword):
+        return parent.arg in ("dim", "axis", "dims", "axes")
+    if isinstance(parent, ast.Call) and node in parent.args:
+        name = parent.func.attr if isinstance(parent.func, ast.Attribute) else getattr(parent.func, "id", "")
+        return name in DIM_FUNCTIONS
+    return False
+
+
+def _kind(mine, theirs, parents: dict) -> str | None:
+    """What the one difference is, or None for any other edit."""
+    if isinstance(mine, ast.Attribute) and isinstance(theirs, ast.Attribute) and _same(mine.value, theirs.value):
+        return "reduction" if REDUCTIONS.get(mine.attr) == theirs.attr else None
+    if _swap(mine, theirs):
+        return "swap"
+    if _plus_minus_one(mine, theirs) or _plus_minus_one(theirs, mine):
+        return "off-by-one"
+    m, t = _int(mine), _int(theirs)
+    if m is not None and t is not None:
+        if _dim(mine, parents):
+            # -1 and 1 may be the same dim (of a 2-D tensor): only dims counted from the same end differ for sure
+            return "dim" if (m < 0) == (t < 0) else None
+        return "off-by-one" if abs(m - t) == 1 else None
+    if isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare) and len(mine.ops) == len(theirs.ops) == 1:
+        return "off-by-one" if (type(mine.ops[0]), type(theirs.ops[0])) in OFF_BY_ONE_OPS else None
+    return None
+
+
+LIFTED = (ast.Constant, ast.Name, ast.UnaryOp, ast.BinOp, ast.Slice, ast.keyword)
+
+
+def _lifts(node: ast.AST, parents: dict) -> int:
+    """How many levels up a number that differs is quoted: to the call, index or comparison
+    it is in."""
+    steps = 0
+    while isinstance(node, LIFTED) and isinstance(parents.get(node), (ast.expr, ast.keyword)):
+        node, steps = parents[node], steps + 1
+    return steps
+
+
+def _up(node: ast.AST, parents: dict, steps: int) -> ast.AST:
+    for _ in range(steps):
+        node = parents.get(node, node)
+    return node
+
+
+def _op_text(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+def _even(n) -> bool:
+    return isinstance(n, ast.Constant) and type(n.value) is int and n.value % 2 == 0
+
+
+def _sign_lost(node: ast.AST, parents: dict) -> bool:
+    """Whether what ``node`` computes is taken through an even function (``abs(a - b)``,
+    ``(a - b) ** 2``, ``(a - b).pow(2)``, ``.norm()``): its operands' order cannot matter."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow) and parent.left is node:
+        return _even(parent.right)
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        call = parents.get(parent)
+        if parent.attr in EVEN_METHODS:
+            return True
+        return parent.attr == "pow" and isinstance(call, ast.Call) and bool(call.args) and _even(call.args[0])
+    if isinstance(parent, ast.Call) and node in parent.args:
+        name = parent.func.attr if isinstance(parent.func, ast.Attribute) else getattr(parent.func, "id", "")
+        return name in EVEN_METHODS or name in SYMMETRIC
+    return False
+
+
+def _scalar(node: ast.AST, values: dict) -> bool:
+    """Whether ``node`` names a value of the learner's with one element: its sum is its mean."""
+    if not isinstance(node, ast.Name) or node.id not in values:
+        return False
+    numel = getattr(values[node.id], "numel", None)
+    try:
+        return callable(numel) and numel() == 1
+    except Exception:
+        return False
+
+
+def _divided_later(tree: ast.AST, stmt: ast.stmt) -> bool:
+    """Whether the learner's code scales what ``stmt`` assigns afterwards (``loss = loss / n``,
+    ``loss /= n``): then its sum may be a mean written in two steps."""
+    targets = {t.id for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]) if isinstance(t, ast.Name)}
+    scales = (ast.Div, ast.Mult, ast.FloorDiv)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, scales):
+            operands: list[ast.expr] = [node.target]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, scales):
+            operands = [node.left, node.right]
+        else:
+            continue
+        if any(isinstance(n, ast.Name) and n.id in targets for n in operands):
+            return True
+    return False
+
+
+def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: dict) -> str:
+    where = f"line {line} of your code differs from the reference's matching statement only"
+    if kind == "reduction":
+        if mine.attr.endswith("sum"):
+            why = "a sum over n values is n times their mean, and so is every gradient that flows through it"
+        else:
+            why = "a mean over n values is 1/n of their sum, and so is every gradient that flows through it"
+        return f"{where} in taking .{mine.attr}() where it takes .{theirs.attr}(): {why}"
+    if kind == "swap":
+        what = _swap(mine, theirs)
+        return f"{where} in {_op_text(mine)} where it has {_op_text(theirs)}: the same {what} in the other order"
+    # Both sides the same levels up: above the difference the two statements are alike.
+    steps = max(_lifts(mine, parents), _lifts(theirs, ref_parents))
+    shown, ref_shown = _op_text(_up(mine, parents, steps)), _op_text(_up(theirs, ref_parents, steps))
+    if kind == "dim":
+        return (
+            f"{where} in {shown} where it has {ref_shown}: your code works along dim {_int(mine)}, the reference's "
+            f"along dim {_int(theirs)}"
+        )
+    return f"{where} in {shown} where it has {ref_shown}: off by one"
+
+
+def _parents(tree: ast.AST) -> dict:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def one_edit(code: str, solution: str, values: dict | None = None) -> list:
+    """At most one (sentence, topic): the learner's first statement (by line) that is a statement of
+    the reference's with one reduction swapped, two operands or arguments in the other
+    order, or something off by one. ``values``: the learner's namespace (a tensor of one
+    element summed is its mean)."""
+    try:
+        mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
+    except SyntaxError:
+        return []
+    mine, theirs = _statements(mine_tree), _statements(theirs_tree)
+    if len(mine) > MAX_STATEMENTS or len(theirs) > MAX_STATEMENTS:
+        return []
+    parents, ref_parents = _parents(mine_tree), _parents(theirs_tree)
+    values = values or {}
+    mine_dumps = {ast.dump(p) for _, p in mine}
+    theirs_dumps = {ast.dump(p) for _, p in theirs}
+    for stmt, part in sorted(mine, key=lambda sp: (sp[0].lineno, sp[0].col_offset)):
+        if ast.dump(part) in theirs_dumps:
+            continue  # written as the reference writes it: no edit
+        for ref_stmt, ref_part in theirs:
+            if type(ref_stmt) is not type(stmt) or ast.dump(ref_part) in mine_dumps:
+                continue  # the reference's statement is in the learner's code as it is: not this one
+            found: list = []
+            _differences(part, ref_part, found)
+            if len(found) != 1:
+                continue
+            a, b = found[0]
+            if not (isinstance(a, ast.AST) and isinstance(b, ast.AST)):
+                continue  # lists of other lengths: more than one edit
+            if isinstance(parents.get(a), ast.UnaryOp) and isinstance(ref_parents.get(b), ast.UnaryOp):
+                a, b = parents[a], ref_parents[b]  # -2 for -1: the number is the place
+            kind = _kind(a, b, parents)
+            if kind is None or (kind == "reduction" and (_divided_later(mine_tree, stmt) or _scalar(a.value, values))):
+                continue
+            if kind == "swap" and isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub) and _sign_lost(a, parents):
+                continue
+            line = getattr(a, "lineno", stmt.lineno)
+            return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")]
+    return []
