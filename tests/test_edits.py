@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor.checks.edits import one_edit
+from tutor.checks.edits import one_edit, one_missing
 
 WHERE = "differs from the reference's matching statement only in"
 
@@ -149,3 +149,69 @@ def test_a_verification_names_a_sum_for_a_mean_and_swapped_operands():
     assert any("w @ x where it has x @ w: the same operands in the other order" in s for s in r["mistakes"])
     # a right answer says nothing at all
     assert verify(solution, solution, [check(kind="tensor", expr="h")], setup=setup2)["passed"]
+
+
+# ---------------------------------------------------------------- one statement missing
+
+STEP = (
+    "def train_step(model, opt, xb, yb):\n"
+    "    opt.zero_grad()\n"
+    "    loss = loss_fn(model(xb), yb)\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    return loss.item()\n"
+)
+
+
+def missing(code: str, solution: str = STEP) -> str | None:
+    found = one_missing(code, solution)
+    return found[0][0] if found else None
+
+
+def test_the_one_statement_the_code_lacks_is_named_with_where_it_goes():
+    code = STEP.replace("    opt.zero_grad()\n", "")
+    assert missing(code) == (
+        "your code matches the reference's statement for statement but for one it lacks in train_step(), after "
+        "line 1 of your code: opt.zero_grad() (the reference runs it there; your code has nothing in its place)"
+    )
+    assert one_missing(code, STEP)[0][1] == "edit:missing"
+    # left as a pass: that line is the slot
+    text = missing(STEP.replace("    loss.backward()\n", "    pass\n"))
+    assert "at line 4 of your code (where it has pass): loss.backward()" in text
+    # prints, asserts and docstrings are not compared
+    code = '"""My step."""\n' + STEP.replace("    opt.step()\n", "    print(loss)\n    assert loss > 0\n")
+    assert "opt.step()" in missing(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        STEP,  # nothing missing
+        STEP.replace("    opt.zero_grad()\n", "").replace("    opt.step()\n", ""),  # two missing
+        STEP.replace("    opt.zero_grad()\n", "    model.zero_grad()\n"),  # written another way
+        STEP.replace("    opt.step()\n", "").replace("    return", "    sched.step()\n    return"),  # and one more
+        # in another order: not the reference's statement for statement
+        STEP.replace("    opt.zero_grad()\n", "").replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n"),
+        "",
+        "def train_step(model, opt, xb, yb):\n    pass\n",  # the starter: far more than one missing
+    ],
+)
+def test_code_that_is_not_the_reference_but_for_one_statement_is_not_read_as_missing_one(code):
+    assert missing(code) is None
+
+
+def test_a_whole_block_missing_is_not_one_statement():
+    ref = "for x in xs:\n    total += x\nwith torch.no_grad():\n    w -= g\n"
+    assert missing("for x in xs:\n    total += x\n", ref) is None
+    assert missing("with torch.no_grad():\n    w -= g\n", ref) is None
+
+
+@pytest.mark.slow
+def test_a_verification_names_the_one_statement_missing():
+    from test_checks_support import check, verify
+
+    setup = "import torch\nx = torch.arange(4.0)\n"
+    solution = "y = x.clone()\ny.mul_(2)\ny.add_(1)\n"
+    r = verify("y = x.clone()\ny.mul_(2)\n", solution, [check(kind="tensor", expr="y")], setup=setup)
+    assert not r["passed"]
+    assert any("but for one it lacks, after line 2 of your code: y.add_(1)" in s for s in r["mistakes"])

@@ -1,7 +1,9 @@
 """A statement of the learner's that is one of the reference's with one small edit, read
 from the two sources: a reduction swapped (``.sum()`` for ``.mean()``), the operands of an
 operation or the positional arguments of a call in the other order (``w @ x`` for
-``x @ w``, ``zip(ys, xs)``), or something off by one (``range(n - 1)``, ``<=`` for ``<``).
+``x @ w``, ``zip(ys, xs)``), something off by one (``range(n - 1)``, ``<=`` for ``<``) or
+another dim; or code that is the reference's statement for statement but for one statement
+it lacks (``one_missing``).
 
 What is established is the difference itself: the two statements are compared whole (a
 loop's target with its iterable, an assignment's targets with its value), with the
@@ -313,3 +315,114 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
             line = getattr(a, "lineno", stmt.lineno)
             return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")]
     return []
+
+
+# ---------------------------------------------------------------- a statement missing
+
+IGNORED_CALLS = frozenset({"print"})  # what a learner adds to look, not to compute
+
+
+def _header(stmt: ast.stmt) -> str | None:
+    """A compound statement's first line, as its key; None for a simple statement."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return f"def {stmt.name}({ast.unparse(stmt.args)})"
+    if isinstance(stmt, ast.ClassDef):
+        return f"class {stmt.name}"
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}"
+    if isinstance(stmt, ast.While):
+        return f"while {ast.unparse(stmt.test)}"
+    if isinstance(stmt, ast.If):
+        return f"if {ast.unparse(stmt.test)}"
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return "with " + ", ".join(ast.unparse(i) for i in stmt.items)
+    if isinstance(stmt, ast.Try):
+        return "try"
+    if isinstance(stmt, ast.Match):
+        return f"match {ast.unparse(stmt.subject)}"
+    return None
+
+
+def _ignored(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Pass, ast.Assert)):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return True  # a docstring or a bare string
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in IGNORED_CALLS
+
+
+def _flat(body: list, depth: int, out: list, owner: str | None) -> None:
+    """(depth, text, statement, enclosing function) for every statement in source order."""
+    for stmt in body:
+        if _ignored(stmt):
+            continue
+        header = _header(stmt)
+        if header is None:
+            out.append((depth, ast.unparse(stmt), stmt, owner))
+            continue
+        out.append((depth, header, stmt, owner))
+        inner = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None) or []
+            if field != "body" and block:
+                out.append((depth, field, None, owner))
+            _flat(block, depth + 1, out, inner)
+        for handler in getattr(stmt, "handlers", []):
+            out.append((depth, f"except {ast.unparse(handler.type) if handler.type else ''}", None, owner))
+            _flat(handler.body, depth + 1, out, inner)
+        for case in getattr(stmt, "cases", []):
+            out.append((depth + 1, f"case {ast.unparse(case.pattern)}", None, owner))
+            _flat(case.body, depth + 2, out, inner)
+
+
+def one_missing(code: str, solution: str) -> list:
+    """At most one (sentence, topic): where the learner's code is the reference's, statement
+    for statement and in order, but for one simple statement of the reference's that it
+    lacks (left out or written as ``pass``). Prints, asserts and docstrings are not
+    compared. Then that statement is the one difference, and the reference with it passes."""
+    import difflib
+
+    try:
+        mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
+    except SyntaxError:
+        return []
+    mine: list = []
+    theirs: list = []
+    _flat(mine_tree.body, 0, mine, None)
+    _flat(theirs_tree.body, 0, theirs, None)
+    if not mine or len(mine) > MAX_STATEMENTS or len(theirs) > MAX_STATEMENTS:
+        return []
+    keys = [(d, t) for d, t, _, _ in mine]
+    ref_keys = [(d, t) for d, t, _, _ in theirs]
+    opcodes = [
+        op for op in difflib.SequenceMatcher(None, keys, ref_keys, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(opcodes) != 1:
+        return []
+    tag, i1, _, j1, j2 = opcodes[0]
+    if tag != "insert" or j2 - j1 != 1:
+        return []
+    _, text, stmt, owner = theirs[j1]
+    if stmt is None or _header(stmt) is not None:
+        return []  # a block's header or a whole block: not one statement
+    where = f" in {owner}()" if owner else ""
+    before = next((m[2] for m in reversed(mine[:i1]) if m[2] is not None), None)
+    after = next((m[2] for m in mine[i1:] if m[2] is not None), None)
+    start = 0 if before is None else (before.lineno if _header(before) else before.end_lineno or before.lineno)
+    end = after.lineno if after is not None else 10**9
+    # A pass in its place (a slot the learner left empty): that line is where it goes.
+    slot = [n.lineno for n in ast.walk(mine_tree) if isinstance(n, ast.Pass) and start < n.lineno < end]
+    if slot:
+        where += f", at line {slot[0]} of your code (where it has pass)"
+    elif before is not None:
+        where += f", after line {start} of your code"
+    elif after is not None:
+        where += f", before line {after.lineno} of your code"
+    return [
+        (
+            f"your code matches the reference's statement for statement but for one it lacks{where}: {text} "
+            "(the reference runs it there; your code has nothing in its place)",
+            "edit:missing",
+        )
+    ]
