@@ -32,6 +32,12 @@ def test_a_sum_where_the_reference_takes_a_mean_is_named_with_its_line():
     assert "taking .mean() where it takes .sum()" in said("P = E / E.mean(axis=1)\n", "P = E / E.sum(axis=1)\n")
 
 
+def test_a_return_or_an_assignment_with_two_items_in_each_other_s_place_is_named():
+    text = said("def step(p, m, v):\n    return m, p, v\n", "def step(p, m, v):\n    return p, m, v\n")
+    assert text == f"line 2 of your code {WHERE} (m, p, v) where it has (p, m, v): the same items in the other order"
+    assert "(epoch, loss) where it has (loss, epoch)" in said("best, at = epoch, loss\n", "best, at = loss, epoch\n")
+
+
 def test_operands_and_arguments_in_the_other_order_are_named():
     assert said("h = torch.sigmoid(w @ x)\n", "h = torch.sigmoid(x @ w)\n") == (
         f"line 1 of your code {WHERE} w @ x where it has x @ w: the same operands in the other order"
@@ -65,6 +71,9 @@ def test_operands_and_arguments_in_the_other_order_are_named():
         ("for y, x in zip(ys, xs):\n    pass\n", "for x, y in zip(xs, ys):\n    pass\n"),
         # keywords in another order are the same call
         ("f(b=2, a=1)\n", "f(a=1, b=2)\n"),
+        # items read as a collection whose order cannot matter
+        ("ok = isinstance(x, (float, int))\n", "ok = isinstance(x, (int, float))\n"),
+        ("ok = mode in ('eval', 'train')\n", "ok = mode in ('train', 'eval')\n"),
         # a sum divided afterwards is a mean written in two steps
         ("loss = (d ** 2).sum()\nloss = loss / n\n", "loss = (d ** 2).mean()\n"),
         ("loss = (d ** 2).sum()\nloss /= n\n", "loss = (d ** 2).mean()\n"),

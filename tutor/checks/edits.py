@@ -112,16 +112,25 @@ def _swap(mine: ast.AST, theirs: ast.AST) -> str | None:
         single = len(mine.ops) == len(theirs.ops) == 1 and type(mine.ops[0]) is type(theirs.ops[0])
         crossed = single and _same(mine.left, theirs.comparators[0]) and _same(mine.comparators[0], theirs.left)
         return "operands" if crossed and not isinstance(mine.ops[0], COMMUTATIVE) else None
+    if isinstance(mine, (ast.Tuple, ast.List)) and type(mine) is type(theirs):
+        return "items" if _crossed(mine.elts, theirs.elts) else None
     if not (isinstance(mine, ast.Call) and isinstance(theirs, ast.Call) and _same(mine.func, theirs.func)):
         return None
     name = mine.func.attr if isinstance(mine.func, ast.Attribute) else getattr(mine.func, "id", "")
-    if name in SYMMETRIC or not _same(mine.keywords, theirs.keywords) or len(mine.args) != len(theirs.args):
+    if name in SYMMETRIC or not _same(mine.keywords, theirs.keywords):
         return None
-    moved = [i for i, (x, y) in enumerate(zip(mine.args, theirs.args, strict=True)) if not _same(x, y)]
+    return "arguments" if _crossed(mine.args, theirs.args) else None
+
+
+def _crossed(mine: list, theirs: list) -> bool:
+    """Whether ``mine`` is ``theirs`` with two of its entries in each other's place."""
+    if len(mine) != len(theirs):
+        return False
+    moved = [i for i, (x, y) in enumerate(zip(mine, theirs, strict=True)) if not _same(x, y)]
     if len(moved) != 2:
-        return None
+        return False
     i, j = moved
-    return "arguments" if _same(mine.args[i], theirs.args[j]) and _same(mine.args[j], theirs.args[i]) else None
+    return _same(mine[i], theirs[j]) and _same(mine[j], theirs[i])
 
 
 def _is_one(node) -> bool:
@@ -222,6 +231,17 @@ def _sign_lost(node: ast.AST, parents: dict) -> bool:
     return False
 
 
+def _unordered(node: ast.AST, parents: dict) -> bool:
+    """Whether the items of ``node`` are read as a collection whose order cannot matter:
+    ``isinstance(x, (int, float))``, ``x in (a, b)``, ``except (A, B)``."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Compare) and node in parent.comparators:
+        return all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name):
+        return parent.func.id in ("isinstance", "issubclass", "set", "frozenset")
+    return isinstance(parent, ast.ExceptHandler)
+
+
 def _scalar(node: ast.AST, values: dict) -> bool:
     """Whether ``node`` names a value of the learner's with one element: its sum is its mean."""
     if not isinstance(node, ast.Name) or node.id not in values:
@@ -311,6 +331,8 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
             if kind is None or (kind == "reduction" and (_divided_later(mine_tree, stmt) or _scalar(a.value, values))):
                 continue
             if kind == "swap" and isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub) and _sign_lost(a, parents):
+                continue
+            if kind == "swap" and isinstance(a, (ast.Tuple, ast.List)) and _unordered(a, parents):
                 continue
             line = getattr(a, "lineno", stmt.lineno)
             return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")]
