@@ -38,6 +38,24 @@ def test_a_return_or_an_assignment_with_two_items_in_each_other_s_place_is_named
     assert "(epoch, loss) where it has (loss, epoch)" in said("best, at = epoch, loss\n", "best, at = loss, epoch\n")
 
 
+def test_another_of_the_reference_s_values_in_its_place_is_named():
+    ref = "a = x.var(dim=0, unbiased=False)\nb = x.var(dim=0, unbiased=True)\nrv = 0.1 * b\n"
+    code = "a = x.var(dim=0, unbiased=False)\nrv = 0.1 * a\n"
+    assert said(code, ref, {"x": torch.ones(3)}) == (
+        f"line 2 of your code {WHERE} using a where it uses b (your a is the reference's too: "
+        "a = x.var(dim=0, unbiased=False))"
+    )
+    # a name of the setup's in another's place
+    setup = {"x_train": torch.ones(2), "x_val": torch.zeros(2)}
+    assert "using x_train where it uses x_val (your x_train is the setup's)" in said(
+        "acc = evaluate(model, x_train)\n", "acc = evaluate(model, x_val)\n", setup
+    )
+    # a name of the learner's own may hold what the reference's holds: no edit
+    assert said("v = x.var(dim=0)\nrv = 0.1 * v\n", "b = x.var(dim=0)\nrv = 0.1 * b\n", {"x": 1}) is None
+    # bound otherwise in the learner's code than in the reference's
+    assert said("a = x.var(dim=0, unbiased=True)\nrv = 0.1 * a\n", ref, {"x": 1}) is None
+
+
 def test_operands_and_arguments_in_the_other_order_are_named():
     assert said("h = torch.sigmoid(w @ x)\n", "h = torch.sigmoid(x @ w)\n") == (
         f"line 1 of your code {WHERE} w @ x where it has x @ w: the same operands in the other order"

@@ -175,6 +175,8 @@ def _kind(mine, theirs, parents: dict) -> str | None:
         return "reduction" if REDUCTIONS.get(mine.attr) == theirs.attr else None
     if _swap(mine, theirs):
         return "swap"
+    if isinstance(mine, ast.Name) and isinstance(theirs, ast.Name):
+        return "name"
     if _plus_minus_one(mine, theirs) or _plus_minus_one(theirs, mine):
         return "off-by-one"
     m, t = _int(mine), _int(theirs)
@@ -292,6 +294,45 @@ def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: di
     return f"{where} in {shown} where it has {ref_shown}: off by one"
 
 
+def _bindings(name: str, tree: ast.AST) -> list:
+    """Every assignment to ``name`` in ``tree``, as text."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+            targets = [n.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            out.append(ast.unparse(n))
+    return out
+
+
+def _shared_binding(name: str, mine: ast.AST, theirs: ast.AST) -> str | None:
+    """The one assignment that binds ``name`` in both sources, written alike; None where the
+    two bind it differently (a name of the learner's own may hold anything)."""
+    ours, refs = _bindings(name, mine), _bindings(name, theirs)
+    return refs[0] if len(refs) == 1 and ours == refs else None
+
+
+def _other_name(a: ast.Name, b: ast.Name, stmt: ast.stmt, mine: ast.AST, theirs: ast.AST, values: dict) -> str | None:
+    """``a`` used where the reference uses ``b``, said only where ``a`` means in the learner's
+    code what it means in the reference's (the same one assignment in both, or a name of the
+    setup neither assigns) and ``b`` is a value of the reference's too: a name of the
+    learner's own may hold what the reference's ``b`` holds."""
+    binding = _shared_binding(a.id, mine, theirs)
+    if binding is None and not (a.id in values and not _bindings(a.id, mine) and not _bindings(a.id, theirs)):
+        return None
+    if not (_bindings(b.id, theirs) or (b.id in values and not _bindings(b.id, mine))):
+        return None
+    yours = f"the reference's too: {binding}" if binding else "the setup's"
+    return (
+        f"line {getattr(a, 'lineno', stmt.lineno)} of your code differs from the reference's matching statement only "
+        f"in using {a.id} where it uses {b.id} (your {a.id} is {yours})"
+    )
+
+
 def _parents(tree: ast.AST) -> dict:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
@@ -333,6 +374,11 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
             if kind == "swap" and isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub) and _sign_lost(a, parents):
                 continue
             if kind == "swap" and isinstance(a, (ast.Tuple, ast.List)) and _unordered(a, parents):
+                continue
+            if kind == "name":
+                said = _other_name(a, b, stmt, mine_tree, theirs_tree, values)
+                if said:
+                    return [(said, "edit:name")]
                 continue
             line = getattr(a, "lineno", stmt.lineno)
             return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")]
