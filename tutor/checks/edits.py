@@ -14,6 +14,10 @@ statement the reference also holds as written is no edit."""
 
 import ast
 
+# How each sentence of this module begins its claim (benchmarks/feedback.py counts without them).
+EDIT_PHRASE = "differs from the reference's matching statement only"
+MISSING_PHRASE = "matches the reference's statement for statement but for one it lacks"
+
 # Functions and methods whose int arguments are dims.
 DIM_FUNCTIONS = frozenset(
     {
@@ -273,7 +277,7 @@ def _divided_later(tree: ast.AST, stmt: ast.stmt) -> bool:
 
 
 def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: dict) -> str:
-    where = f"line {line} of your code differs from the reference's matching statement only"
+    where = f"line {line} of your code {EDIT_PHRASE}"
     if kind == "reduction":
         if mine.attr.endswith("sum"):
             why = "a sum over n values is n times their mean, and so is every gradient that flows through it"
@@ -328,7 +332,7 @@ def _other_name(a: ast.Name, b: ast.Name, stmt: ast.stmt, mine: ast.AST, theirs:
         return None
     yours = f"the reference's too: {binding}" if binding else "the setup's"
     return (
-        f"line {getattr(a, 'lineno', stmt.lineno)} of your code differs from the reference's matching statement only "
+        f"line {getattr(a, 'lineno', stmt.lineno)} of your code {EDIT_PHRASE} "
         f"in using {a.id} where it uses {b.id} (your {a.id} is {yours})"
     )
 
@@ -489,7 +493,7 @@ def one_missing(code: str, solution: str) -> list:
         where += f", before line {after.lineno} of your code"
     return [
         (
-            f"your code matches the reference's statement for statement but for one it lacks{where}: {text} "
+            f"your code {MISSING_PHRASE}{where}: {text} "
             "(the reference runs it there; your code has nothing in its place)",
             "edit:missing",
         )
