@@ -54,6 +54,14 @@ def test_another_of_the_reference_s_values_in_its_place_is_named():
     assert said("v = x.var(dim=0)\nrv = 0.1 * v\n", "b = x.var(dim=0)\nrv = 0.1 * b\n", {"x": 1}) is None
     # bound otherwise in the learner's code than in the reference's
     assert said("a = x.var(dim=0, unbiased=True)\nrv = 0.1 * a\n", ref, {"x": 1}) is None
+    # a module or a function under another name may be the same one
+    import torch.nn.functional as F
+
+    modules = {"F": F, "torch": torch, "relu": torch.relu, "act": torch.relu, "x": torch.ones(2)}
+    assert said("y = F.relu(x)\n", "y = torch.relu(x)\n", modules) is None
+    assert said("y = act(x)\n", "y = relu(x)\n", modules) is None
+    # a name the learner's code binds another way too (a loop's target, a parameter)
+    assert said("for a in xs:\n    pass\nrv = 0.1 * a\n", "rv = 0.1 * b\n", {"a": 1, "b": 2}) is None
 
 
 def test_operands_and_arguments_in_the_other_order_are_named():

@@ -13,6 +13,7 @@ sum the learner's code divides afterwards is never read as a mean's replacement,
 statement the reference also holds as written is no edit."""
 
 import ast
+import types
 
 # How each sentence of this module begins its claim (benchmarks/feedback.py counts without them).
 EDIT_PHRASE = "differs from the reference's matching statement only"
@@ -314,27 +315,59 @@ def _bindings(name: str, tree: ast.AST) -> list:
 
 
 def _shared_binding(name: str, mine: ast.AST, theirs: ast.AST) -> str | None:
-    """The one assignment that binds ``name`` in both sources, written alike; None where the
-    two bind it differently (a name of the learner's own may hold anything)."""
+    """The one assignment that binds ``name`` in both sources, written alike and binding it
+    nowhere else; None where the two bind it differently (a name of the learner's own may
+    hold anything)."""
     ours, refs = _bindings(name, mine), _bindings(name, theirs)
-    return refs[0] if len(refs) == 1 and ours == refs else None
+    if len(refs) != 1 or ours != refs or _binds(name, mine) != 1 or _binds(name, theirs) != 1:
+        return None
+    return refs[0]
 
 
 def _other_name(a: ast.Name, b: ast.Name, stmt: ast.stmt, mine: ast.AST, theirs: ast.AST, values: dict) -> str | None:
     """``a`` used where the reference uses ``b``, said only where ``a`` means in the learner's
-    code what it means in the reference's (the same one assignment in both, or a name of the
-    setup neither assigns) and ``b`` is a value of the reference's too: a name of the
-    learner's own may hold what the reference's ``b`` holds."""
+    code what it means in the reference's (the same one assignment in both, or a value of the
+    setup's that neither binds) and ``b`` is a value of the reference's too: a name of the
+    learner's own may hold what the reference's ``b`` holds, and a module or a function
+    another name stands for (``F`` for ``torch.nn.functional``) may be the same one."""
     binding = _shared_binding(a.id, mine, theirs)
-    if binding is None and not (a.id in values and not _bindings(a.id, mine) and not _bindings(a.id, theirs)):
+    if binding is None and not _setup_value(a.id, mine, theirs, values):
         return None
-    if not (_bindings(b.id, theirs) or (b.id in values and not _bindings(b.id, mine))):
+    if not (_bindings(b.id, theirs) and _binds(b.id, theirs) == len(_bindings(b.id, theirs))) and not _setup_value(
+        b.id, mine, theirs, values
+    ):
         return None
     yours = f"the reference's too: {binding}" if binding else "the setup's"
     return (
         f"line {getattr(a, 'lineno', stmt.lineno)} of your code {EDIT_PHRASE} "
         f"in using {a.id} where it uses {b.id} (your {a.id} is {yours})"
     )
+
+
+def _binds(name: str, tree: ast.AST) -> int:
+    """How many times ``tree`` binds ``name`` in any way: an assignment, a loop's or a
+    with's target, an import, a parameter, a def or a class."""
+
+    def bound(n) -> str | None:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return n.id
+        if isinstance(n, ast.alias):
+            return n.asname or n.name.split(".")[0]
+        if isinstance(n, ast.arg):
+            return n.arg
+        return n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+
+    count = sum(1 for n in ast.walk(tree) if bound(n) == name)
+    return count
+
+
+def _setup_value(name: str, mine: ast.AST, theirs: ast.AST, values: dict) -> bool:
+    """A value (a tensor, a number, a list: no module, no function) the setup made and
+    neither source binds."""
+    if name not in values or _binds(name, mine) or _binds(name, theirs):
+        return False
+    value = values[name]
+    return not callable(value) and not isinstance(value, types.ModuleType)
 
 
 def _parents(tree: ast.AST) -> dict:
