@@ -95,6 +95,9 @@ def test_operands_and_arguments_in_the_other_order_are_named():
         ("err = torch.norm(b - a)\n", "err = torch.norm(a - b)\n"),
         # swapped in the loop's target as well: the same pairs
         ("for y, x in zip(ys, xs):\n    pass\n", "for x, y in zip(xs, ys):\n    pass\n"),
+        # a loop's target and iterable, or a with's managers, crossed: not two operands of one operation
+        ("for x in y:\n    pass\n", "for y in x:\n    pass\n"),
+        ("with b, a:\n    pass\n", "with a, b:\n    pass\n"),
         # keywords in another order are the same call
         ("f(b=2, a=1)\n", "f(a=1, b=2)\n"),
         # items read as a collection whose order cannot matter

@@ -375,10 +375,11 @@ def _parents(tree: ast.AST) -> dict:
 
 
 def one_edit(code: str, solution: str, values: dict | None = None) -> list:
-    """At most one (sentence, topic): the learner's first statement (by line) that is a statement of
-    the reference's with one reduction swapped, two operands or arguments in the other
-    order, or something off by one. ``values``: the learner's namespace (a tensor of one
-    element summed is its mean)."""
+    """At most one (sentence, topic): the learner's first statement (by line) that is a
+    statement of the reference's with one reduction swapped, two operands, arguments or
+    items in the other order, something off by one, another dim, or another of the
+    reference's values in a value's place. ``values``: the learner's namespace (the setup's
+    values; a tensor of one element summed is its mean)."""
     try:
         mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
     except SyntaxError:
@@ -401,8 +402,9 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
             if len(found) != 1:
                 continue
             a, b = found[0]
-            if not (isinstance(a, ast.AST) and isinstance(b, ast.AST)):
-                continue  # lists of other lengths: more than one edit
+            synthetic = a is part and isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith))
+            if not (isinstance(a, ast.AST) and isinstance(b, ast.AST)) or synthetic:
+                continue  # lists of other lengths, a loop's target and iterable crossed: no one edit
             if isinstance(parents.get(a), ast.UnaryOp) and isinstance(ref_parents.get(b), ast.UnaryOp):
                 a, b = parents[a], ref_parents[b]  # -2 for -1: the number is the place
             kind = _kind(a, b, parents)
