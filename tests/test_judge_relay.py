@@ -16,6 +16,13 @@ from tutor.packs.catalog import Catalog
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(autouse=True)
+def _relayed(monkeypatch):
+    """These tests count what the host relays: every request as a prompt, the path of a
+    gateway's or an attached kernel (local kernels talk over the pipe: test_judge_pipe.py)."""
+    monkeypatch.setenv(judging.NO_PIPE_ENV, "1")
+
+
 def _requests(monkeypatch) -> list[str]:
     """The op of every request the judge sends the host, in order."""
     ops: list[str] = []

@@ -39,6 +39,7 @@ from .namespaces import (
     run_code,
     seed_all,
 )
+from .pipe import End, Piped, listening
 from .trace import Event, Tracer
 
 RESULT_MIME = "application/vnd.ptfund.verdict+json"
@@ -59,8 +60,9 @@ class LearnerGone(BaseException):
 class Client:
     """Asks the learner's kernel, through the host, and decodes its answers."""
 
-    def __init__(self, ask=None):
+    def __init__(self, ask=None, pipe: End | None = None):
         self._ask = ask or _ask_host
+        self.pipe = pipe  # this kernel's end of the pipe, offered to the host with the first request
         self.tracer: Tracer | None = None
         self.ctx: Context | None = None
         self.world: str | None = None  # the world whose checks run now (its names come with each answer)
@@ -85,7 +87,12 @@ class Client:
         """The host's reply to ``request``, not yet decoded; LearnerGone for a fault."""
         # A plain header for the host, which relays the body without reading it.
         head = json.dumps(header or {"op": request.get("op"), "world": request.get("world")})
-        answer = self._ask(head + "\n" + wire.encode(request, JudgePreparer()))
+        text = head + "\n" + wire.encode(request, JudgePreparer())
+        answer = self._ask(text)
+        if isinstance(answer, str) and answer.startswith("pipe:") and self.pipe is not None:
+            # The host connected the two kernels' ends: every request goes over the pipe now.
+            self._ask = Piped(self.pipe, self._ask, answer[5:])
+            answer = self._ask(text)
         if not isinstance(answer, str):
             raise LearnerGone("crashed", "no answer came back from the kernel running your code")
         if answer.startswith("fault:"):
@@ -97,6 +104,10 @@ class Client:
         if not answer.startswith("ok:"):
             raise LearnerGone("crashed", "the kernel running your code answered something that is not data")
         return answer[3:]
+
+    def close(self) -> None:
+        if self.pipe is not None:
+            self.pipe.close()
 
     def run_ahead(self, requests: list) -> None:
         """Have the learner's kernel run these begins (the device run, further worlds) one
@@ -506,9 +517,11 @@ def judge(request: str, blob: str) -> dict:
     payload = json.loads(blob)
     if not _BASELINE:  # as this kernel was before its first verification
         _BASELINE.append(process_state())
+    client = Client(pipe=listening(payload.get("pipe")))
     try:
-        result = run(payload, Client())
+        result = run(payload, client)
     finally:
+        client.close()
         wire.FACTS.clear()
     # Said beside the result (not in it): whether this kernel may judge another exercise next.
     clean = same_process_state(_BASELINE[0], process_state())
@@ -586,7 +599,13 @@ def run(payload: dict, client: Client) -> dict:
         worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
         further = [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
         try:
-            begun = client.request({"op": "begin", "world": "main"})  # the host ran it already
+            # The host ran it already. It is told how often the learner's code will run again
+            # (the device run, further worlds: each gets the exercise's time), and where this
+            # kernel's end of the pipe listens.
+            header = {"op": "begin", "world": "main", "runs": len(further) + int(bool(payload.get("device_run")))}
+            if client.pipe is not None:
+                header["pipe"] = client.pipe.port
+            begun = client.request({"op": "begin", "world": "main"}, header)
         except LearnerGone as gone:
             return _gone(gone)
         if setup_error is None and begun.get("setup_error"):

@@ -39,10 +39,10 @@ from .namespaces import (
     seed_all,
     torch_state_guard,
 )
+from .pipe import ANSWER_PROMPT, listening  # heads each answer, as the prompt of the loop's input() or a frame
 from .trace import Tracer
 
 ANSWER_MIME = "application/vnd.ptfund.answer+json"
-ANSWER_PROMPT = "ptfund-learner:"  # an answer sent as the prompt of the loop's input()
 _publish_target = None
 
 # One verification per kernel: the kernel is thrown away afterwards.
@@ -74,7 +74,24 @@ def begin(request_id: str, blob: str) -> None:
     if ask is None:
         _reply(request_id, lambda: _answer(request))
         return
-    text = ask(f"{ANSWER_PROMPT}{request_id}\n{respond(lambda: _answer(request))}")
+    pipe = listening(request.get("pipe"))  # None: every answer through the host's prompts
+    try:
+        answer = respond(lambda: _answer(request))
+        if pipe is None:
+            _serve(ask, ask, request_id, ask(f"{ANSWER_PROMPT}{request_id}\n{answer}"))
+        # Over the pipe (pipe.py): the host is told the port once the code has run (the
+        # checks' calls of it get more time then); an answer to it means the judge has decided.
+        elif not ask(f"{ANSWER_PROMPT}{request_id} pipe {pipe.port}\n") and pipe.accept():
+            _serve(pipe.ask, pipe.tell, request_id, pipe.ask(f"{ANSWER_PROMPT}{request_id}\n{answer}"))
+    finally:
+        if pipe is not None:
+            pipe.close()
+
+
+def _serve(ask, tell, request_id: str, text: str) -> None:
+    """Answer each request (``text`` is the first) until the judge has decided. ``ask``
+    sends an answer and waits for the next request; ``tell`` sends one of a batch's
+    answers without waiting ("stop" once the judge has decided)."""
     while True:
         request_id, newline, text = text.partition("\n")
         if not newline:  # the host's "end": the judge has decided
@@ -84,7 +101,7 @@ def begin(request_id: str, blob: str) -> None:
         except wire.WireError as exc:
             asked = exc
         if isinstance(asked, dict) and asked.get("op") == "ahead":
-            reply = _run_ahead(ask, request_id, asked.get("requests"))
+            reply = _run_ahead(ask, tell, request_id, asked.get("requests"))
             if reply is None:
                 return
             text = reply
@@ -92,7 +109,7 @@ def begin(request_id: str, blob: str) -> None:
         text = ask(f"{ANSWER_PROMPT}{request_id}\n{respond(lambda asked=asked: _answer(asked))}")
 
 
-def _run_ahead(ask, request_id: str, requests) -> str | None:
+def _run_ahead(ask, tell, request_id: str, requests) -> str | None:
     """Further worlds' begins, run while the judge checks the main world, and calls the
     judge sent before running the reference on their cases: each answer goes
     to the host at once (the judge asks the host for it later). The host's reply is empty
@@ -110,10 +127,10 @@ def _run_ahead(ask, request_id: str, requests) -> str | None:
         answer = respond(
             lambda r=request, ok=ok: _answer(r) if ok else {"refused": "only further worlds and calls run ahead"}
         )
-        reply = ask(f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}")
+        prompt = f"{ANSWER_PROMPT}{request_id}/{index}\n{answer}"
         if index == len(requests) - 1:
-            return reply
-        if reply:
+            return ask(prompt)
+        if tell(prompt):
             return None
     return None
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import time
 from typing import TYPE_CHECKING
 
 from tutor.engine.events import RunResult
+from tutor.grading.pipe import Pipe, connect_end
 from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
 from tutor.grading.verdict import Verdict
 from tutor.packs import models as m
@@ -39,6 +41,7 @@ ANSWER_PROMPT = "ptfund-learner:"  # the learner's kernel answering the judge (t
 RESULT_MIME = "application/vnd.ptfund.verdict+json"  # the judge's result
 OLD_RESULT_MIME = "application/vnd.ptfund+json"  # the single-kernel path's (tutor/checks/report.py)
 PROMPT = "ptfund-judge:"
+NO_PIPE_ENV = "PTFUND_TUTOR_NO_PIPE"  # set: relay every request as a prompt (how the pipe is measured)
 # Seconds on top of the exercise's limit for the checks, the relay and the reply.
 CHECK_SLACK = 5.0
 # The judge's own run (the reference, the checks) is not the learner's time: it gets this much more.
@@ -51,8 +54,9 @@ FORGED = (
     "from the judge, which never runs your code, so this attempt fails."
 )
 SILENT = (
-    "The kernel running your code stopped answering the checker after your code ran{why}: your code "
-    "replaced something the kernel answers with (sys.modules, an import hook, the display machinery), so "
+    "The kernel running your code stopped answering the checker after your code ran{why}: your code closed or "
+    "replaced something the kernel answers with (sys.modules, an import hook, the display machinery, "
+    "the connection to the checker), so "
     "nothing could be checked and this attempt fails."
 )
 ASKED = (
@@ -60,6 +64,12 @@ ASKED = (
     "was to answer the checker, so nothing could be checked and this attempt fails. Give values in the code "
     "instead of asking for them."
 )
+GARBLED = (
+    "The kernel running your code sent the checker something that is not an answer to its requests ({why}): "
+    "your code wrote to the checker's connection or replaced what answers on it, so nothing could be checked "
+    "and this attempt fails."
+)
+NO_JUDGE_END = "The checker could not connect to its own kernel, so nothing was checked; try again."
 INTERRUPTED = (
     "Your code stopped the checker with KeyboardInterrupt (by raising it or by signalling the kernel), "
     "so nothing was checked and this attempt fails."
@@ -77,6 +87,24 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
         "device": device,
         "module": exercise.learner_module,  # a module name only: the tests come after the code ran
     }
+
+
+def pipe_possible(learner: KernelSession, judge: KernelSession) -> bool:
+    """Whether the two kernels can be piped: both run on this machine (a gateway's or an
+    attached kernel may not), unless $PTFUND_TUTOR_NO_PIPE says to relay every prompt."""
+    local = ("fork", "spawn")
+    if os.environ.get(NO_PIPE_ENV):
+        return False
+    return learner.backend_name in local and judge.backend_name in local
+
+
+def _pipe_port(head: str, begin_request: str) -> int | None:
+    """The port in the learner's "the code ran, my end listens here" prompt; None for any other."""
+    prefix = f"{ANSWER_PROMPT}{begin_request} pipe "
+    number = head.removeprefix(prefix)
+    if number == head or not number.isdigit() or not 0 < int(number) < 65536:
+        return None
+    return int(number)
 
 
 def _learner_cell(function: str, request: str, text: str) -> str:
@@ -98,7 +126,14 @@ class _Relay:
     free, the judge goes on, and each answer is kept here until the judge asks for it by
     number."""
 
-    def __init__(self, begin_request: str, deadline: float, extend: Callable[[float], None], budget: float):
+    def __init__(
+        self,
+        begin_request: str,
+        deadline: float,
+        extend: Callable[[float], None],
+        budget: float,
+        pipe_tokens: tuple[str, str] | None = None,
+    ):
         self.begin_request = begin_request  # the id the learner's first answer (its begin) names
         self.deadline = deadline
         self.extend = extend  # gives the learner's cell more time (seconds of its limit)
@@ -114,10 +149,28 @@ class _Relay:
         self._batches: dict[str, tuple[int, int]] = {}  # each "ahead" request's id: (first index, count)
         self._ahead: list[asyncio.Future] = []  # the answers to the requests run ahead, in order
         self._running: str | None = None  # the batch the learner's kernel runs ahead now
+        # The pipe (pipe.py), offered to both kernels with these tokens (learner's, judge's):
+        # the learner's first prompt names its end's port, or is its answer (it could not listen).
+        self.pipe_tokens = pipe_tokens
+        self.pipe: Pipe | None = None
+        self.piping: bool | None = None if pipe_tokens else False
+        self._learner_port: asyncio.Future = loop.create_future()
+        self.garbled: str | None = None  # what the learner's side sent over the pipe that is no answer
 
     async def learner_prompt(self, prompt: str) -> str | None:
         """The learner's stdin: an answer arrives; the reply is the next request (or the end)."""
         head, _, answer = prompt.partition("\n")
+        if self.piping is None:
+            port = _pipe_port(head, self.begin_request)
+            self.piping = port is not None
+            self._learner_port.set_result(port)
+            if port is not None:  # setup and the code ran: the checks' calls of it get some time too
+                self.extend(CHECK_SLACK)
+                return "end" if self.finished else ""
+        elif self.piping:
+            # Every answer goes over the pipe: a prompt now is the learner's code asking for input itself.
+            self._asked_for_input()
+            return "end"
         batch, slash, number = head.removeprefix(ANSWER_PROMPT).partition("/")
         if self._running is not None and not (slash and batch == self._running):
             # A prompt while the learner's kernel runs a batch ahead, not one of its answers:
@@ -153,8 +206,70 @@ class _Relay:
     def finish(self) -> None:
         """The judge has decided: let the learner's cell end."""
         self.finished = True
+        self.close()
         if self._next is not None and not self._next.done():
             self._next.set_result("end")
+
+    def close(self) -> None:
+        if self.pipe is not None:
+            self.pipe.close()
+            self.pipe = None
+
+    async def _connect(self, header: dict) -> str:
+        """The judge's first request over the pipe: connect the two ends once the learner's
+        code has run (its kernel names its port then), and say so to the judge."""
+        assert self.pipe_tokens is not None
+        judge_port, runs = header.get("pipe"), header.get("runs")
+        if not await self._answered(self._learner_port):
+            return self._gone()
+        port = self._learner_port.result()
+        if port is None or not isinstance(judge_port, int) or not 0 < judge_port < 65536:
+            if port is None:  # the learner's kernel could not listen: its answers come as prompts
+                return await self._ask(self.begin_request, None)
+            self.fault = RunResult(status="crashed", message=NO_JUDGE_END)
+            return "fault:" + json.dumps({"status": "crashed", "message": NO_JUDGE_END})
+        try:
+            learner_end = connect_end(port, self.pipe_tokens[0])
+        except OSError:
+            # The port the learner's kernel named does not answer: its code closed or replaced the end.
+            return await self._pipe_gone()
+        try:
+            judge_end = connect_end(judge_port, self.pipe_tokens[1])
+        except OSError:
+            learner_end.close()
+            self.fault = RunResult(status="crashed", message=NO_JUDGE_END)
+            return "fault:" + json.dumps({"status": "crashed", "message": NO_JUDGE_END})
+        self.pipe = Pipe(learner_end, judge_end)
+        if isinstance(runs, int) and 0 < runs <= MAX_AHEAD:
+            self.extend(runs * self.budget)  # each begin run again runs the learner's code again
+        return "pipe:" + self.begin_request
+
+    async def _pipe_gone(self) -> str:
+        """The judge read the end of the pipe: the learner's side ended, or closed its end."""
+        run = self.learner_run
+        assert run is not None
+        if not run.done():
+            await asyncio.wait([run], timeout=END_WAIT)
+        if run.done():
+            return self._gone()
+        self.silent = ""  # alive, but what answers closed the pipe: the learner's code did
+        self.fault = RunResult(status="ok")
+        return "fault:" + json.dumps({"status": "silent", "message": self.silent})
+
+    def _piped(self, header: dict) -> str | None:
+        """The judge asking, over the pipe, about the learner's side; None for other requests."""
+        op = header.get("op")
+        run = self.learner_run
+        if op == "alive":
+            if self.deadline - time.perf_counter() <= 0:
+                self.fault = RunResult(status="timeout")
+                return "fault:" + json.dumps({"status": "timeout", "message": ""})
+            return self._gone() if run is not None and run.done() else "ok:"
+        if op == "garbled":
+            self.garbled = str(header.get("why") or "")[:200]
+            self.fault = RunResult(status="ok")
+            return "fault:" + json.dumps({"status": "silent", "message": ""})
+        return None
 
     def _send(self, request: str, body: str) -> bool:
         """Hand ``body`` to the learner's input() that waits, as request ``request``."""
@@ -246,7 +361,15 @@ class _Relay:
         if not isinstance(header, dict):
             header = {}
         if header.get("op") == "begin" and header.get("world") == "main":
+            if self.pipe_tokens is not None and "pipe" in header:
+                return await self._connect(header)
             return await self._ask(self.begin_request, None)
+        if self.pipe is not None:
+            if header.get("op") == "gone":
+                return await self._pipe_gone()
+            answered = self._piped(header)
+            if answered is not None:
+                return answered
         if header.get("op") == "ahead":
             return await self._run_ahead(header, body)
         if header.get("op") == "ahead-answer":
@@ -270,14 +393,23 @@ async def verify_judged(
     limit: float,
     on_output: OutputCallback | None = None,
     judge_state: dict | None = None,
+    pipe: bool | None = None,
 ) -> Verdict:
     """The verdict of ``code`` from ``learner`` (runs it) and ``judge`` (decides).
     ``judge_state`` gets ``clean``: whether the judge's process was left as the verification
-    found it (tutor/checks/judge.py process_state), so it may judge another exercise next."""
+    found it (tutor/checks/judge.py process_state), so it may judge another exercise next.
+    ``pipe``: requests and answers over the pipe (pipe.py) instead of relayed prompts; by
+    default where both kernels run on this machine."""
     device = learner.device_info.kind if learner.device_info else "cpu"
     started = time.perf_counter()
     begin_id = secrets.token_hex(8)
-    begin_cell = _learner_cell("begin", begin_id, json.dumps(learner_request(exercise, code, device) | {"loop": True}))
+    if pipe is None:
+        pipe = pipe_possible(learner, judge)
+    tokens = (secrets.token_hex(16), secrets.token_hex(16)) if pipe else None
+    told = learner_request(exercise, code, device) | {"loop": True}
+    if tokens is not None:
+        told["pipe"] = tokens[0]
+    begin_cell = _learner_cell("begin", begin_id, json.dumps(told))
     # The limit is CPU time (a busy machine does not fail correct code); the clock allows
     # more. The learner's one cell also answers the checks' calls of its code: once setup
     # and the code have run, they get CHECK_SLACK more. Waiting for the judge counts for neither.
@@ -286,7 +418,11 @@ async def verify_judged(
     if not learner.attached:  # a kernel of our own: one torch thread unless the exercise asks for more
         begin_cell = threads_cell(exercise.threads) + begin_cell
     relay = _Relay(
-        begin_id, started + ceiling + CHECK_SLACK, lambda seconds: learner.extend_limit(seconds * threads), limit
+        begin_id,
+        started + ceiling + CHECK_SLACK,
+        lambda seconds: learner.extend_limit(seconds * threads),
+        limit,
+        pipe_tokens=tokens,
     )
     begin = asyncio.ensure_future(
         learner.execute(
@@ -304,7 +440,10 @@ async def verify_judged(
     request = secrets.token_hex(16)
     from tutor.grading.outcome import build_payload  # the judge gets all the single-kernel path gets
 
-    judge_cell = _judge_cell(request, json.dumps(build_payload(exercise, code, device)))
+    payload = build_payload(exercise, code, device)
+    if tokens is not None:
+        payload["pipe"] = tokens[1]
+    judge_cell = _judge_cell(request, json.dumps(payload))
     if not judge.attached:
         # The reference runs with the learner's torch threads: a reduction split over other
         # threads rounds otherwise, and a check sensitive to noise would tell them apart.
@@ -322,6 +461,7 @@ async def verify_judged(
         if not begin.done():
             await asyncio.wait([begin], timeout=END_WAIT)
     finally:
+        relay.close()
         if not begin.done():
             begin.cancel()
     learner_runs = [begin.result()] if begin.done() and not begin.cancelled() else []
@@ -347,6 +487,8 @@ def _verdict(judged: RunResult, relay: _Relay, learner_runs: list[RunResult], re
                     return Verdict("fail", FORGED.format(mime=mime))
     if relay.asked:
         return Verdict("error", ASKED)
+    if relay.garbled is not None:
+        return Verdict("error", GARBLED.format(why=relay.garbled))
     fault = relay.fault
     if fault is not None:
         if fault.status == "timeout":
