@@ -3,11 +3,12 @@
     python benchmarks/judge.py [--repeat 5] [--learners 4] [--jobs 2] [--no-write]
 
 (a) One verification from warm kernels, per exercise: the judged path (a learner's kernel
-    and a judge's kernel, tutor/grading/judging.py) vs the single-kernel path (today's
+    and a judge's kernel, tutor/grading/judging.py; over the pipe, and with every request
+    relayed as a prompt, as for a gateway's kernels) vs the single-kernel path (today's
     `--kernel` path: one cell with setup, reference, learner code and checks, in one
     fresh kernel). Kernels are started and warmed before the clock starts, as the app's
     spares are, and the clock starts once no spare of the pool is still booting
-    (``KernelPool.settled``); the two sides alternate so background load hits both alike.
+    (``KernelPool.settled``); the sides take turns first so background load hits them alike.
 (b) `check` from the shell, cold: two kernels started side by side and warmed, then the
     judged verification (`verify_in_fresh_kernel`), vs one kernel started, warmed and
     verified in.
@@ -91,13 +92,13 @@ async def one_single(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[
         pool.give_back(kernel)
 
 
-async def one_judged(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[float, bool]:
+async def one_judged(pool: KernelPool, exercise, code: str, cpu: dict, pipe: bool = True) -> tuple[float, bool]:
     learner, judge = await pool.take(), await pool.take()
     await pool.settled()
     try:
         host, learner_cpu, judge_cpu = host_cpu_ms(), kernel_cpu_ms(learner), kernel_cpu_ms(judge)
         started = time.perf_counter()
-        verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit)
+        verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit, pipe=pipe)
         elapsed = time.perf_counter() - started
         cpu.setdefault("host", []).append(host_cpu_ms() - host)
         cpu.setdefault("learner", []).append(kernel_cpu_ms(learner) - learner_cpu)
@@ -113,32 +114,32 @@ def cpu_text(cpu: dict) -> str:
     return " + ".join(f"{role} {statistics.median(ms):.0f}" for role, ms in cpu.items())
 
 
-async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool, str, str]]:
-    """Per exercise: key, single and judged medians (s), all passed, each side's CPU per role."""
+async def one_relayed(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[float, bool]:
+    """The judged path with every request relayed as a prompt (a gateway's kernels; main before the pipe)."""
+    return await one_judged(pool, exercise, code, cpu, pipe=False)
+
+
+async def bench_warm(refs, repeat: int) -> list[tuple[str, float, float, bool, str, str, float, str]]:
+    """Per exercise: key, single and judged medians (s), all passed, each side's CPU per
+    role, then the relayed path's median and CPU."""
     pool = KernelPool(size=KERNELS_PER_VERIFICATION)
     await pool.start()
     rows = []
+    sides = (one_single, one_judged, one_relayed)
     try:
         for ref in refs:
             ex = ref.exercise
-            single, judged, ok = [], [], True
-            cpu: dict[bool, dict] = {False: {}, True: {}}
+            times: dict = {fn: [] for fn in sides}
+            cpu: dict = {fn: {} for fn in sides}
+            ok = True
             for i in range(repeat):
-                order = (one_single, one_judged) if i % 2 == 0 else (one_judged, one_single)
-                for fn in order:
-                    elapsed, passed = await fn(pool, ex, ex.solution, cpu[fn is one_judged])
+                for fn in sides[i % 3 :] + sides[: i % 3]:  # each side first in turn
+                    elapsed, passed = await fn(pool, ex, ex.solution, cpu[fn])
                     ok = ok and passed
-                    (single if fn is one_single else judged).append(elapsed)
-            rows.append(
-                (
-                    ref.key,
-                    statistics.median(single),
-                    statistics.median(judged),
-                    ok,
-                    cpu_text(cpu[False]),
-                    cpu_text(cpu[True]),
-                )
-            )
+                    times[fn].append(elapsed)
+            single, judged, relayed = (statistics.median(times[fn]) for fn in sides)
+            cpus = [cpu_text(cpu[fn]) for fn in sides]
+            rows.append((ref.key, single, judged, ok, cpus[0], cpus[1], relayed, cpus[2]))
     finally:
         await pool.shutdown()
     return rows
@@ -276,10 +277,11 @@ def main() -> None:
     if args.warm_only:
         refs = [Catalog.load().find_exercise(key) for key in args.exercise or EXERCISES]
         rows = asyncio.run(bench_warm(refs, args.repeat))
-        for key, single, judged, ok, cpu_single, cpu_judged in rows:
+        for key, single, judged, ok, cpu_single, cpu_judged, relayed, cpu_relayed in rows:
             print(
                 f"{key}: single {single * 1000:.0f} ms, judged {judged * 1000:.0f} ms, {judged / single:.2f}x, {ok}; "
-                f"CPU ms: single {cpu_single}, judged {cpu_judged}"
+                f"relayed {relayed * 1000:.0f} ms, {relayed / single:.2f}x; "
+                f"CPU ms: single {cpu_single}, judged {cpu_judged}, relayed {cpu_relayed}"
             )
         ratio = statistics.median(r[2] for r in rows) / statistics.median(r[1] for r in rows)
         print(f"median ratio {ratio:.2f}x")
@@ -314,29 +316,32 @@ def main() -> None:
     def verdict(value: float, target: float) -> str:
         return f"<= {target}x: {'meets' if value <= target else 'MISSES'}"
 
+    relayed_all = statistics.median(r[6] for r in rows)
     lines = [
-        "| what | single kernel | judged (two kernels) | ratio | target | CPU ms, single | CPU ms, judged |",
-        "|---|---|---|---|---|---|---|",
+        "| what | single kernel | judged (two kernels, the pipe) | ratio | target | judged, relayed prompts "
+        "| CPU ms, single | CPU ms, judged | CPU ms, relayed |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for key, single, judged, ok, cpu_single, cpu_judged in rows:
+    for key, single, judged, ok, cpu_single, cpu_judged, relayed, cpu_relayed in rows:
         note = "" if ok else " (reference did not pass)"
         lines.append(
             f"| {key}{note} | {single * 1000:.0f} ms | {judged * 1000:.0f} ms | {judged / single:.2f}x | | "
-            f"{cpu_single} | {cpu_judged} |"
+            f"{relayed * 1000:.0f} ms ({relayed / single:.2f}x) | {cpu_single} | {cpu_judged} | {cpu_relayed} |"
         )
     lines.append(
         f"| **median over the {len(rows)} exercises**, warm kernels | {single_all * 1000:.0f} ms | "
-        f"{judged_all * 1000:.0f} ms | {ratio:.2f}x | {verdict(ratio, TARGET_ONE)} | | |"
+        f"{judged_all * 1000:.0f} ms | {ratio:.2f}x | {verdict(ratio, TARGET_ONE)} | "
+        f"{relayed_all * 1000:.0f} ms ({relayed_all / single_all:.2f}x) | | | |"
     )
     lines.append(
         f"| `check` cold ({refs[0].key}): start, warm and verify | {cold[0]:.2f} s | {cold[1]:.2f} s | "
-        f"{cold[1] / cold[0]:.2f}x | | | |"
+        f"{cold[1] / cold[0]:.2f}x | | | | | |"
     )
     class_ratio = grade_judged / grade_single
     lines.append(
         f"| a class of {args.learners} x {len(refs)} files, --jobs {args.jobs} | {grade_single:.1f} s | "
-        f"{grade_judged:.1f} s | {class_ratio:.2f}x | {verdict(class_ratio, TARGET_CLASS)} | "
-        f"{class_cpu[False]} per file | {class_cpu[True]} per file |"
+        f"{grade_judged:.1f} s | {class_ratio:.2f}x | {verdict(class_ratio, TARGET_CLASS)} | | "
+        f"{class_cpu[False]} per file | {class_cpu[True]} per file | |"
     )
     same = sum(a == b for a, b in zip(statuses_single, statuses_judged, strict=True))
     table = "\n".join(lines)
@@ -346,9 +351,11 @@ def main() -> None:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         "## Judged verification\n\n"
-        "`python benchmarks/judge.py` (one run, both paths side by side, alternating): the judged\n"
+        "`python benchmarks/judge.py` (one run, the paths side by side, alternating): the judged\n"
         "verification (a learner's kernel runs the code, a judge's kernel decides; docs/trust.md) vs\n"
-        "the single-kernel one it replaced (still the `--kernel` path). Medians of "
+        "the single-kernel one it replaced (still the `--kernel` path); for one verification also the\n"
+        "judged path with every request relayed as a prompt (a gateway's kernels; every local one\n"
+        "before the pipe). Medians of "
         f"{args.repeat} per exercise\n(reference solutions), warm kernels from a pool; the cold row is "
         f"a median of {args.cold_repeat}. CPU ms: each role's CPU time per verification (the host's,\n"
         "the kernels' from /proc schedstat), medians; for the class, per file, the kernels' whole lives.\n\n"
