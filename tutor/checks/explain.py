@@ -25,6 +25,31 @@ _FIRST = "<the first item that fails>"  # the part that holds all(...)'s witness
 _NOT_SHOWN = frozenset(dir(builtins)) | {"torch", "np", "nn", "F", "math", "ref", "DEVICE"}
 
 
+# Lines as the parser counts them (\n, \r\n or \r ends one): ast.get_source_segment's split.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(text: str) -> tuple[bytes, ...]:
+    return tuple(line.encode() for line in _LINE.findall(text))
+
+
+def _segment(text: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(text, node)``, splitting ``text`` once for all its nodes
+    (the standard one splits it again for each: most of a condition's rewriting time)."""
+    try:
+        first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    except AttributeError:
+        return None
+    lines = _lines(text)
+    if last is None or end is None or not 0 <= first <= last < len(lines):
+        return None
+    if first == last:
+        return lines[first][start:end].decode()
+    return b"".join([lines[first][start:], *lines[first + 1 : last], lines[last][:end]]).decode()
+
+
 def witness(pairs):
     """(all true, the first false item's loop values) over (values, item) pairs."""
     for values, item in pairs:
@@ -49,7 +74,7 @@ class Condition:
         self.result = self._split(test, self.statements, depth=0)
 
     def _source(self, node: ast.expr) -> str:
-        written = ast.get_source_segment(self.text, node) if self.text is not None else None
+        written = _segment(self.text, node) if self.text is not None else None
         return " ".join(written.split()) if written else ast.unparse(node)
 
     def _record(self, value: ast.expr, source: str, out: list, anchor: ast.AST) -> ast.Name:
