@@ -306,7 +306,8 @@ def _blobs(cell: str) -> list[bytes]:
 
 
 async def _verify_watching(exercise: m.Exercise, code: str) -> tuple[Verdict, list[str]]:
-    """The two-kernel verification, keeping every cell sent to the learner's kernel."""
+    """The two-kernel verification, keeping every cell sent to the learner's kernel, every
+    reply to its prompts, and every byte the pipe carried."""
     from tutor.engine import KernelSession
     from tutor.engine.pool import warm_up
     from tutor.grading.judging import verify_judged
@@ -331,12 +332,31 @@ async def _verify_watching(exercise: m.Exercise, code: str) -> tuple[Verdict, li
         return await execute(cell, **kwargs)
 
     learner.execute = watched  # type: ignore[method-assign]
+    # Over the pipe the questions are bytes the host copies: every byte copied either way is kept.
+    from tutor.grading import pipe as host_pipe
+
+    copied: dict[int, list[bytes]] = {}
+    real_copy = host_pipe._copy
+
+    class Recorded:
+        def __init__(self, sock):
+            self.sock = sock
+            copied[id(sock)] = []
+
+        def recv(self, size: int) -> bytes:
+            data = self.sock.recv(size)
+            copied[id(self.sock)].append(data)
+            return data
+
+    host_pipe._copy = lambda source, target: real_copy(Recorded(source), target)  # type: ignore[assignment]
     try:
         await asyncio.gather(learner.start(), judge.start())
         await asyncio.gather(warm_up(learner, timeout=120), warm_up(judge, timeout=120))
         verdict = await verify_judged(exercise, code, learner, judge, limit=exercise.time_limit)
     finally:
+        host_pipe._copy = real_copy  # type: ignore[assignment]
         await asyncio.gather(learner.shutdown(), judge.shutdown(), return_exceptions=True)
+    sent += [b"".join(chunks).decode(errors="replace") for chunks in copied.values()]
     return verdict, sent
 
 

@@ -80,9 +80,12 @@ def begin(request_id: str, blob: str) -> None:
         if pipe is None:
             _serve(ask, ask, request_id, ask(f"{ANSWER_PROMPT}{request_id}\n{answer}"))
         # Over the pipe (pipe.py): the host is told the port once the code has run (the
-        # checks' calls of it get more time then); an answer to it means the judge has decided.
-        elif not ask(f"{ANSWER_PROMPT}{request_id} pipe {pipe.port}\n") and pipe.accept():
+        # checks' calls of it get more time then); a reply means the judge has decided. The
+        # host connects once the judge has run the reference, however long that takes.
+        elif not ask(f"{ANSWER_PROMPT}{request_id} pipe {pipe.port}\n") and pipe.accept(wait=None):
             _serve(pipe.ask, pipe.tell, request_id, pipe.ask(f"{ANSWER_PROMPT}{request_id}\n{answer}"))
+    except OSError:
+        return  # the pipe was cut (the judge decided, or the host ended the verification)
     finally:
         if pipe is not None:
             pipe.close()

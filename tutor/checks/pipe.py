@@ -29,7 +29,8 @@ import struct
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 256 << 20  # bytes in one answer: far above any exercise's, a bound on what a kernel holds
-ACCEPT_WAIT = 30.0  # seconds an end waits for the host to connect
+ACCEPT_WAIT = 30.0  # seconds the judge's end waits for the host (which connects before it answers)
+TOKEN_WAIT = 2.0  # seconds a connection gets to show the token (the host sends it at once)
 MAX_AHEAD = 64  # requests one verification may run ahead, as through the host
 ANSWER_PROMPT = "ptfund-learner:"  # heads an answer, naming the request (as learner.py's prompts)
 _CHUNK = 1 << 20
@@ -50,8 +51,9 @@ class End:
         self._inbox = bytearray()
         self._eof = False
 
-    def accept(self, wait: float = ACCEPT_WAIT) -> bool:
-        """Take the host's connection (the first one that shows the token); False if none came."""
+    def accept(self, wait: float | None = ACCEPT_WAIT) -> bool:
+        """Take the host's connection (the first one that shows the token); False if none
+        came within ``wait`` seconds (None: wait as long as it takes)."""
         listener = self._listener
         if listener is None:
             return self._sock is not None
@@ -62,7 +64,7 @@ class End:
                     sock, _ = listener.accept()
                 except OSError:
                     return False
-                sock.settimeout(wait)
+                sock.settimeout(TOKEN_WAIT)
                 try:
                     shown = _read_exactly(sock, len(self._token))
                 except OSError:
@@ -218,7 +220,7 @@ class Piped:
             return self._request(header, body)
         except Garbled as exc:
             return self.host(json.dumps({"op": "garbled", "why": str(exc)}) + "\n")
-        except _Ended:
+        except (_Ended, OSError):  # the connection reset or closed under a write
             return self.host(json.dumps({"op": "gone"}) + "\n")
         except _Fault as fault:
             return str(fault)

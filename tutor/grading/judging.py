@@ -20,6 +20,7 @@ judge as a fault, which ends its checks; the verdict then says what happened to 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -214,6 +215,12 @@ class _Relay:
         if self.pipe is not None:
             self.pipe.close()
             self.pipe = None
+        elif self.piping and self._learner_port.done() and self.pipe_tokens is not None:
+            # The learner's kernel waits for the host's connection, which never came (the
+            # judge ended before its first request): connect and hang up, so its cell ends.
+            with contextlib.suppress(OSError):
+                connect_end(self._learner_port.result(), self.pipe_tokens[0]).close()
+            self.piping = False
 
     async def _connect(self, header: dict) -> str:
         """The judge's first request over the pipe: connect the two ends once the learner's
