@@ -10,10 +10,10 @@ forward, a setup helper that trains the learner's model), the judge holds a prox
 (``RemoteCallable``, or a module skeleton whose parameters are data and whose forward is
 remote); calling it sends the judge's arguments as data and gets the result back as data.
 
-Requests leave through ``input()``: the host answers each by running one cell in the
-learner's kernel (learner.py) and handing back its answer, or says that the learner's
-kernel is gone (a time-out, a crash). Nothing the learner's kernel sends runs code here:
-it is loaded with ``torch.load(weights_only=True)`` and validated.
+Requests leave over the pipe to the learner's kernel (pipe.py), or, where the host does not
+pipe the two kernels, through ``input()`` for the host to relay; either way the host says
+when the learner's kernel is gone (a time-out, a crash). Nothing the learner's kernel sends
+runs code here: it is decoded as data only (wire.py) and validated.
 """
 
 import builtins

@@ -2,9 +2,10 @@
 
 This module runs in the learner's kernel and holds nothing that decides a verdict: no
 reference solution, no check, no expected value, no key. It answers with data only
-(wire.py). In a kernel the whole verification is one cell (``begin``): the answer to each
-request leaves as that cell's ``input()`` prompt, naming the request, and the host's reply
-is the judge's next request (the stdin channel: no cell, no output message per request).
+(wire.py). In a kernel the whole verification is one cell (``begin``): each request
+arrives as a frame on the pipe and its answer, naming it, leaves as one (pipe.py); where
+the host relays instead, the answer leaves as that cell's ``input()`` prompt and the host's
+reply is the judge's next request (the stdin channel: no cell, no output message per request).
 Where no prompt can be sent, each request is a cell of its own (``serve(request_id,
 text)``) and each answer a display bundle of ``ANSWER_MIME`` that names the request.
 

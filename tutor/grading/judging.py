@@ -4,14 +4,18 @@ The host takes two fresh kernels. The learner's kernel gets the exercise's setup
 learner's code, the seed and the device, nothing else (tutor/checks/learner.py). The judge's
 kernel gets everything that decides the verdict: setup, reference solution, checks,
 mistakes (tutor/checks/judge.py). While the judge runs the reference, the learner's kernel
-runs setup and the code; then every question the judge has about the learner's values or
-code arrives here as an ``input()`` prompt of the judge and is relayed to the learner's
-kernel, and its answer (data: base64 of a torch.save the judge loads with
-``weights_only=True``) goes back as the reply. The learner's kernel runs the whole
-verification as one cell: each answer is that cell's ``input()`` prompt and the host's reply
-is the next question, so a question costs two stdin messages, not a cell with its output
-messages. The host reads only plain headers and never decodes what it relays: it imports
-no torch.
+runs setup and the code; then the judge's questions about the learner's values or code go
+to the learner's kernel, and its answers (data, wire.py) come back, one of two ways:
+
+- over the pipe (pipe.py; the default where both kernels run on this machine): each kernel
+  listens on 127.0.0.1, and once the learner's code has run (its kernel says so in one
+  ``input()`` prompt, naming its port) the host connects to both and copies bytes between
+  them. The judge asks the host itself only why the pipe ended, whether a slow answer is
+  still coming, or to say that what came is no answer;
+- relayed: every question is an ``input()`` prompt of the judge, relayed to the learner's
+  kernel as the reply to that kernel's own pending prompt, whose next prompt is the answer.
+
+Either way the host never decodes what it carries: it imports no torch.
 
 What can end the learner's side early (a time-out, a crash, ``os._exit``) is told to the
 judge as a fault, which ends its checks; the verdict then says what happened to the code.
@@ -125,7 +129,8 @@ class _Relay:
     further worlds once the main world passed, a function check's calls while the judge
     runs the reference on their cases): they go to the learner's kernel as soon as it is
     free, the judge goes on, and each answer is kept here until the judge asks for it by
-    number."""
+    number. Over the pipe the judge does all that itself (pipe.Piped), and this is left
+    with the learner's one prompt, connecting the pipe, and the judge's questions about it."""
 
     def __init__(
         self,
