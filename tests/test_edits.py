@@ -160,6 +160,44 @@ def test_another_dim_is_named_as_a_dim_not_as_off_by_one():
     assert "x.flatten(0) where it has x.flatten(1)" in said("h = x.flatten(0)\n", "h = x.flatten(1)\n")
 
 
+def test_a_value_computed_in_place_where_the_reference_makes_a_new_one_is_named():
+    ref = "def step(p, g, lr):\n    p = p - lr * g\n    return p\n"
+    code = "def step(p, g, lr):\n    p -= lr * g\n    return p\n"
+    assert said(code, ref) == (
+        f"line 2 of your code {WHERE} p -= lr * g where it has p = p - lr * g: it changes the object p holds in "
+        "place (a tensor's, an array's or a list's values), where the reference's makes a new one: whatever else "
+        "holds that object (the caller's argument, a module's parameter) changes too"
+    )
+    assert one_edit(code, ref)[0][1] == "edit:in-place"
+    # the other way: a module's weight replaced by a new tensor where the reference updates it
+    text = said("self.w = self.w - lr * g\n", "self.w -= lr * g\n")
+    assert "it makes a new object where the reference's changes the one self.w holds in place" in text
+    # the setup's tensor, at the top level
+    assert said("w -= 0.1 * w.grad\n", "w = w - 0.1 * w.grad\n", {"w": torch.ones(2)}) is not None
+
+
+@pytest.mark.parametrize(
+    ("code", "ref", "values"),
+    [
+        # a local of the function's own: nothing outside it holds the object
+        (
+            "def f(x):\n    t = x * 2\n    t += 1\n    return t\n",
+            "def f(x):\n    t = x * 2\n    t = t + 1\n    return t\n",
+            {},
+        ),
+        # a number of the setup's: in place and a new one are the same
+        ("total += 1.5\n", "total = total + 1.5\n", {"total": 0.0}),
+        # another operator, or another value
+        ("def f(p):\n    p *= 2\n", "def f(p):\n    p = p + 2\n", {}),
+        ("def f(p):\n    p += 3\n", "def f(p):\n    p = p + 2\n", {}),
+        # an item is written in place either way
+        ("def f(p):\n    p[0] += 1\n", "def f(p):\n    p[0] = p[0] + 1\n", {}),
+    ],
+)
+def test_in_place_is_not_said_where_it_cannot_matter_or_is_not_the_one_difference(code, ref, values):
+    assert said(code, ref, values) is None
+
+
 def test_code_that_does_not_parse_or_is_empty_says_nothing():
     assert one_edit("def f(:\n", "x = 1\n") == []
     assert one_edit("", "x = 1\n") == []

@@ -2,8 +2,9 @@
 from the two sources: a reduction swapped (``.sum()`` for ``.mean()``), the operands of an
 operation or the positional arguments of a call in the other order (``w @ x`` for
 ``x @ w``, ``zip(ys, xs)``), something off by one (``range(n - 1)``, ``<=`` for ``<``) or
-another dim; or code that is the reference's statement for statement but for one statement
-it lacks (``one_missing``).
+another dim, a value computed in place where the reference's makes a new one (``p *= k``
+for ``p = p * k``) or the reverse; or code that is the reference's statement for statement
+but for one statement it lacks (``one_missing``).
 
 What is established is the difference itself: the two statements are compared whole (a
 loop's target with its iterable, an assignment's targets with its value), with the
@@ -370,6 +371,71 @@ def _setup_value(name: str, mine: ast.AST, theirs: ast.AST, values: dict) -> boo
     return not callable(value) and not isinstance(value, types.ModuleType)
 
 
+def _augmented(aug: ast.stmt, plain: ast.stmt) -> bool:
+    """``x op= v`` where the other statement is ``x = x op v``: the same value, one of them
+    computed into the object ``x`` holds."""
+    return (
+        isinstance(aug, ast.AugAssign)
+        and isinstance(aug.target, (ast.Name, ast.Attribute))  # a subscript's item is written in place either way
+        and isinstance(plain, ast.Assign)
+        and len(plain.targets) == 1
+        and isinstance(plain.value, ast.BinOp)
+        and type(plain.value.op) is type(aug.op)
+        and ast.unparse(plain.targets[0]) == ast.unparse(aug.target) == ast.unparse(plain.value.left)
+        and _same(plain.value.right, aug.value)
+    )
+
+
+IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
+
+
+def _seen_outside(target: ast.expr, stmt: ast.stmt, tree: ast.AST, values: dict) -> bool:
+    """Whether the object ``target`` names may be held outside the statement (where in
+    place and a new object differ): an attribute, a parameter of the function around the
+    statement, or a value of the setup's that is not a number, a string or a tuple."""
+    if isinstance(target, ast.Attribute):
+        return True
+    if not isinstance(target, ast.Name):
+        return False
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is stmt for n in ast.walk(function)):
+            arguments = function.args
+            names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+            return target.id in names
+    return target.id in values and not isinstance(values[target.id], IMMUTABLE)
+
+
+def _in_place(stmt: ast.stmt, ref_stmt: ast.stmt, tree: ast.AST, values: dict) -> str | None:
+    """The sentence for a statement that computes in place what the reference's computes
+    into a new object, or the reverse; said only where the object may be seen outside the
+    statement (a caller's argument, an attribute, the setup's tensor)."""
+    node: ast.expr | None = None
+    if _augmented(stmt, ref_stmt):
+        assert isinstance(stmt, ast.AugAssign)
+        node = stmt.target
+        target = ast.unparse(node)
+        why = (
+            f"it changes the object {target} holds in place (a tensor's, an array's or a list's values), where the "
+            f"reference's makes a new one: whatever else holds that object (the caller's argument, a module's "
+            f"parameter) changes too"
+        )
+    elif _augmented(ref_stmt, stmt):
+        assert isinstance(stmt, ast.Assign)
+        node = stmt.targets[0]
+        target = ast.unparse(node)
+        why = (
+            f"it makes a new object where the reference's changes the one {target} holds in place (a tensor's, an "
+            f"array's or a list's values): whatever else holds that object (the caller's argument, a module's "
+            f"parameter) keeps its old values"
+        )
+    if node is None or not _seen_outside(node, stmt, tree, values):
+        return None
+    return (
+        f"line {stmt.lineno} of your code {EDIT_PHRASE} in {ast.unparse(stmt)} where it has "
+        f"{ast.unparse(ref_stmt)}: {why}"
+    )
+
+
 def _parents(tree: ast.AST) -> dict:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
@@ -395,8 +461,13 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
         if ast.dump(part) in theirs_dumps:
             continue  # written as the reference writes it: no edit
         for ref_stmt, ref_part in theirs:
-            if type(ref_stmt) is not type(stmt) or ast.dump(ref_part) in mine_dumps:
+            if ast.dump(ref_part) in mine_dumps:
                 continue  # the reference's statement is in the learner's code as it is: not this one
+            in_place = _in_place(stmt, ref_stmt, mine_tree, values)
+            if in_place:
+                return [(in_place, "edit:in-place")]
+            if type(ref_stmt) is not type(stmt):
+                continue
             found: list = []
             _differences(part, ref_part, found)
             if len(found) != 1:
