@@ -164,14 +164,17 @@ def test_a_value_computed_in_place_where_the_reference_makes_a_new_one_is_named(
     ref = "def step(p, g, lr):\n    p = p - lr * g\n    return p\n"
     code = "def step(p, g, lr):\n    p -= lr * g\n    return p\n"
     assert said(code, ref) == (
-        f"line 2 of your code {WHERE} p -= lr * g where it has p = p - lr * g: it changes the object p holds in "
-        "place (a tensor's, an array's or a list's values), where the reference's makes a new one: whatever else "
-        "holds that object (the caller's argument, a module's parameter) changes too"
+        f"line 2 of your code {WHERE} p -= lr * g where it has p = p - lr * g: it writes into what p holds (in "
+        "place, where that is a tensor, an array or a list), where the reference's makes a new one: whatever else "
+        "holds it (the caller's argument, a module's parameter) changes too"
     )
     assert one_edit(code, ref)[0][1] == "edit:in-place"
     # the other way: a module's weight replaced by a new tensor where the reference updates it
     text = said("self.w = self.w - lr * g\n", "self.w -= lr * g\n")
-    assert "it makes a new object where the reference's changes the one self.w holds in place" in text
+    assert "it makes a new object where the reference's writes into what self.w holds (in place" in text
+    # a parameter of the innermost function around the statement
+    inner = "def make(lr):\n    def step(p, g):\n        p {} lr * g\n        return p\n    return step\n"
+    assert said(inner.format("-="), inner.format("= p -")).startswith(f"line 3 of your code {WHERE} p -= lr * g")
     # the setup's tensor, at the top level
     assert said("w -= 0.1 * w.grad\n", "w = w - 0.1 * w.grad\n", {"w": torch.ones(2)}) is not None
 
@@ -185,8 +188,9 @@ def test_a_value_computed_in_place_where_the_reference_makes_a_new_one_is_named(
             "def f(x):\n    t = x * 2\n    t = t + 1\n    return t\n",
             {},
         ),
-        # a number of the setup's: in place and a new one are the same
+        # a number of the setup's, or a count kept on an object: in place and a new one are the same
         ("total += 1.5\n", "total = total + 1.5\n", {"total": 0.0}),
+        ("def step(self):\n    self.steps += 1\n", "def step(self):\n    self.steps = self.steps + 1\n", {}),
         # another operator, or another value
         ("def f(p):\n    p *= 2\n", "def f(p):\n    p = p + 2\n", {}),
         ("def f(p):\n    p += 3\n", "def f(p):\n    p = p + 2\n", {}),

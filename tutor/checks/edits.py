@@ -394,14 +394,20 @@ def _seen_outside(target: ast.expr, stmt: ast.stmt, tree: ast.AST, values: dict)
     place and a new object differ): an attribute, a parameter of the function around the
     statement, or a value of the setup's that is not a number, a string or a tuple."""
     if isinstance(target, ast.Attribute):
-        return True
+        # A count kept on an object (self.steps += 1) is a number: in place or not, the same.
+        value = getattr(stmt, "value", None)
+        value = getattr(value, "right", None) if isinstance(stmt, ast.Assign) else value
+        return not (isinstance(value, ast.Constant) and type(value.value) in (int, float))
     if not isinstance(target, ast.Name):
         return False
-    for function in ast.walk(tree):
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is stmt for n in ast.walk(function)):
-            arguments = function.args
-            names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
-            return target.id in names
+    around = [
+        f
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is stmt for n in ast.walk(f))
+    ]
+    if around:  # the innermost function: ast.walk meets the outer ones first
+        arguments = around[-1].args
+        return target.id in [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
     return target.id in values and not isinstance(values[target.id], IMMUTABLE)
 
 
@@ -415,18 +421,18 @@ def _in_place(stmt: ast.stmt, ref_stmt: ast.stmt, tree: ast.AST, values: dict) -
         node = stmt.target
         target = ast.unparse(node)
         why = (
-            f"it changes the object {target} holds in place (a tensor's, an array's or a list's values), where the "
-            f"reference's makes a new one: whatever else holds that object (the caller's argument, a module's "
-            f"parameter) changes too"
+            f"it writes into what {target} holds (in place, where that is a tensor, an array or a list), where the "
+            "reference's makes a new one: whatever else holds it (the caller's argument, a module's parameter) "
+            "changes too"
         )
     elif _augmented(ref_stmt, stmt):
         assert isinstance(stmt, ast.Assign)
         node = stmt.targets[0]
         target = ast.unparse(node)
         why = (
-            f"it makes a new object where the reference's changes the one {target} holds in place (a tensor's, an "
-            f"array's or a list's values): whatever else holds that object (the caller's argument, a module's "
-            f"parameter) keeps its old values"
+            f"it makes a new object where the reference's writes into what {target} holds (in place, where that is "
+            "a tensor, an array or a list): whatever else holds it (the caller's argument, a module's parameter) "
+            "keeps the old values"
         )
     if node is None or not _seen_outside(node, stmt, tree, values):
         return None
