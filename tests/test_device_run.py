@@ -207,3 +207,31 @@ def test_backward_from_meta_into_a_cpu_leaf_gives_both_leaves_a_gradient():
             (a * b + b**2).backward()
         assert a.grad is not None and a.grad.is_meta
         assert b.grad is not None and b.grad.device.type == "cpu"
+
+
+STATISTICS = {
+    "setup": "import torch\nmean = torch.tensor([1.0, 2.0, 3.0])\nx = torch.randn(4, 3, device=DEVICE)\n",
+    "solution": "y = x - mean.to(DEVICE)\n",
+    "checks": [{"kind": "tensor", "expr": "y", "id": "centred"}],
+    "device": "cpu",
+    "device_run": True,
+    "mistakes": [
+        # true of the CPU-only code and of the right one alike: advice only where a run fails
+        {"when": "bool((y == x - mean.to(x.device)).all())", "message": "Move mean to x's device.", "id": "m1"},
+        # the checks passed before the device run: their failure there is not this check's
+        {"failed_check": "centred", "message": "y is not x minus the mean.", "id": "m2"},
+    ],
+}
+
+
+@pytest.mark.parametrize("path", ["in-process", "judged"])
+def test_authored_mistakes_speak_only_for_a_failing_run(path):
+    from tutor.checks.judge import run_local
+
+    run = run_verification if path == "in-process" else run_local
+    passed = run({**STATISTICS, "code": "y = x - mean.to(x.device)\n"})
+    # a pass never evaluates the conditions: no advice, and no call of the learner's code for it
+    assert passed["passed"] and passed["mistakes"] == [] and passed["mistake_ids"] == []
+    failed = run({**STATISTICS, "code": "y = x - mean\n"})
+    # only the device run fails it: the conditions are met as for any failure, after it ran
+    assert not failed["passed"] and failed["mistakes"] == ["Move mean to x's device."], failed

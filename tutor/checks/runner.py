@@ -342,16 +342,23 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
         with captured(quiet):  # a function check calls the learner's function dozens of times
             results.append(run_check(check, ctx))
 
-    messages = []  # [(message, id)]
-    if setup_error is None:
-        failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
+    error = setup_error or solution_error or code_error
+    failing = error is not None or not all(r["passed"] for r in results)
+
+    def authored(failed_ids: set) -> list:
+        """[(message, id)] of the authored mistakes that match: advice for a failing attempt
+        only (a verdict shows none on a pass), so a passing one never evaluates their
+        conditions, each a call of the learner's code (a round trip to its kernel)."""
+        if setup_error is not None:
+            return []
         ctx.segment = MISTAKES  # their conditions' calls are not a check's: never diffed
         with captured(quiet):
-            messages = matched_messages(mistakes, ctx, code, failed_ids)
-    error = setup_error or solution_error or code_error
+            return matched_messages(mistakes, ctx, code, failed_ids)
+
+    failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
+    messages = authored(failed_ids) if failing else []  # [(message, id)]
     # The product's own diagnosis speaks only when no authored mistake did, only when
     # something failed, and not where a failing check already says the same.
-    failing = error is not None or not all(r["passed"] for r in results)
     if not messages and failing and setup_error is None and solution_error is None:
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
@@ -371,6 +378,10 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
     if passed and payload.get("device_run") and ctx.device.type == "cpu" and room:
         stage("device")
         results = _with_device_run(payload, results, checks, device_run)
+        if not all(r["passed"] for r in results):
+            # The device run failed it: the conditions as they were met before it ran (its
+            # failures are not the checks' own, which passed).
+            messages = authored(set())
     if guard is not None:
         guard.verify("while the checks ran it")
     results = _tests_as_checks(results, checks)
