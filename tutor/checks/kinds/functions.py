@@ -484,12 +484,48 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     # slow learner's function can cut its cases short only after the first batch.
     cut = False
     remote_fn = hasattr(fn, "call_many")
-    for order, dev in enumerate(devices):
-        until = monotonic() + budget / len(devices)
-        i, size = 0, FIRST_BATCH
+
+    def sent_first(dev) -> bool:
         # The learner's calls need the reference's output only to backpropagate through it:
         # without that, they are sent first and the reference runs while the learner's kernel calls.
-        early = remote_fn and hasattr(fn, "post_many") and not ("grad" in compare and dev.type != "meta")
+        return remote_fn and hasattr(fn, "post_many") and not ("grad" in compare and dev.type != "meta")
+
+    def post(batches: list) -> tuple:
+        """One request for the calls of ``batches`` ([(order, numbers, generated)])."""
+        return fn.post_many(
+            [
+                (c.args, None, seed + k, order * cases + k)
+                for order, numbers, generated in batches
+                for k, (_, c) in zip(numbers, generated, strict=True)
+            ]
+        )
+
+    def judge_batches(batches: list, posted: tuple) -> None:
+        """The reference on each batch's cases while the learner's kernel calls, then each case judged."""
+        planned = [
+            plan(order, devices[order], k, pair)
+            for order, numbers, generated in batches
+            for k, pair in zip(numbers, generated, strict=True)
+        ]
+        numbered = [(order, k) for order, numbers, _ in batches for k in numbers]
+        for (order, k), entry, answer in zip(numbered, planned, fn.answers_of(posted), strict=True):
+            if entry is not None:
+                judge_case(entry, answer)
+            elif ctx.tracer is not None:  # skipped: neither call says anything
+                for side in ("learner", "ref"):
+                    ctx.tracer.forget_call(side, ctx.segment, order * cases + k)
+
+    # When every device's cases fit in one batch (so the time budget cuts none), the
+    # devices' batches go in one request, before any reference call: the learner's kernel
+    # calls them all while the judge runs the reference on each.
+    together = cases <= FIRST_BATCH and all(sent_first(dev) for dev in devices)
+    if together:
+        batches = [(order, range(cases), [generate(dev, k) for k in range(cases)]) for order, dev in enumerate(devices)]
+        judge_batches(batches, post(batches))
+    for order, dev in enumerate(devices if not together else ()):
+        until = monotonic() + budget / len(devices)
+        i, size = 0, FIRST_BATCH
+        early = sent_first(dev)
         while i < cases:
             if early:
                 first = i
@@ -497,21 +533,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 while i < cases and len(cases_here) < size and not (i >= 2 and monotonic() > until):
                     cases_here.append(generate(dev, i))
                     i += 1
-                numbers = range(first, i)
                 if cases_here:
-                    posted = fn.post_many(
-                        [
-                            (c.args, None, seed + k, order * cases + k)
-                            for k, (_, c) in zip(numbers, cases_here, strict=True)
-                        ]
-                    )
-                    entries = [plan(order, dev, k, pair) for k, pair in zip(numbers, cases_here, strict=True)]
-                    for k, entry, answer in zip(numbers, entries, fn.answers_of(posted), strict=True):
-                        if entry is not None:
-                            judge_case(entry, answer)
-                        elif ctx.tracer is not None:  # skipped: neither call says anything
-                            for side in ("learner", "ref"):
-                                ctx.tracer.forget_call(side, ctx.segment, order * cases + k)
+                    batch_here = [(order, range(first, i), cases_here)]
+                    judge_batches(batch_here, post(batch_here))
                 if i < cases and monotonic() > until:
                     cut = True
                     break
