@@ -9,6 +9,7 @@ never when it names setup's private (``_``) helpers. A failing line leads with t
 """
 
 import ast
+import functools
 import traceback
 import types
 
@@ -34,8 +35,11 @@ class _Rewriter(ast.NodeTransformer):
         return [ast.copy_location(reset, node), *condition.statements, ast.copy_location(check, node)]
 
 
+@functools.lru_cache(maxsize=64)
 def rewrite(source: str):
-    """(code object, {line: Condition}); asserts that cannot be rewritten run as written."""
+    """(code object, {line: Condition}); asserts that cannot be rewritten run as written.
+    Kept per source (neither is changed once made): a check runs again in every world and
+    in the device run, and a judge kept for a batch checks the same exercise again."""
     tree = ast.parse(source, CHECK, "exec")
     rewriter = _Rewriter(source)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
