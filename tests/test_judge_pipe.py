@@ -14,12 +14,12 @@ import struct
 import threading
 
 import pytest
+from judge_exercises import BUMP
 
 from tutor.checks import pipe
 from tutor.grading import judging
 from tutor.grading.pipe import Pipe, connect_end
 from tutor.grading.verify import verify_in_fresh_kernel
-from tutor.packs import models as m
 from tutor.packs.catalog import Catalog
 
 TOKEN = "a" * 32
@@ -254,17 +254,7 @@ def test_the_pipe_gives_the_relays_verdicts(monkeypatch, which):
     assert piped.lines() == relayed.lines()
 
 
-# The judge calls bump(); the learner's bump does something to the pipe's end first.
-BUMP = m.Exercise(
-    id="bump",
-    title="bump",
-    prompt="Define n = 0 and bump(), which adds one to n.",
-    setup="",
-    solution="n = 0\n\ndef bump():\n    global n\n    n += 1\n",
-    checks=[{"kind": "python", "code": "bump()"}, {"kind": "python", "code": "assert n == 1"}],
-)
-
-
+# The judge calls bump() (BUMP); the learner's bump does something to the pipe's end first.
 END_OF_PIPE = (
     "import gc, socket, time\n"
     "n = 0\n"

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import pytest
+from judge_exercises import BUMP
 
 from tutor.grading import judging
 from tutor.grading.verify import verify_in_fresh_kernel
@@ -67,20 +68,6 @@ def test_names_a_forward_leaves_as_they_were_cross_once(monkeypatch):
     verdict = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution))
     assert verdict.status == "pass", verdict.lines()
     assert len([n for n in sizes if n > 100_000]) == 2, sizes  # the main world's begin and the second's
-
-
-# A check calls the learner's function, which rebinds a name; the next check reads that name.
-BUMP = m.Exercise(
-    id="bump",
-    title="bump",
-    prompt="Define n = 0 and bump(), which adds one to n.",
-    setup="",
-    solution="n = 0\n\ndef bump():\n    global n\n    n += 1\n",
-    checks=[
-        {"kind": "python", "code": "bump()"},
-        {"kind": "python", "code": "assert n == 1, f'bump() left n at {n}'"},
-    ],
-)
 
 
 @pytest.mark.parametrize(

@@ -190,6 +190,17 @@ def _read_exactly(sock: socket.socket, count: int) -> bytes:
     return data
 
 
+def split_header(text: str) -> tuple[dict, str]:
+    """A judge's request as the host reads it: the plain header (JSON on the first line; {}
+    when it is not a JSON object) and the body, which the host passes on unread."""
+    header_text, _, body = text.partition("\n")
+    try:
+        header = json.loads(header_text)
+    except ValueError:
+        header = {}
+    return (header if isinstance(header, dict) else {}), body
+
+
 class Piped:
     """The judge's requests over the pipe, answered as the host's relay answers its prompts:
     ``"ok:" + answer``, or the host's ``"fault:..."`` once the learner's side is gone.
@@ -209,13 +220,7 @@ class Piped:
         self.accepted = False
 
     def __call__(self, text: str) -> str:
-        header_text, _, body = text.partition("\n")
-        try:
-            header = json.loads(header_text)
-        except ValueError:
-            header = {}
-        if not isinstance(header, dict):
-            header = {}
+        header, body = split_header(text)
         try:
             return self._request(header, body)
         except Garbled as exc:

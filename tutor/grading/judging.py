@@ -31,6 +31,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
+from tutor.checks.pipe import split_header
 from tutor.engine.events import RunResult
 from tutor.grading.pipe import Pipe, connect_end
 from tutor.grading.timeouts import cpu_limits, threads_cell, timeout_sentence
@@ -365,13 +366,7 @@ class _Relay:
     async def __call__(self, prompt: str) -> str:
         if self.fault is not None or not prompt.startswith(PROMPT):
             return "fault:" + json.dumps({"status": "crashed", "message": "the judge asked nothing this host knows"})
-        header_text, _, body = prompt[len(PROMPT) :].partition("\n")
-        try:
-            header = json.loads(header_text)
-        except ValueError:
-            header = {}
-        if not isinstance(header, dict):
-            header = {}
+        header, body = split_header(prompt[len(PROMPT) :])
         if header.get("op") == "begin" and header.get("world") == "main":
             if self.pipe_tokens is not None and "pipe" in header:
                 return await self._connect(header)
