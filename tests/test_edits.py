@@ -109,8 +109,13 @@ def test_operands_and_arguments_in_the_other_order_are_named():
         # two edits in one statement, or a statement written differently
         ("z = (b - a) / 3\n", "z = (a - b) / 2\n"),
         ("loss = d.pow(2).sum() / len(d)\n", "loss = d.pow(2).mean()\n"),
-        # -1 and 1 may be the same dim
-        ("p = s.softmax(dim=1)\n", "p = s.softmax(dim=-1)\n"),
+        # -1 and 1 may be the same dim, and another statement differs too: it may be the cause
+        ("p = s.softmax(dim=1)\nq = p.exp()\n", "p = s.softmax(dim=-1)\nq = p.log()\n"),
+        # ... or the function's parameters do
+        (
+            "def f(s, t=1):\n    return s.softmax(dim=1) * t\n",
+            "def f(s, t=2):\n    return s.softmax(dim=-1) * t\n",
+        ),
         # the same statement as the reference's
         ("loss = (d ** 2).mean()\n", "loss = (d ** 2).mean()\n"),
         # a float constant is no count
@@ -148,6 +153,15 @@ def test_off_by_one_is_quoted_with_the_call_or_index_it_is_in():
     )
     # a count that differs by more than one is another number, not an off-by-one
     assert said("for e in range(20):\n    pass\n", "for e in range(30):\n    pass\n") is None
+
+
+def test_dims_counted_from_either_end_are_named_where_nothing_else_differs():
+    # 0 and -1 are one dim of a 1-D tensor only; where the programs differ in nothing else,
+    # the failure that asked for this diagnosis comes from that argument
+    assert "along dim 0, the reference's along dim -1" in said("p = s.softmax(dim=0)\n", "p = s.softmax(dim=-1)\n")
+    code = "import math\n\ndef attention(q, k, v):\n    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+    text = said(code + "    return s.softmax(dim=0) @ v\n", code + "    return s.softmax(dim=-1) @ v\n")
+    assert text.startswith("line 5 of your code") and "along dim 0, the reference's along dim -1" in text
 
 
 def test_another_dim_is_named_as_a_dim_not_as_off_by_one():

@@ -175,8 +175,9 @@ def _dim(node: ast.AST, parents: dict) -> bool:
     return False
 
 
-def _kind(mine, theirs, parents: dict) -> str | None:
-    """What the one difference is, or None for any other edit."""
+def _kind(mine, theirs, parents: dict, sole: bool = False) -> str | None:
+    """What the one difference is, or None for any other edit. ``sole``: the statement is
+    the only difference between the two programs (``_sole``)."""
     if isinstance(mine, ast.Attribute) and isinstance(theirs, ast.Attribute) and _same(mine.value, theirs.value):
         return "reduction" if REDUCTIONS.get(mine.attr) == theirs.attr else None
     if _swap(mine, theirs):
@@ -188,8 +189,9 @@ def _kind(mine, theirs, parents: dict) -> str | None:
     m, t = _int(mine), _int(theirs)
     if m is not None and t is not None:
         if _dim(mine, parents):
-            # -1 and 1 may be the same dim (of a 2-D tensor): only dims counted from the same end differ for sure
-            return "dim" if (m < 0) == (t < 0) else None
+            # -1 and 1 may be the same dim (of a 2-D tensor): only dims counted from the same end
+            # differ for sure, unless nothing else differs (sole: the failure must come from it)
+            return "dim" if (m < 0) == (t < 0) or sole else None
         return "off-by-one" if abs(m - t) == 1 else None
     if isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare) and len(mine.ops) == len(theirs.ops) == 1:
         return "off-by-one" if (type(mine.ops[0]), type(theirs.ops[0])) in OFF_BY_ONE_OPS else None
@@ -442,6 +444,29 @@ def _in_place(stmt: ast.stmt, ref_stmt: ast.stmt, tree: ast.AST, values: dict) -
     )
 
 
+def _outline(tree: ast.AST, leaving: ast.stmt) -> list:
+    """Every statement of ``tree`` but ``leaving``, in order: a simple one whole, a compound
+    one's header (a def's name, parameters and decorators, a class's name and bases)."""
+    out = []
+    for stmt in ast.walk(tree):
+        if not isinstance(stmt, ast.stmt) or stmt is leaving:
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(("def", stmt.name, ast.dump(stmt.args), [ast.dump(d) for d in stmt.decorator_list]))
+        elif isinstance(stmt, ast.ClassDef):
+            out.append(("class", stmt.name, [ast.dump(b) for b in stmt.bases], [ast.dump(k) for k in stmt.keywords]))
+        else:
+            part = _parts(stmt)
+            out.append(ast.dump(part) if part is not None else type(stmt).__name__)
+    return out
+
+
+def _sole(mine_tree: ast.AST, theirs_tree: ast.AST, stmt: ast.stmt, ref_stmt: ast.stmt) -> bool:
+    """Whether the two programs are alike but for ``stmt`` in place of ``ref_stmt``: what
+    fails in the learner's code, while the reference passes, then comes from that statement."""
+    return _outline(mine_tree, stmt) == _outline(theirs_tree, ref_stmt)
+
+
 def _parents(tree: ast.AST) -> dict:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
@@ -484,7 +509,7 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
                 continue  # lists of other lengths, a loop's target and iterable crossed: no one edit
             if isinstance(parents.get(a), ast.UnaryOp) and isinstance(ref_parents.get(b), ast.UnaryOp):
                 a, b = parents[a], ref_parents[b]  # -2 for -1: the number is the place
-            kind = _kind(a, b, parents)
+            kind = _kind(a, b, parents, sole=_sole(mine_tree, theirs_tree, stmt, ref_stmt))
             if kind is None or (kind == "reduction" and (_divided_later(mine_tree, stmt) or _scalar(a.value, values))):
                 continue
             if kind == "swap" and isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub) and _sign_lost(a, parents):
