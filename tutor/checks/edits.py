@@ -447,7 +447,7 @@ def _in_place(stmt: ast.stmt, ref_stmt: ast.stmt, tree: ast.AST, values: dict) -
 def _outline(tree: ast.AST, leaving: ast.stmt) -> list:
     """Every statement of ``tree`` but ``leaving``, in order: a simple one whole, a compound
     one's header (a def's name, parameters and decorators, a class's name and bases)."""
-    out = []
+    out: list = []
     for stmt in ast.walk(tree):
         if not isinstance(stmt, ast.stmt) or stmt is leaving:
             continue
