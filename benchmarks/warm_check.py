@@ -1,7 +1,7 @@
 """`ptfund-tutor check` from the shell with the warm server, side by side in one run with
 ``python -c "import torch"`` (the targets in docs/architecture.md).
 
-    python benchmarks/warm_check.py [--runs N] [--json]
+    python benchmarks/warm_check.py [--runs N] [--json] [--before CHECKOUT]
 
 Rows, each the median of N runs, interleaved (one of each per round, so load from other
 work falls on every row alike):
@@ -9,7 +9,10 @@ work falls on every row alike):
 - check, cold: a data dir with no server yet: the check starts the server, which starts
   its fork server (that imports torch) and a spare, and answers;
 - check, warm: the server of that data dir already runs, with a warm spare;
-- check, in-process: ``PTFUND_TUTOR_NO_WARM=1``, the fallback (a kernel of its own).
+- check, in-process: ``PTFUND_TUTOR_NO_WARM=1``, the fallback (a kernel of its own);
+- with ``--before CHECKOUT`` (e.g. ``git worktree add /tmp/before HEAD~3``): check cold and
+  warm again with that checkout's tutor first on PYTHONPATH (its server, fork server and
+  kernels too), in the same rounds: a change measured against the code before it.
 
 The exercise is trivial (tensors/features-and-labels, its reference solution: a pass).
 Targets: warm <= 0.3x import torch, cold <= 1.3x.
@@ -44,7 +47,9 @@ def tutor_command() -> list[str]:
 
 def timed(cmd: list[str], env: dict[str, str], expect: int = 0) -> float:
     start = time.perf_counter()
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # From a folder of no checkout's: `python -m` (the warm server) puts the working directory
+    # first on sys.path, where a checkout's tutor would shadow PYTHONPATH's (--before).
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     took = time.perf_counter() - start
     if run.returncode != expect:
         raise SystemExit(f"{' '.join(cmd)} exited {run.returncode}: {run.stdout}{run.stderr}")
@@ -55,6 +60,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--before", type=Path, help="a checkout of the code to compare with")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="ptfund-warm-"))
@@ -63,20 +69,36 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("PTFUND_TUTOR_NO_WARM", "PTFUND_TUTOR_HOME")}
     env["PTFUND_TUTOR_CACHE"] = str(work / "cache")  # one lesson cache for every row, warmed below
     check = [*tutor_command(), "check", TARGET, "--file", str(code)]
-    warm_dir = work / "warm"
     rows: dict[str, list[float]] = {"import torch": [], "check, cold": [], "check, warm": [], "check, in-process": []}
+    sides = {"": env}
+    if args.before is not None:
+        # Caches of its own: two versions alternating over one lesson cache would rebuild it each time.
+        sides[" (before)"] = dict(
+            env, PYTHONPATH=str(args.before.resolve()), PTFUND_TUTOR_CACHE=str(work / "cache-before")
+        )
+        rows |= {"check, cold (before)": [], "check, warm (before)": []}
+
+    def on(data: Path) -> list[str]:
+        return [*check[:1], "--data-dir", str(data), *check[1:]]
+
+    def warm_dir(side: str) -> Path:
+        return work / f"warm{side.strip(' ()')}"  # side by side, never one inside another
+
     try:
-        timed([*check[:-4], "--data-dir", str(warm_dir), *check[-4:]], env)  # starts the warm server
+        for side, side_env in sides.items():  # starts each side's warm server
+            timed(on(warm_dir(side)), side_env)
         for n in range(args.runs):
             rows["import torch"].append(timed([sys.executable, "-c", "import torch"], env))
-            cold_dir = work / f"cold-{n}"
-            rows["check, cold"].append(timed([*check[:1], "--data-dir", str(cold_dir), *check[1:]], env))
-            stop_server(cold_dir)
-            rows["check, warm"].append(timed([*check[:1], "--data-dir", str(warm_dir), *check[1:]], env))
+            for side, side_env in sides.items():
+                cold_dir = work / f"cold-{n}{side.strip(' ()')}"
+                rows[f"check, cold{side}"].append(timed(on(cold_dir), side_env))
+                stop_server(cold_dir)
+                rows[f"check, warm{side}"].append(timed(on(warm_dir(side)), side_env))
             own = dict(env, PTFUND_TUTOR_NO_WARM="1")
-            rows["check, in-process"].append(timed([*check[:1], "--data-dir", str(work / "own"), *check[1:]], own))
+            rows["check, in-process"].append(timed(on(work / "own"), own))
     finally:
-        stop_server(warm_dir)
+        for side in sides:
+            stop_server(warm_dir(side))
     base = statistics.median(rows["import torch"])
     result = {
         name: {"median_s": statistics.median(t), "ratio": statistics.median(t) / base, "runs": t}

@@ -174,3 +174,33 @@ async def test_a_warm_up_that_fails_says_why(monkeypatch, caplog):
         )
     finally:
         await session.shutdown()
+
+
+async def test_a_spare_rehearses_only_while_nobody_waits_for_it(monkeypatch):
+    """A waiting spare verifies a trivial exercise in both roles (what a forked kernel's
+    first verification would pay, paid early); one taken before its warm-up ended (a cold
+    start: the request came first) is handed over at once, unrehearsed."""
+    from tutor.engine import pool as pool_module
+
+    rehearsed: list[KernelSession] = []
+    real = pool_module.rehearse
+
+    async def counted(session: KernelSession, timeout: float = 60) -> None:
+        rehearsed.append(session)
+        await real(session, timeout)
+
+    monkeypatch.setattr(pool_module, "rehearse", counted)
+    pool = KernelPool(size=1)
+    taken = []
+    try:
+        await pool.start()
+        taken.append(await pool.take())  # at once: the request came before the kernel
+        assert rehearsed == []
+        assert (await taken[0].execute("1 + 1")).result_text == "2"
+        await pool.settled()  # its replacement waits for nobody: it rehearses
+        assert rehearsed == pool._spares
+        taken.append(await pool.take())
+        assert taken[1] is rehearsed[0]
+    finally:
+        await asyncio.gather(*(k.shutdown() for k in taken))
+        await pool.shutdown()

@@ -68,6 +68,18 @@ def test_cli_list_imports_no_torch(tmp_path):
     assert "textual" not in loaded
 
 
+def test_the_warm_server_starts_its_fork_server_before_its_heavy_imports():
+    """A cold check waits for the fork server's `import torch`: the warm server's entry and
+    the fork client load no asyncio or jupyter_client before starting it (serving.py
+    loads them after), so those imports overlap torch's."""
+    loaded = imported_after("import tutor.grading.warm.server, tutor.engine.forkclient")
+    assert not {"asyncio", "jupyter_client", "zmq", "torch"} & loaded
+    assert "tutor.grading.warm.serving" not in loaded
+    # Nor does `check` before it asks (or starts) the server: asyncio is for checking in-process.
+    loaded = imported_after("from tutor.cli import main\nimport tutor.commands.check, tutor.grading.warm.client")
+    assert not {"asyncio", "jupyter_client", "zmq", "torch"} & loaded
+
+
 def test_no_import_cycles():
     """Two modules that import each other (at run time) cannot be understood or split apart alone."""
     grimp = pytest.importorskip("grimp")  # installed with import-linter by the dev extra

@@ -4,7 +4,6 @@ input or a broken exercise (an authoring error: the pack's fault, not the learne
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -26,6 +25,8 @@ def run(args: argparse.Namespace) -> int:
     warm = _warm_check(args, code)
     if warm is not None:
         return warm
+    import asyncio  # here, not at the top: a warm check (above) never needs it
+
     from tutor.grading.verify import verify_in_fresh_kernel
     from tutor.packs import torchneed
     from tutor.packs.catalog import Catalog

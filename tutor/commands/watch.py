@@ -374,8 +374,9 @@ class Watch:
 
         if self.pool is None and not self.args.kernel:
             from tutor.engine.pool import KernelPool
+            from tutor.grading.verify import KERNELS_PER_VERIFICATION
 
-            self.pool = KernelPool(device=self.args.device)
+            self.pool = KernelPool(device=self.args.device, size=KERNELS_PER_VERIFICATION)
             await self.pool.start()
         verdict = await verify_in_fresh_kernel(
             ref.exercise, code, device=self.args.device, connection_file=self.args.kernel, pool=self.pool

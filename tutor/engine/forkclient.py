@@ -11,12 +11,10 @@ LocalProvisioner expects of a ``subprocess.Popen``.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import concurrent.futures
 import itertools
 import json
-import logging
 import os
 import signal
 import socket
@@ -25,8 +23,6 @@ import sys
 import threading
 import time
 from typing import Any, NamedTuple
-
-log = logging.getLogger("tutor.engine")
 
 READY_TIMEOUT = 120.0  # the server imports torch and ipykernel: as slow as a cold kernel
 SERVER_CODE = "from tutor.engine.forkserver import main; main()"
@@ -157,6 +153,8 @@ class ForkServer:
         """Wait until the server can fork kernels. A server silent for ``READY_TIMEOUT``
         is given up on (stopped, and this and every later wait fail at once), so a kernel
         start falls back to a new process instead of waiting forever."""
+        import asyncio  # not at the top: a process starts its fork server before it imports asyncio
+
         waiting = asyncio.wrap_future(self.ready)  # never cancelled: the future is shared
         done, _ = await asyncio.wait([waiting], timeout=READY_TIMEOUT)
         if not done:

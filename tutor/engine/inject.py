@@ -94,6 +94,15 @@ def __ptfund_install_checks(package, sources, packages, digest):
         def __init__(self, sources, packages):
             self.sources = sources
             self.packages = set(packages)
+            # name -> code object, compiled once: the checks' private copies (sealed.py) exec these too.
+            self.compiled = {}
+
+        def code(self, name):
+            code = self.compiled.get(name)
+            if code is None:
+                code = self.compiled[name] = compile(self.sources[name], self._filename(name), "exec",
+                                                     dont_inherit=True)
+            return code
 
         def _filename(self, name):
             rel = name.replace(".", "/")
@@ -119,7 +128,7 @@ def __ptfund_install_checks(package, sources, packages, digest):
             # Tracebacks from checks show real lines: linecache never evicts mtime=None entries.
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
             module.__file__ = filename
-            exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
+            exec(self.code(name), module.__dict__)
 
         def get_source(self, fullname):
             return self.sources.get(fullname)

@@ -94,12 +94,13 @@ class KernelPool:
         self._spares.append(session)
         return session
 
-    @staticmethod
-    async def _prepare(session: KernelSession, rehearsing: bool) -> None:
-        """Start and warm up while the spare waits, not while a learner does."""
+    async def _prepare(self, session: KernelSession, rehearsing: bool) -> None:
+        """Start and warm up while the spare waits, not while a learner does. A spare
+        already taken by then (a cold start: the request came before its kernel) is not
+        rehearsed: rehearsing pays both roles' first pass, its verification only its own."""
         await session.start()
         await warm_up(session)
-        if rehearsing:
+        if rehearsing and session in self._spares:
             await rehearse(session)
 
     async def _ready(self, session: KernelSession) -> None:
