@@ -112,3 +112,10 @@ def test_the_real_library_compiled_by_a_fork_servers_warm_up_is_loaded_by_the_ne
     ]
     assert runs[0]["loaded"] == 0
     assert runs[1]["loaded"] == runs[1]["modules"] > 20
+
+
+def test_without_the_library_s_finder_nothing_is_read_or_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTFUND_TUTOR_CACHE", str(tmp_path))
+    assert codecache.load_into(None) == 0
+    codecache.save_from(None)
+    assert not list(tmp_path.iterdir())

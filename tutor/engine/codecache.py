@@ -41,7 +41,9 @@ def _path(digest: str) -> Path:
 
 def load_into(finder: Any) -> int:
     """Give ``finder`` (inject.py's SourceFinder) the code objects cached for its sources;
-    how many it got (0 when there is no usable cache)."""
+    how many it got (0 when there is no usable cache, or no finder)."""
+    if finder is None:
+        return 0
     path = _path(str(finder.ptfund_digest))
     try:
         with open(path, "rb") as f:
@@ -69,6 +71,8 @@ def save_from(finder: Any) -> None:
     """Keep what ``finder`` compiled, when it compiled every module of its sources and the
     cache does not hold them already; a failure to write is no error (the next fork server
     compiles again)."""
+    if finder is None:
+        return
     compiled = {name: code for name, code in finder.compiled.items() if name in finder.sources}
     if set(compiled) != set(finder.sources):
         return

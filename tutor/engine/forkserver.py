@@ -131,7 +131,7 @@ def warm() -> None:
     global _torch_seeds_randomly
     _torch_seeds_randomly = torch.initial_seed() != TORCH_FIXED_SEED
     exec(compile(checks_bootstrap_source(), "<ptfund_checks bootstrap>", "exec"), {})
-    finder = next(f for f in sys.meta_path if getattr(f, "ptfund_package", None) == "ptfund_checks")
+    finder = next((f for f in sys.meta_path if getattr(f, "ptfund_package", None) == "ptfund_checks"), None)
     codecache.load_into(finder)  # compiled by an earlier fork server of this library, if any
     import ptfund_checks
 
