@@ -287,3 +287,38 @@ def test_learner_code_that_tampers_with_the_pipe_fails_with_a_true_sentence(acti
     verdict = asyncio.run(verify_in_fresh_kernel(BUMP, END_OF_PIPE + action, timeout=10))
     assert verdict.status == status, verdict.lines()
     assert said in verdict.headline, verdict.headline
+
+
+# A correct solution, then code that takes over what answers the checker: it reaches the
+# learner side's private module and has it repeat its first answer to every later request.
+REPLAYS_ITS_ANSWERS = (
+    "def _take_over():\n"
+    "    import sys\n"
+    "    m = sys.modules['ptfund_checks']._learner\n"
+    "    real, kept = m._answer, []\n"
+    "    def replay(request):\n"
+    "        if not kept:\n"
+    "            kept.append(real(request))\n"
+    "        return dict(kept[0])\n"
+    "    m._answer = replay\n"
+    "_take_over()\n"
+    "del _take_over\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pipe_on", [True, False])
+def test_code_that_repeats_an_answer_to_another_request_is_told_so(monkeypatch, pipe_on):
+    """The judge knows which run each begin it asked for is (the device run, a run on other
+    data); an answer given again to another request is named as that, not judged as the
+    values of the run asked for (which would blame the code for a device or a value it
+    never produced)."""
+    if not pipe_on:
+        monkeypatch.setenv(judging.NO_PIPE_ENV, "1")
+    exercise = Catalog.load().find_exercise("tensors/features-and-labels").exercise
+    honest = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution))
+    assert honest.passed, honest.lines()
+    verdict = asyncio.run(verify_in_fresh_kernel(exercise, exercise.solution + "\n" + REPLAYS_ITS_ANSWERS))
+    assert not verdict.passed
+    assert "with the answer to another of its requests" in verdict.headline, verdict.lines()
+    assert "took over what answers the checker" in verdict.headline

@@ -634,6 +634,7 @@ def run(payload: dict, client: Client) -> dict:
             # The main world passed: the further worlds are needed now too. The learner's
             # kernel runs them one after another while this judge checks each.
             answer = client.run_ahead_then([meta, *further], meta)
+            _answers_world(answer, "meta")
             if "setup_error" in answer or "refused" in answer or "names" not in answer:
                 return None
             return code_error_from(answer.get("error")), World(client, "meta", answer["names"]), wire.origin_of
@@ -710,6 +711,7 @@ def _in_world(
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
     begun = begin()
+    _answers_world(begun, name)
     if "refused" in begun:
         return _failed(str(begun["refused"]))
     if begun.get("tampered"):
@@ -728,6 +730,25 @@ def _in_world(
         # The exercise's own code failed on that data: nothing to say about the learner's.
         return broken_in_world(result, seed, variant, number)
     return on_other_data(result, seed, variant, number, payload)
+
+
+_RUNS = {"meta": "the device run (your code again, on the meta device)", "main": "the run of your code"}
+
+
+def _answers_world(answer: dict, world: str) -> None:
+    """Tampered unless ``answer`` says it is the learner's run in ``world``: the learner's
+    kernel names the run each begin answers (learner.py), so an answer given again to
+    another request (code that took over what answers the checker and repeats an earlier
+    answer) is told as what it is, not judged as that run's values."""
+    said = answer.get("world")
+    if said == world or "refused" in answer or "tampered" in answer:
+        return
+    asked = _RUNS.get(world) or f"the run on other data ({world})"
+    other = f" ({_RUNS.get(said) or said})" if isinstance(said, str) and said else ""
+    raise Tampered(
+        f"The kernel running your code answered the checker's request for {asked} with the answer to another "
+        f"of its requests{other}: your code took over what answers the checker, so this attempt fails."
+    )
 
 
 def _shadowed_helpers(rebound, payload: dict) -> list:

@@ -443,6 +443,7 @@ def _begin(request: dict) -> dict:
         answer = _begin_in(request, world, ns, seed)
     if "names" in answer:  # prepared here, outside the device run's torch function mode
         answer["names"] = _remember_names(world, _prepared(answer["names"]))
+    answer["world"] = world  # which run this answers: the judge knows which one it asked for
     return answer
 
 
