@@ -51,6 +51,16 @@ def said(code: str, solution: str, checks=OUT) -> str:
             "out is x.softmax(dim=0) where the reference computes x.softmax(dim=1)",
         ),
         ("out = x.sum(0)", "out = x.sum(1)", "out is x.sum(dim=0) where the reference computes x.sum(dim=1)"),
+        (
+            "out = torch.relu(x @ W.T + b)",
+            "out = x @ W.T + b",
+            "out is the expected value with its negative entries set to 0 (out == expected.clamp(min=0))",
+        ),
+        (
+            "out = x @ W.T + b",
+            "out = (x @ W.T + b).clamp(min=0)",
+            "out has negative entries where the expected value has 0, and the expected value elsewhere",
+        ),
     ],
 )
 def test_a_wrong_tensor_is_named_by_the_transformation_that_reproduces_it(code, solution, sentence):
@@ -61,6 +71,12 @@ def test_a_value_no_transformation_reproduces_gets_only_the_diff():
     r = verify("out = x * 0 + torch.randn(6, 4)", "out = x", OUT, setup=SETUP)
     assert "differs from the expected values at 24 of 24 elements (first at (0, 0)" in r["checks"][0]["message"]
     assert r["mistakes"] == []
+
+
+def test_a_relu_is_not_read_where_the_values_differ_elsewhere_too():
+    # Negative entries set to 0, and one positive entry changed: no ReLU is claimed.
+    code = "out = torch.relu(x @ W.T + b)\nout[out > 0.5] += 1.0"
+    assert "ReLU" not in said(code, "out = x @ W.T + b")
 
 
 def test_a_cause_is_said_only_within_the_check_s_tolerance():

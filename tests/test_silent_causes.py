@@ -764,3 +764,25 @@ def test_an_out_of_place_call_whose_result_is_dropped_is_named():
     setup = "import torch\nx = torch.zeros(3)\n"
     text = said("x.add(1)\n", "x.add_(1)\n", [check(kind="tensor", expr="x")], setup=setup)
     assert "your code calls x.add(1) and drops what it returns: add() is out of place" in text
+
+
+# ---------------------------------------------------------------- one raising line, said once
+
+
+def test_a_line_that_raises_in_the_codes_run_and_in_a_checks_call_is_named_once():
+    """The code's own run and a check's call of its function raise at the same line: one
+    sentence names it (with the values of the first), not one per call that reached it."""
+    setup = "import torch\nX = torch.randn(6, 2)\ny = torch.tensor([0, 1, 2, 0, 1, 2])\n"
+    solution = (
+        "def step(xb, yb):\n"
+        "    return torch.nn.functional.cross_entropy(torch.cat([xb, xb[:, :1]], 1), yb).item()\n"
+        "out = step(X, y)\n"
+    )
+    code = solution.replace("yb).item()", "yb.float()).item()")
+    checks = [
+        check(kind="value", expr="out"),
+        check(kind="value", id="half", expr="step(X[:3], y[:3])"),
+    ]
+    text = said(code, solution, checks, setup=setup)
+    assert text.count("line 2 of your code") == 1, text
+    assert "raised RuntimeError; at that point" in text and "xb has shape (6, 2)" in text, text

@@ -1,10 +1,10 @@
 """Where and how a wrong tensor differs: the learner's value compared with cheap
 transformations of the expected one (a sign flip, a constant factor or term, an additive
-term that varies along one dim such as a bias, a roll, a reversal, a window shifted by one,
-an extra or missing size-1 dim, a reduction over another dim). A cause is said only when
-one transformation reproduces the learner's value everywhere, within the check's
-tolerance; otherwise the diff alone (which indices, how many) is said. Called on values
-that already differ, after patterns.py found nothing."""
+term that varies along one dim such as a bias, a ReLU extra or missing, a roll, a
+reversal, a window shifted by one, an extra or missing size-1 dim, a reduction over
+another dim). A cause is said only when one transformation reproduces the learner's
+value everywhere, within the check's tolerance; otherwise the diff alone (which indices,
+how many) is said. Called on values that already differ, after patterns.py found nothing."""
 
 import numpy as np
 import torch
@@ -31,6 +31,8 @@ TOPICS = (
     ("keepdim=True missing", "keepdim"),
     ("keepdim=True is extra", "keepdim"),
     ("over the wrong dim", "reduction-dim"),
+    ("negative entries set to 0", "clamped"),
+    ("negative entries where the expected value has 0", "clamped"),
     ("sums to 1 along dim", "normalised-dim"),
     ("holds log-probabilities over dim", "normalised-dim"),
 )
@@ -85,7 +87,7 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
     tol = _tol(np.asarray(actual), tol)
     if _match(a, e, tol):
         return None
-    for find in (_sign, _factor, _offset, _along, _reversed, _rolled, _window):
+    for find in (_sign, _factor, _offset, _along, _clamped, _reversed, _rolled, _window):
         found = find(name, a, e, tol)
         if found:
             return found
@@ -190,6 +192,25 @@ def _along(name, a, e, tol):
                 f"every index of {_dims(others)}; {name} - expected = [{shown}] along {_dims([keep])}): consistent "
                 f"with an additive term broadcast like a bias (a bias, a mean) missing, extra or wrong"
             )
+    return None
+
+
+def _clamped(name, a, e, tol):
+    """A ReLU (a clamp at 0) where none belongs, or one missing: one value is the other with
+    its negative entries set to 0, and the same everywhere else."""
+    if a.size < 2 or "c" in (a.dtype.kind, e.dtype.kind):
+        return None
+    if (e < -tol[1]).any() and _match(a, np.maximum(e, 0), tol):
+        return (
+            f"{name} is the expected value with its negative entries set to 0 ({name} == expected.clamp(min=0)) "
+            f"and the same elsewhere: consistent with a ReLU (or a clamp at 0) where none belongs, after the "
+            f"last layer say"
+        )
+    if (a < -tol[1]).any() and _match(np.maximum(a, 0), e, tol):
+        return (
+            f"{name} has negative entries where the expected value has 0, and the expected value elsewhere "
+            f"(expected == {name}.clamp(min=0)): consistent with a ReLU (or a clamp at 0) missing"
+        )
     return None
 
 

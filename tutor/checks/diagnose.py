@@ -144,7 +144,16 @@ def _for_errors(ctx, results) -> list:
 
 def _unique(found: list) -> list:
     out: list = []
+    raised: set = set()  # "line 3 of your code, `...`, raised RuntimeError": said once
     for sentence, topic in found:
+        where = errorcause.raised_at(sentence)
+        if where is not None and where in raised:
+            # The same line raising the same exception again (the code's own run, then a
+            # check's call on other inputs): the first sentence says it; the values at that
+            # point differ only as the inputs do.
+            continue
         if all(sentence != said for said, _ in out):
             out.append((sentence, f"auto:{topic}" if topic else None))
+            if where is not None:
+                raised.add(where)
     return out

@@ -173,6 +173,15 @@ def _none_grad(ctx_data, ename: str, message: str) -> str | None:
     return _text(grads[0]) if len(entries) == 1 and grads else None
 
 
+_RAISED_AT = re.compile(r"^line \d+ of [^,]+, `.*?`, raised \w+")
+
+
+def raised_at(said: str) -> str | None:
+    """The "line N of WHAT, `SOURCE`, raised ENAME" that begins a :func:`sentence`, else None."""
+    found = _RAISED_AT.match(said)
+    return found.group(0) if found else None
+
+
 def sentence(ctx_data, ename: str, what: str = "your code", message: str = "") -> str | None:
     """'line 4 of your code, `y = x @ w`, raised RuntimeError; there x has shape (3, 4), ...'.
     ``ctx_data`` is what :func:`context` returned, as it arrived; ``message``: the exception's."""
