@@ -33,8 +33,12 @@ async def test_pool_hands_out_started_kernels_and_warms_the_next():
         # type-promotes with it), which `import torch` does not (torch._dynamo may wait:
         # a fork server's first kernels are forked before it, lazydynamo.py).
         assert (await first.execute("'sympy' in sys.modules")).result_text == "True"
-        # The replacement is already warming; the next take gets a different process.
-        assert len(pool._spares) == 1 and pool._spares[0].state in ("starting", "ready")
+        # No replacement starts while the taken kernel is in use (it would take cores from
+        # the verification a person waits for); one starts as it is given back.
+        assert pool._spares == []
+        taken.remove(first)
+        pool.give_back(first)
+        assert len(pool._spares) == 1 and not pool._prepared[pool._spares[0]].done()  # warming
         second = await pool.take()
         taken.append(second)
         assert second.report["pid"] != first.report["pid"]
@@ -42,7 +46,21 @@ async def test_pool_hands_out_started_kernels_and_warms_the_next():
     finally:
         await asyncio.gather(*(k.shutdown() for k in taken))
         await pool.shutdown()
-    assert all(k.state == "stopped" for k in taken)
+    assert first.state == "stopped" and all(k.state == "stopped" for k in taken)
+
+
+async def test_a_kernel_its_taker_shut_down_itself_counts_as_back():
+    pool = KernelPool(size=1)
+    try:
+        first = await pool.take()
+        assert pool._spares == []
+        await first.shutdown()  # not given back
+        second = await pool.take()  # the pool sees the first is gone: a spare warms again
+        assert len(pool._spares) == 0 and second.state == "ready"
+        pool.give_back(second)
+        assert len(pool._spares) == 1
+    finally:
+        await pool.shutdown()
 
 
 async def test_a_pool_told_its_demand_starts_no_kernel_nobody_takes():
@@ -197,10 +215,11 @@ async def test_a_spare_rehearses_only_while_nobody_waits_for_it(monkeypatch):
         taken.append(await pool.take())  # at once: the request came before the kernel
         assert rehearsed == []
         assert (await taken[0].execute("1 + 1")).result_text == "2"
+        pool.give_back(taken.pop())
         await pool.settled()  # its replacement waits for nobody: it rehearses
         assert rehearsed == pool._spares
         taken.append(await pool.take())
-        assert taken[1] is rehearsed[0]
+        assert taken[0] is rehearsed[0]
     finally:
         await asyncio.gather(*(k.shutdown() for k in taken))
         await pool.shutdown()

@@ -25,7 +25,8 @@ import time
 from typing import Any, NamedTuple
 
 READY_TIMEOUT = 120.0  # the server imports torch and ipykernel: as slow as a cold kernel
-SERVER_CODE = "from tutor.engine.forkserver import main; main()"
+# The collector waits until the server has loaded everything (forkserver.warm).
+SERVER_CODE = "import gc; gc.disable(); from tutor.engine.forkserver import main; main()"
 
 
 class ForkServerUnavailable(Exception):

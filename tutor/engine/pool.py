@@ -1,7 +1,9 @@
 """A warm spare kernel, so verifying an exercise in a fresh process costs no kernel start.
 
-``take()`` hands out a spare that is fully started (torch imported, checks injected) and at
-once starts the next spare in the background. The caller owns the taken kernel until it
+``take()`` hands out a spare that is fully started (torch imported, checks injected) and
+starts the next spare in the background: at once in a batch (a known demand), and for a
+person once the kernels taken are back, so that no spare's start slows the verification
+someone is waiting for. The caller owns the taken kernel until it
 hands it back with ``give_back()``, which shuts it down in the background; ``shutdown()``
 waits for those shutdowns, so no kernel is left half-stopped when the event loop ends.
 """
@@ -83,6 +85,7 @@ class KernelPool:
         self._prepared: dict[KernelSession, asyncio.Task] = {}
         self._disposals: set[asyncio.Task] = set()
         self._closed = False
+        self._out: set[KernelSession] = set()  # kernels taken and not yet given back
 
     def _spawn(self) -> KernelSession:
         session = KernelSession(device=self.device, cwd=self.cwd, extra_env=self.extra_env, **self.session_options)
@@ -116,8 +119,18 @@ class KernelPool:
             await session.start()
 
     def _wanted(self) -> int:
-        """How many spares should be warming now."""
-        return self.size if self.demand is None else min(self.size, max(self.demand, 0))
+        """How many spares should be warming now. A pool that waits for a person (no
+        demand known) starts none while a kernel it handed out is still in use: a spare's
+        start (a fork, ipykernel's start, a rehearsal) beside a verification takes cores
+        from it, and the person waits for that verification, not for the next one."""
+        if self.demand is None:
+            return 0 if self._in_use() else self.size
+        return min(self.size, max(self.demand, 0))
+
+    def _in_use(self) -> bool:
+        # A taker may also shut its kernel down itself rather than give it back.
+        self._out = {s for s in self._out if s.state not in ("stopped", "dead")}
+        return bool(self._out)
 
     def _refill(self) -> None:
         while len(self._spares) < self._wanted():
@@ -160,8 +173,10 @@ class KernelPool:
             except EngineError as exc:
                 last_error = exc
             finally:
-                if alive and self.demand is not None:
-                    self.demand -= 1
+                if alive:
+                    self._out.add(session)
+                    if self.demand is not None:
+                        self.demand -= 1
                 # Refill only now: on two cores a second start beside this one slows it.
                 if not self._closed:
                     self._refill()
@@ -178,6 +193,9 @@ class KernelPool:
         task = asyncio.get_running_loop().create_task(session.shutdown(), name="ptfund-kernel-dispose")
         self._disposals.add(task)
         task.add_done_callback(self._disposed)
+        self._out.discard(session)
+        if not self._closed:
+            self._refill()
 
     def _disposed(self, task: asyncio.Task) -> None:
         self._disposals.discard(task)
