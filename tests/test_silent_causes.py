@@ -786,3 +786,41 @@ def test_a_line_that_raises_in_the_codes_run_and_in_a_checks_call_is_named_once(
     text = said(code, solution, checks, setup=setup)
     assert text.count("line 2 of your code") == 1, text
     assert "raised RuntimeError; at that point" in text and "xb has shape (6, 2)" in text, text
+
+
+# ---------------------------------------------------------------- a python check's own comparison
+
+RELU_SOLUTION = "def f(x):\n    return x * 2 - 1\n"
+RELU_EXTRA = "import torch\ndef f(x):\n    return torch.relu(x * 2 - 1)\n"
+X = "x = torch.linspace(-1, 1, 8)\n"
+
+
+def _python(code: str, solution: str, check_code: str) -> str:
+    r = verify(code, solution, [check(kind="python", code=check_code, message="f(x) should be 2x - 1")])
+    assert not r["passed"]
+    return "\n".join(c["message"] for c in r["checks"])
+
+
+def test_a_python_checks_allclose_names_the_learners_value_against_the_other():
+    # modules/mlp's forward check compares the learner's output with a twin's: a ReLU after
+    # the last layer got numbers only.
+    text = _python(RELU_EXTRA, RELU_SOLUTION, X + "got, want = f(x), ref.f(x)\nassert torch.allclose(got, want)\n")
+    assert (
+        "taking want as the expected value, got is the expected value with its negative entries set to 0 "
+        "(got == expected.clamp(min=0)) and the same elsewhere: consistent with a ReLU (or a clamp at 0) where none "
+        "belongs"
+    ) in text
+    # written the other way round: the learner's value is still the one described
+    text = _python(RELU_EXTRA, RELU_SOLUTION, X + "assert torch.allclose(ref.f(x), f(x))\n")
+    assert "taking ref.f(x) as the expected value, f(x) is the expected value with its negative entries" in text
+    # the ReLU missing
+    text = _python(RELU_SOLUTION, RELU_EXTRA, X + "assert torch.allclose(f(x), ref.f(x))\n")
+    assert "f(x) has negative entries where the expected value has 0" in text
+
+
+def test_a_python_checks_comparison_of_values_the_learner_did_not_return_gets_no_cause():
+    # Neither side is what the learner's code returned (a value derived from it is a new
+    # object): no side is "the expected" one, so no cause is said, only the values.
+    code = X + "got = f(x) + 0\nassert torch.allclose(got, torch.relu(got) * 0 + ref.f(x))\n"
+    text = _python(RELU_EXTRA, RELU_SOLUTION, code)
+    assert "failed: got is tensor(" in text and "ReLU" not in text and "expected value" not in text

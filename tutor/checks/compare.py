@@ -57,6 +57,18 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
         return t.to(torch.complex128 if t.is_complex() else torch.float64).numpy()
 
 
+def relation(name: str, actual, expected, tol=None) -> str | None:
+    """How ``actual`` (a tensor or array) is ``expected`` transformed, where a known
+    transformation reproduces it: another order, a factor, a sign, a ReLU, a dim added or
+    dropped...; None otherwise."""
+    a, e = (to_numpy(x) if isinstance(x, torch.Tensor) else x for x in (actual, expected))
+    if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)) or a.dtype.kind not in "biufc":
+        return None
+    if a.shape != e.shape:
+        return causes.reshaped(name, a, e, tol)
+    return patterns.explain(name, a, e) or causes.explain(name, a, e, tol) or causes.normalised(name, a, e)
+
+
 def as_array(x):
     """A NumPy array for tensors, arrays, numbers and (nested) lists of numbers; else None."""
     try:

@@ -14,6 +14,8 @@ import builtins
 import functools
 import re
 
+from . import origin
+from .compare import relation
 from .describe import short_repr
 
 TEMP = "__ptfund_v"
@@ -71,6 +73,7 @@ class Condition:
         self.statements: list = []
         self.names = _free_names(test)
         self.loop_targets: list = []  # the for-targets of all(... for ...), to name its failing item
+        self.pair: tuple[int, int] | None = None  # the parts of allclose(a, b) and the like
         self.result = self._split(test, self.statements, depth=0)
 
     def _source(self, node: ast.expr) -> str:
@@ -122,7 +125,10 @@ class Condition:
             found = self._record(call, _FIRST, out, test)
             return ast.Subscript(found, ast.Constant(0), ast.Load())
         if isinstance(test, ast.Call) and test.args and not any(isinstance(a, ast.Starred) for a in test.args):
+            first = len(self.parts)
             args = [a if _unshowable(a) else self._record(a, self._source(a), out, test) for a in test.args]
+            if depth == 0 and _compares_two(test):
+                self.pair = (first, first + 1)
             return ast.Call(func=test.func, args=args, keywords=test.keywords)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return ast.UnaryOp(op=ast.Not(), operand=self._split(test.operand, out, depth + 1))
@@ -159,7 +165,29 @@ class Condition:
             if hidden(source) or _OBJECT_REPR.search(text) or text == source.strip():
                 continue
             texts.append(template.format(source=source, text=text))
-        return "; ".join(texts)
+        cause = self._pair_cause(values, hidden)
+        return "; ".join(texts + ([cause] if cause else []))
+
+    def _pair_cause(self, values: dict, hidden) -> str | None:
+        """For ``allclose(a, b)`` and the like, where exactly one of a and b is what the
+        learner's code returned (origin.py) and the other is what it is compared with: how
+        the one is the other transformed (a ReLU where none belongs, a sign, a factor...)."""
+        if self.pair is None:
+            return None
+        (mine_src, i), (theirs_src, j) = self.parts[self.pair[0]], self.parts[self.pair[1]]
+        if i not in values or j not in values:
+            return None
+        mine, theirs = values[i], values[j]
+        if origin.received(mine) == origin.received(theirs):
+            return None  # both or neither the learner's: neither side is the expected one
+        if origin.received(theirs):
+            mine_src, mine, theirs_src, theirs = theirs_src, theirs, mine_src, mine
+        if hidden(mine_src) or hidden(theirs_src):
+            return None
+        found = relation(mine_src, mine, theirs)
+        if not found or theirs_src == "expected":
+            return found
+        return f"taking {theirs_src} as the expected value, {found}"
 
 
 def _bind(target: ast.expr, value) -> list:
@@ -193,6 +221,16 @@ def _is_all_of_generator(call: ast.Call) -> bool:
         and not call.keywords
         and isinstance(call.args[0], ast.GeneratorExp)
     )
+
+
+# Calls that hold when their first two arguments are alike (a check's own comparison).
+_COMPARING = frozenset({"allclose", "isclose", "equal", "array_equal", "array_equiv"})
+
+
+def _compares_two(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in _COMPARING and len(call.args) >= 2 and not any(_unshowable(a) for a in call.args[:2])
 
 
 def _unshowable(node: ast.expr) -> bool:

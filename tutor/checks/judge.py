@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from . import wire
+from . import origin, wire
 from .context import Context
 from .guard import Tampered
 from .namespaces import (
@@ -190,6 +190,10 @@ class Client:
         if "raised" in answer:
             raised = answer["raised"]
             raise raised if isinstance(raised, wire.Raised) else wire.Raised({})
+        origin.mark(answer.get("value"))
+        for one in answer.get("answers") or ():  # a batch of calls
+            if isinstance(one, dict):
+                origin.mark(one.get("value"))
         return answer
 
     def _trace(self, segment, events) -> None:
