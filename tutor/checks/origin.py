@@ -24,8 +24,12 @@ def mark(value, depth: int = 0) -> None:
             mark(item, depth + 1)
         return
     key = id(value)
+
+    def forget(_ref) -> None:
+        _received.pop(key, None)
+
     try:
-        _received[key] = weakref.ref(value, lambda _, key=key: _received.pop(key, None))
+        _received[key] = weakref.ref(value, forget)
     except TypeError:  # numbers, strings: nothing to tell apart by identity
         pass
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.errors import TutorError
-from tutor.grading.verdict import CheckLine, Verdict
 from tutor.grading.warm import protocol as p
 
 if TYPE_CHECKING:
     from tutor.grading.predict import PredictOutcome
+    from tutor.grading.verdict import Verdict
 
 START_TIMEOUT = 30.0  # the server answers pings before it has imported anything heavy
 CONNECT_POLL = 0.02
@@ -157,6 +157,8 @@ def verdict_reply(data: Path, message: dict) -> tuple[str, str, Verdict, str | N
         return None
     if "error" in reply:
         raise TutorError(str(reply["error"]), int(reply.get("exit_code") or 2))
+    from tutor.grading.verdict import CheckLine, Verdict  # here: a cold check's server starts sooner
+
     try:
         data_ = dict(reply["verdict"])
         data_.pop("passed", None)

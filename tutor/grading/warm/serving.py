@@ -61,9 +61,13 @@ class WarmServer:
         # The first spare (and its fork server, which imports torch) starts at once: a cold
         # check's request is already on its way.
         await self.pool(None).start()
+        # Idle while the fork server warms up (seconds): load what recording the first verdict
+        # needs (the progress store's modules and schema) now, not after that verdict.
+        prepared = asyncio.ensure_future(asyncio.to_thread(_open_store, self.data))
         watch = asyncio.ensure_future(self._watch_idle())
         await self.stopping.wait()
         watch.cancel()
+        await asyncio.gather(prepared, return_exceptions=True)
         await self.quiet.wait()  # requests under way are answered first
         await asyncio.gather(*(pool.shutdown() for pool in self.pools.values()), return_exceptions=True)
 
@@ -179,6 +183,15 @@ class WarmServer:
         finally:
             pool.give_back(kernel)
         return {"predict": asdict(outcome)}
+
+
+def _open_store(data: Path) -> None:
+    from tutor.progress.store import ProgressStore
+
+    try:
+        ProgressStore.open(data).close()
+    except Exception:  # a store that cannot open now is reported by the attempt that needs it
+        log.info("the progress store could not be opened ahead of the first attempt", exc_info=True)
 
 
 def serve(data: Path, digest: str, idle: float) -> None:
