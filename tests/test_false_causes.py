@@ -243,3 +243,32 @@ def test_a_graph_the_reference_lacks_is_named_only_where_a_failing_check_is_abou
     graph = check(kind="value", expr="y.requires_grad", expected="False", message="y must not require grad")
     text = said("y = x * w\n", solution, [values, graph], setup)
     assert "y is still part of the graph (grad_fn=MulBackward0) where the reference's is detached" in text, text
+
+
+def test_gradients_taken_from_autograd_grad_are_not_no_gradients_at_all():
+    """A step written with torch.autograd.grad and an update by hand: no step(), yet the
+    weights change; "so the gradients are computed but the weights never change" was false."""
+    reference = """
+    for _ in range(3):
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        opt.step()
+    """
+    by_hand = """
+    for _ in range(3):
+        loss = loss_fn(model(X), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        with torch.no_grad():
+            for p, g in zip(model.parameters(), grads):
+                p -= 0.5 * g * 2  # the bug: twice the learning rate
+    """
+    text = said(by_hand, reference, [check(kind="tensor", expr="model[0].weight")])
+    assert "no gradient is computed" not in text and "weights never change" not in text, text
+    # the same gradients put in .grad for opt.step(): a right answer, and it passes
+    right = (
+        by_hand.replace("p -= 0.5 * g * 2  # the bug: twice the learning rate", "p.grad = g") + "        opt.step()\n"
+    )
+    assert verify(
+        textwrap.dedent(right), textwrap.dedent(reference), [check(kind="tensor", expr="model[0].weight")], setup=SETUP
+    )["passed"]

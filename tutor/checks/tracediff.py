@@ -49,6 +49,35 @@ def _calls_in(code: str, *names: str, on: str | None = None) -> bool:
 _UPDATES = {"sub_", "add_", "copy_", "mul_", "addcmul_", "addcdiv_", "lerp_"}
 
 
+def _grads_by_hand(code: str) -> bool:
+    """Whether the learner's source takes gradients from ``torch.autograd.grad`` (or
+    torch.func's ``grad``), which returns them and leaves every ``.grad`` as it was, to
+    update the weights with them itself: then a missing step() does not establish that "the
+    weights never change", nor a missing backward() that "no gradients are computed"."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return False
+    imported = {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module in ("torch.autograd", "torch.func", "functorch")
+        for alias in n.names
+        if alias.name in ("grad", "grad_and_value", "vjp")
+    }
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in ("grad", "grad_and_value", "vjp"):
+            owner = ast.unparse(f.value)
+            if owner.endswith(("autograd", "func", "functorch")):
+                return True
+        elif isinstance(f, ast.Name) and f.id in imported:
+            return True
+    return False
+
+
 def _updates_by_hand(code: str) -> bool:
     """Whether the learner's source writes a tensor in place from a gradient, as a hand-written
     update does (``p -= lr * p.grad``, ``p.data.sub_(lr * p.grad)``): then "the weights never
@@ -179,11 +208,13 @@ def _optimizer(learner, ref, code=""):
                 f"{_times(rstep)}: a condition or an early return before it skipped every update"
             )
         if not lb:
+            if _grads_by_hand(code):
+                return None  # its torch.autograd.grad (traced as a backward) never ran: no cause is established
             return (
                 f"the reference calls {loss}.backward() and {opt}.step() {_times(rstep)}; your code calls neither, "
                 f"so no gradient is computed and the weights never change"
             )
-        if _updates_by_hand(code):
+        if _updates_by_hand(code) or _grads_by_hand(code):
             return None  # an update written by hand: what it does wrong is in the values, not here
         # Not "after each backward()" where the reference skips some (a GradScaler after an overflow)
         each = (
@@ -198,6 +229,8 @@ def _optimizer(learner, ref, code=""):
     if rb and not lb:
         # step() is mentioned only where there is an optimizer to step.
         after = " (and step() has nothing to apply)" if rstep or lstep else ""
+        if _grads_by_hand(code):
+            return None  # its torch.autograd.grad (traced as a backward) never ran: no cause is established
         return f"the reference calls {loss}.backward() {_times(rb)}; your code never calls it, so no gradients are computed{after}"
     if lstep and _step_without_backward(ls) and not _step_without_backward(rs) and _first_step_first(ls):
         return (
