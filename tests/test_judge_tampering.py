@@ -22,6 +22,7 @@ HALF = "devices-precision/half-ranges"
 MLP = "modules/mlp"
 BEST = "checkpoints/best-state"
 NUMPY = "numpy-bridge/back-to-numpy"
+STEP = "training-loop/train-step"
 
 # Every value a check compares is the judge's; these helpers are what a probe uses to reach for
 # the checker's objects (result dicts, the list of checks, the expected values) from inside the
@@ -261,6 +262,22 @@ PROBES = {
     ),
     "shadow-isinstance": (NUMPY, SHADOW_ISINSTANCE),
     "shadow-setup-helper": (BEST, lambda ex: _live_snapshot(ex)),
+    # the helper's name still holds the setup's function, whose code was swapped in place
+    "patch-setup-helper-code": (
+        BEST,
+        lambda ex: (
+            ex.solution
+            + "\nbest_state = model.state_dict()\n"
+            + "shares_memory_with_model.__code__ = (lambda state: False).__code__\n"
+        ),
+    ),
+    "patch-setup-helper-hides-a-tensor": (
+        STEP,
+        lambda ex: (
+            ex.solution.replace("return loss.item()", "return loss")
+            + "\n_returned.__code__ = (lambda step, _kept=0.5: _kept).__code__\n"
+        ),
+    ),
     # 5. patching what the checker's own code would use
     "patch-copy-deepcopy": (MLP, lambda ex: _deepcopy_is_mine(ex)),
     "patch-meta-path": (
@@ -347,6 +364,8 @@ SAYS = {
     "shadow-torch-and-isinstance": "w.is_leaf is False, expected True",
     "shadow-isinstance": "scores_np should be a NumPy array",
     "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
+    "patch-setup-helper-code": "Your code changed the exercise's own helper shares_memory_with_model in place",
+    "patch-setup-helper-hides-a-tensor": "Your code changed the exercise's own helper _returned in place",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
     "prompt-the-host-first": "Your code sent the checker a prompt of its own",
     "prompt-the-host-in-a-call": "Your code sent the checker a prompt of its own",

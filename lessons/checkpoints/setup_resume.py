@@ -64,6 +64,13 @@ def checkpoint_keys(make_checkpoint):
     return sorted(make_checkpoint(model, opt, sched, 0))
 
 
+def saved_epoch(make_checkpoint):
+    """checkpoint['epoch'] of a checkpoint made after epoch 4."""
+    model, opt, sched = make()
+    run_epoch(model, opt, sched)
+    return int(make_checkpoint(model, opt, sched, 4)["epoch"])
+
+
 def start_epoch(make_checkpoint, restore):
     model, opt, sched = make()
     run_epoch(model, opt, sched)
@@ -138,3 +145,33 @@ def _loaded_into_fresh(make_checkpoint, restore):
     if fresh_sched.last_epoch != sched.last_epoch:
         missed.add("scheduler")
     return missed
+
+
+def _loads_into_others(make_checkpoint, restore):
+    """Whether restore calls load_state_dict, but never on the objects it was given (it made
+    or rebound its own: `model, opt, sched = make()` inside restore rebinds local names)."""
+    classes = (nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler)
+    real = {cls: cls.__dict__["load_state_dict"] for cls in classes}
+    loaded = []
+
+    def spy_for(cls):
+        def spy(self, *args, **kwargs):
+            loaded.append(self)
+            return real[cls](self, *args, **kwargs)
+
+        return spy
+
+    try:
+        model, opt, sched = make()
+        ckpt = make_checkpoint(model, opt, sched, 0)
+        given = make()
+        for cls in classes:
+            cls.load_state_dict = spy_for(cls)
+        try:
+            restore(ckpt, *given)
+        finally:
+            for cls in classes:
+                cls.load_state_dict = real[cls]
+    except Exception:
+        return False
+    return bool(loaded) and not any(obj is mine for obj in loaded for mine in given)

@@ -38,6 +38,16 @@ def after_two_backwards(record_grads):
     return _flat(grads, model)
 
 
+def after_two_backwards_unzeroed(record_grads):
+    """What your dict holds after a second backward with no zero_grad() between (gradient
+    accumulation: p.grad then holds the sum of both), hooks still on."""
+    model = _fresh()
+    grads, handles = record_grads(model)
+    _loss(model, _X).backward()
+    _loss(model, _X2).backward()
+    return _flat(grads, model)
+
+
 def after_remove(record_grads):
     """What your dict holds after the handles are removed and a second backward ran on other data."""
     model = _fresh()
@@ -96,3 +106,11 @@ def _handle_count(record_grads):
 def _some_handles(record_grads):
     # fewer handles than parameters (but some): removing them leaves the other hooks on
     return 0 < _handle_count(record_grads) < len(list(_fresh().parameters()))
+
+
+def _holds_dot_grad(record_grads):
+    # what the dict holds is each parameter's own .grad tensor (a post-accumulate hook's param.grad)
+    model = _fresh()
+    grads, _ = record_grads(model)
+    _loss(model, _X).backward()
+    return all(grads.get(name) is p.grad for name, p in model.named_parameters())

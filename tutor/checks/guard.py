@@ -138,6 +138,23 @@ class Snapshot:
         self.function_modes = _function_stack()
         self.dispatch_modes = _dispatch_stack()
         self.threads = set(_current_frames())
+        self.helpers: list = []  # (name, function, what defined it): the setup's own functions
+
+    def watch_helpers(self, helpers: dict) -> None:
+        """Watch the setup's functions too: the checks call them in this kernel, so code that
+        changes one in place (its ``__code__``, its defaults) would change what a check says,
+        where rebinding its name is caught as the setup's helper replaced."""
+        self.helpers = [
+            (name, fn, _definition(fn)) for name, fn in helpers.items() if isinstance(fn, types.FunctionType)
+        ]
+
+    def helpers_changed(self) -> list:
+        """'_returned.__code__', ...: the setup functions changed in place since they were watched."""
+        out = []
+        for name, fn, kept in self.helpers:
+            now = _definition(fn)
+            out += [f"{name}.{attr}" for attr, a, b in zip(_DEFINITION, now, kept, strict=True) if a is not b]
+        return out
 
     def changes(self) -> list:
         """'torch.Tensor.stride', 'builtins.isinstance', ...: what differs now."""
@@ -170,6 +187,13 @@ class Snapshot:
 
     def restore(self) -> None:
         """Put back what was replaced, so the verdict itself can still be sent."""
+        for _, fn, kept in self.helpers:
+            for attr, value in zip(_DEFINITION, kept, strict=True):
+                if getattr(fn, attr) is not value:
+                    try:
+                        setattr(fn, attr, value)
+                    except Exception:
+                        pass
         for name, value in self.streams.items():
             if not _same(getattr(sys, name, None), value):
                 setattr(sys, name, value)
@@ -214,6 +238,14 @@ class Snapshot:
 
     def verify(self, when: str) -> None:
         """Raise Tampered (after restoring) when anything the checks rely on changed."""
+        altered = self.helpers_changed()
+        if altered:
+            self.restore()
+            raise Tampered(
+                f"Your code changed the exercise's own helper {altered[0].split('.')[0]} in place "
+                f"({altered[0]} was replaced) {when}; the checks use the exercise's helpers as the setup defined "
+                "them, so this attempt fails. Solve the exercise without changing them."
+            )
         changed = self.changes()
         if changed:
             self.restore()
@@ -237,6 +269,13 @@ class Snapshot:
 
 
 _MISSING = object()
+# What a function does, besides its closure: replaced in place, the same function object
+# (and so the same name) runs other code.
+_DEFINITION = ("__code__", "__defaults__", "__kwdefaults__")
+
+
+def _definition(fn) -> tuple:
+    return tuple(getattr(fn, attr) for attr in _DEFINITION)
 
 
 def _identity_check(kept: dict):

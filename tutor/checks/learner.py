@@ -466,6 +466,8 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
     main = world == "main"
     tracer = _tracer() if main and request.get("trace", True) else None  # before the guard's snapshot
     guard = _new_guard(request.get("guard", True)) if main else None
+    if guard is not None:
+        guard.watch_helpers(helpers)
     before = untouched.marks(ns) if main else {}
     if tracer is not None:
         with tracer.recording("learner", "run"):
