@@ -328,6 +328,33 @@ CASES += (
         ("your code never calls it, so the gradients are computed",),
         "your code contains opt.step(), but its run never reached it",
     ),
+    Case(
+        # train_step never steps; the run's losses come from a loop of the code's own function.
+        # The reference's backward() calls are inside its train_step: they were dropped from
+        # the comparison ("the reference calls backward() 0 times"), and the check's calls of
+        # train_step were told of an opt.step() that only the other function holds.
+        "train-step-the-work-in-a-function-of-its-own",
+        "training-loop/train-step",
+        "shipped",
+        _code(
+            """
+            def train_step(model, opt, loss_fn, xb, yb):
+                loss = loss_fn(model(xb), yb)
+                return loss.item()
+
+            def _mine(model, opt, loss_fn, xb, yb):
+                opt.zero_grad()
+                loss = loss_fn(model(xb), yb)
+                loss.backward()
+                opt.step()
+                return loss.item()
+
+            losses = [_mine(model, opt, loss_fn, X, y) for _ in range(30)]
+            """
+        ),
+        ("the reference calls backward() 0 times", "but its run never reached it"),
+        "the reference calls loss.backward() and opt.step() 3 times; your code calls neither",
+    ),
 )
 
 

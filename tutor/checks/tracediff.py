@@ -27,15 +27,25 @@ def _first_name(events, kind: str, fallback: str | None) -> str | None:
     return fallback
 
 
-def _calls_in(code: str, *names: str, on: str | None = None) -> bool:
+def _scoped_calls(tree: ast.AST, scope: str = "<module>"):
+    """(call, the name of the function whose body holds it, "<module>" for top-level code)."""
+    for child in ast.iter_child_nodes(tree):
+        inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+        if isinstance(child, ast.Call):
+            yield child, scope
+        yield from _scoped_calls(child, inner)
+
+
+def _calls_in(code: str, *names: str, on: str | None = None, within: set | None = None) -> bool:
     """Whether the learner's source calls any of ``names`` (as ``f(...)`` or ``x.f(...)``);
-    with ``on``, only ``on.f(...)`` or ``x.f(on)`` (scaler.step(opt)) count."""
+    with ``on``, only ``on.f(...)`` or ``x.f(on)`` (scaler.step(opt)) count; with ``within``,
+    only calls in the bodies of those functions ("<module>": top-level code)."""
     try:
         tree = ast.parse(code or "")
     except SyntaxError:
         return False
-    for n in ast.walk(tree):
-        if not isinstance(n, ast.Call):
+    for n, scope in _scoped_calls(tree):
+        if within is not None and scope not in within:
             continue
         f = n.func
         if isinstance(f, ast.Attribute) and f.attr in names:
@@ -201,7 +211,10 @@ def _optimizer(learner, ref, code=""):
     # Named as the learner's code names it, else as the reference does (never a made-up name).
     loss = _first_name(learner, "backward", None) or _first_name(ref, "backward", "loss")
     if rstep and not lstep:
-        if _calls_in(code, "step", on=lopt):
+        # Only where this run went: a step() in another function (one the checks never
+        # called) is not one the run skipped.
+        ran_in = {e.info.get("in", "<module>") for e in learner}
+        if _calls_in(code, "step", on=lopt, within=ran_in):
             # the call is there: what kept the run from it is the cause, not a missing call
             return (
                 f"your code contains {lopt}.step(), but its run never reached it, where the reference's steps "
@@ -857,18 +870,18 @@ def _pairs(learner, ref) -> list:
 
 
 def _like_runs(learner, ref, functions) -> tuple:
-    """The code's run and the reference's, without the calls made inside a function the
-    reference defines that only one side's run called (a learner trying out the function
-    the checks will call, where the reference only defines it)."""
+    """The code's run and the reference's, without the calls the code's run made inside a
+    function the reference defines but its run never calls (a learner trying out the
+    function the checks will call, where the reference only defines it). Calls the
+    reference's run makes inside its own functions stay: the code may do the same work
+    another way (in a function of its own, or inline), and without them the reference
+    would seem to make none."""
 
     def inside(events):
         return {e.info.get("in") for e in events} - {None}
 
-    one_sided = (inside(learner) ^ inside(ref)) & set(functions)
-    return (
-        [e for e in learner if e.info.get("in") not in one_sided],
-        [e for e in ref if e.info.get("in") not in one_sided],
-    )
+    tried = (inside(learner) - inside(ref)) & set(functions)
+    return [e for e in learner if e.info.get("in") not in tried], ref
 
 
 # Rules that also read the learner's source: a call written but never run is another cause
