@@ -334,6 +334,16 @@ def test_eval_where_the_reference_trains():
         EVAL_SETUP,
     )
     assert "your code calls model.eval() where the reference stays in training mode" in text
+    assert "after it, its dropout is off" in text and "batch norm" not in text, text  # it holds dropout only
+
+
+def test_eval_is_said_of_the_module_it_was_called_on_and_of_what_that_module_holds():
+    """model.body.eval() was "the model.eval()", and its dropout was said to be off in a body
+    without one: the module is named by its path, and only what its layers do is said."""
+    setup = EVAL_SETUP + "net = nn.Module()\nnet.body = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\n"
+    text = said("net.body.eval()\nout = net.body(X)", "out = net.body(X)", [check(kind="tensor", expr="out")], setup)
+    assert "your code calls net.body.eval(), which the reference never calls: after it, its batch norm uses" in text
+    assert "dropout" not in text, text
 
 
 def test_eval_where_the_reference_never_switches_a_mode_does_not_say_it_trains():

@@ -57,3 +57,25 @@ def _attribute_instead(freeze_body):
     freeze_body(model)
     assigned = any("requires_grad" in vars(m) for m in model.modules())
     return assigned and all(p.requires_grad for p in model.body.parameters())
+
+
+def _frozen_wrong(freeze_body):
+    """(still trainable in the body, frozen outside it): parameter names, as named_parameters() gives them."""
+    model = _fresh()
+    freeze_body(model)
+    body = {id(p) for p in model.body.parameters()}
+    named = list(model.named_parameters())
+    trainable = [n for n, p in named if id(p) in body and p.requires_grad]
+    frozen = [n for n, p in named if id(p) not in body and not p.requires_grad]
+    return trainable, frozen
+
+
+def _freezes_other_than_the_body(freeze_body):
+    """Whether freeze_body leaves some of the body trainable or freezes a head, having frozen something."""
+    model = _fresh()
+    freeze_body(model)
+    if all(p.requires_grad for p in model.parameters()):
+        return False  # froze nothing: eval() or a plain attribute, said by their own mistakes
+    trainable, frozen = _frozen_wrong(freeze_body)
+    return bool(trainable or frozen)
+

@@ -68,11 +68,31 @@ def _name_of(obj, frame, fallback: str, cache: dict | None = None) -> str:
 
 def _lookup(obj, frame, fallback: str) -> str:
     if frame is not None:
-        for scope in (frame.f_locals, frame.f_globals):
+        scopes = (frame.f_locals, frame.f_globals)
+        for scope in scopes:
             for key, value in scope.items():
                 if value is obj and not key.startswith("_"):
                     return key
+        if isinstance(obj, torch.nn.Module):
+            # A submodule of a named module (model.body.eval()): said as its attribute path.
+            for scope in scopes:
+                for key, value in scope.items():
+                    if isinstance(value, torch.nn.Module) and not key.startswith("_") and value is not obj:
+                        for child, module in value.named_children():
+                            if module is obj:
+                                return f"{key}.{child}" if child.isidentifier() else f"{key}[{child}]"
     return fallback
+
+
+def _mode_layers(module) -> list:
+    """Which of the layers that train()/eval() change the module holds: what its mode does."""
+    found = set()
+    for m in module.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            found.add("dropout")
+        elif isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            found.add("batch norm")
+    return sorted(found)
 
 
 def segment_order(segment) -> tuple:
@@ -231,7 +251,7 @@ class Tracer:
                     outer = sys._getframe(1).f_code
                     via = "eval" if outer.co_name == "eval" and outer.co_filename.startswith(_TORCH_DIR) else "train"
                     name = _name_of(module, frame, "the model", tracer.names)
-                    tracer._add("train", name, mode=bool(mode), via=via)
+                    tracer._add("train", name, mode=bool(mode), via=via, layers=_mode_layers(module))
                 return original(module, mode)
 
             return train

@@ -368,6 +368,19 @@ def _settled(events) -> list:
     return out
 
 
+def _eval_effect(e, name: str) -> str:
+    """What eval() changed in that module, by the layers it holds (both, where not recorded)."""
+    layers = e.info.get("layers")
+    layers = ["batch norm", "dropout"] if layers is None else layers
+    said = {
+        "dropout": "its dropout is off",
+        "batch norm": "its batch norm uses its running statistics instead of the batch's (and stops updating them)",
+    }
+    if not layers:
+        return f"after it, {name} is in eval mode, though it holds no dropout or batch norm that the mode changes"
+    return "after it, " + " and ".join(said[k] for k in sorted(layers, reverse=True))
+
+
 def _call_of(model: str, e) -> str:
     """How the code switched: model.eval(), model.train(), or model.train(False)."""
     if e.info.get("via") == "eval":
@@ -402,15 +415,12 @@ def _modes(learner, ref):
         )
     if l_eval and not r_eval and not rt:
         # The reference never switches a mode: it may have no such module at all.
-        return (
-            f"your code calls {model}.eval(), which the reference never calls: after it, {model}'s dropout is off "
-            f"and its batch norm uses running statistics instead of the batch's"
-        )
+        name = next((e.name for e in l_eval if e.name), model)
+        return f"your code calls {name}.eval(), which the reference never calls: {_eval_effect(l_eval[0], name)}"
     if l_eval and not r_eval:
-        return (
-            f"your code calls {model}.eval() where the reference stays in training mode: dropout is off and "
-            f"batch norm uses its running statistics there"
-        )
+        name = next((e.name for e in l_eval if e.name), model)
+        effect = _eval_effect(l_eval[0], name)
+        return f"your code calls {name}.eval() where the reference stays in training mode: {effect}"
     for a, b in zip(lt, rt, strict=False):
         if a.info["mode"] != b.info["mode"]:
             if b.info["mode"]:
