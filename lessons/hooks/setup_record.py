@@ -114,3 +114,13 @@ def _holds_dot_grad(record_grads):
     grads, _ = record_grads(model)
     _loss(model, _X).backward()
     return all(grads.get(name) is p.grad for name, p in model.named_parameters())
+
+
+def _stores_non_tensors(record_grads):
+    # every name is recorded, but as something other than a tensor (a NumPy copy, a list, a float)
+    model = _fresh()
+    grads, _ = record_grads(model)
+    _loss(model, _X).backward()
+    names = [name for name, _ in model.named_parameters()]
+    stored = [grads.get(name) for name in names]
+    return set(grads) >= set(names) and all(v is not None and not isinstance(v, torch.Tensor) for v in stored)
