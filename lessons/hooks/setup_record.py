@@ -124,3 +124,9 @@ def _stores_non_tensors(record_grads):
     names = [name for name, _ in model.named_parameters()]
     stored = [grads.get(name) for name in names]
     return set(grads) >= set(names) and all(v is not None and not isinstance(v, torch.Tensor) for v in stored)
+
+
+def _keeps_first(record_grads):
+    # after a second backward (on other data) the dict still holds the first backward's gradients
+    got = _safe(after_two_backwards, record_grads)
+    return got is not None and torch.allclose(got, true_grads()) and not torch.allclose(got, true_grads(_X2))
