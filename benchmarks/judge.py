@@ -78,6 +78,9 @@ def host_cpu_ms() -> float:
 
 
 async def one_single(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[float, bool]:
+    # A person's pool starts its spares once the last verification's kernels are back: they
+    # are warm (rehearsed) by the time a person checks again, and are here too.
+    await pool.settled()
     kernel = await pool.take()
     await pool.settled()  # the refill started by take() is not this verification's load
     try:
@@ -93,6 +96,7 @@ async def one_single(pool: KernelPool, exercise, code: str, cpu: dict) -> tuple[
 
 
 async def one_judged(pool: KernelPool, exercise, code: str, cpu: dict, pipe: bool = True) -> tuple[float, bool]:
+    await pool.settled()  # the spares started as the last verification's kernels came back
     learner, judge = await pool.take(), await pool.take()
     await pool.settled()
     try:
