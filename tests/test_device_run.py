@@ -235,3 +235,61 @@ def test_authored_mistakes_speak_only_for_a_failing_run(path):
     failed = run({**STATISTICS, "code": "y = x - mean\n"})
     # only the device run fails it: the conditions are met as for any failure, after it ran
     assert not failed["passed"] and failed["mistakes"] == ["Move mean to x's device."], failed
+
+
+# Numbers read out of a DEVICE tensor and put into a new one: on a GPU the new tensor is on
+# the CPU. Meta has no numbers to read, so the device run answers the reads with the ones
+# the normal run got (tutor/checks/reads.py) and goes on to see where window lives.
+COPIED_BY_LIST = "import torch\nwindow = torch.tensor(signal[2:6].tolist())\nsignal.zero_()\n"
+COPIED_BY_ITEMS = "import torch\nwindow = torch.tensor([signal[i].item() for i in range(2, 6)])\nsignal.zero_()\n"
+COPIED_TO_DEVICE = "import torch\nwindow = torch.tensor(signal[2:6].tolist(), device=DEVICE)\nsignal.zero_()\n"
+
+
+def test_numbers_read_out_of_device_tensors_into_a_new_tensor_fail_on_a_cpu_machine(catalog):
+    for code in (COPIED_BY_LIST, COPIED_BY_ITEMS):
+        v = verdict(catalog, "views-strides/clone-window", code)
+        assert v.status == "fail", (code, v.feedback())
+        assert "when DEVICE is a GPU" in v.feedback() and "window is on cpu, expected DEVICE" in v.feedback()
+    assert verdict(catalog, "views-strides/clone-window", COPIED_TO_DEVICE).passed
+
+
+@pytest.mark.slow
+def test_numbers_read_out_of_device_tensors_fail_on_the_judged_path_too(catalog):
+    import asyncio
+
+    from tutor.grading.verify import verify_in_fresh_kernel
+
+    exercise = catalog.find_exercise("views-strides/clone-window").exercise
+    v = asyncio.run(verify_in_fresh_kernel(exercise, COPIED_BY_LIST))
+    assert v.status == "fail" and "window is on cpu, expected DEVICE" in v.feedback(), v.feedback()
+    ok = asyncio.run(verify_in_fresh_kernel(exercise, COPIED_TO_DEVICE))
+    assert ok.passed, ok.feedback()
+
+
+def test_reads_are_answered_in_order_and_only_for_the_code_lines():
+    import torch
+
+    from tutor.checks.devicerun import Generators, no_data_error
+    from tutor.checks.reads import Reads
+
+    reads = Reads()
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with reads.recording():
+        ns: dict = {"t": t}
+        exec(compile("a = t[0, 1].item()\nb = t.tolist()\nc = bool(t[1, 1] > 3)\n", "<your code>", "exec"), ns)
+        assert repr(t)  # torch's own reads, for printing: not the code's
+        ns["b"].append("changed by the code")  # the recorded list is a copy
+    assert [e[0] for e in reads.entries] == ["item", "tolist", "__bool__"]
+    meta = torch.zeros(2, 2, device="meta")
+    with Generators(reads):
+        ns = {"t": meta}
+        exec(compile("a = t[0, 1].item()\nb = t.tolist()\nc = bool(t[1, 1] > 3)\n", "<your code>", "exec"), ns)
+    assert (ns["a"], ns["b"], ns["c"]) == (2.0, [[1.0, 2.0], [3.0, 4.0]], True)
+    # A read the normal run did not make (another call, another shape) raises as meta does,
+    # and the device run then decides nothing.
+    with reads.recording():
+        exec(compile("a = t[0, 1].item()\n", "<your code>", "exec"), {"t": t})
+    with Generators(reads), pytest.raises(RuntimeError) as raised:
+        exec(compile("b = t.tolist()\n", "<your code>", "exec"), {"t": meta})
+    assert no_data_error("RuntimeError", str(raised.value))
+    assert torch.Tensor.item is torch._C.TensorBase.item  # the recorder's wrappers are gone

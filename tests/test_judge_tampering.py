@@ -329,6 +329,15 @@ PROBES = {
     ),
     # 6. reading the reference solution from IPython's history or linecache
     "read-history-and-linecache": (FUNCTION, REFERENCE_FROM_HISTORY),
+    # 7. steering the device run: a read of a DEVICE tensor's number, which meta cannot make,
+    # used to stop it before it saw features left on the CPU
+    "stop-the-device-run-with-a-read": (
+        "tensors/features-and-labels",
+        "import torch\n"
+        "torch.zeros((), device=DEVICE).item()\n"
+        "features = torch.tensor(rows, dtype=torch.float32)\n"
+        "labels = torch.tensor(classes, device=DEVICE)\n",
+    ),
 }
 
 
@@ -372,6 +381,7 @@ SAYS = {
     # The learner's side answers from the copy it loaded before the code ran: replacing the
     # modules then changes nothing, and the code (which implements nothing) fails on its merits.
     "patch-meta-path": ("The kernel running your code stopped answering the checker", "add_bias_column fails for"),
+    "stop-the-device-run-with-a-read": "features is on cpu, expected DEVICE",
 }
 
 

@@ -12,9 +12,13 @@ generator and then moved holds other numbers than one drawn on a GPU (each devic
 own generator), which a GPU learner sees as wrong values; a function mode tracks which
 tensors come from which generator.
 
-A run that cannot finish on meta (``.item()`` has no data there) tells nothing and is
+Meta has no data, so what the setup's and the code's lines read out of tensors
+(``.item()``, ``.tolist()``, ``bool(t)``) is answered with what the same reads returned in
+the normal run (reads.py). A run that still cannot finish on meta tells nothing and is
 ignored, unless the learner's code fails with a device mismatch the reference does not.
 """
+
+import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -23,6 +27,7 @@ from . import wire
 from .compare import tensor_problems
 from .context import Context
 from .namespaces import SETUP, SOLUTION, YOUR_CODE, BoundedOutput, captured, new_namespace, run_code, seed_all
+from .reads import Reads, replayed
 
 META = torch.device("meta")
 PREFIX = "when DEVICE is a GPU (your code was run again with DEVICE set to the meta device, which stands in for one)"
@@ -206,9 +211,10 @@ class Generators(TorchFunctionMode):
     """Remembers, per tensor, which generators its numbers came from: 'cpu', 'device'.
     Operations on tensors of two devices raise, as on a GPU (see refuse_mixed_devices)."""
 
-    def __init__(self):
+    def __init__(self, reads: Reads | None = None):
         super().__init__()
         self.origin: dict = {}  # id(tensor) -> (tensor's weak reference, frozenset of origins)
+        self.reads = reads  # the normal run's reads, answered again where meta has no data
 
     def of(self, t) -> frozenset:
         entry = self.origin.get(id(t))
@@ -226,6 +232,9 @@ class Generators(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        hit, value = replayed(self.reads, func, args, kwargs, sys._getframe(1))
+        if hit:
+            return value
         refuse_mixed_devices(func, args, kwargs)
         copied = _copy_to_cpu(func, args, kwargs)
         if copied is not None:
@@ -300,22 +309,25 @@ def as_gpu_error(text: str) -> str:
     return re.sub(r"\bmeta\b", "cuda:0", text)
 
 
-def device_problems(payload: dict, results: list, checks: list, learner_run=None) -> list:
+def device_problems(payload: dict, results: list, checks: list, learner_run=None, reads: dict | None = None) -> list:
     """(index of a check, sentence) for each check the device run fails.
 
     ``learner_run()``, when given, runs setup and the learner's code on meta elsewhere (the
-    learner's kernel, seen from the judge) and returns (error, namespace, origin of a tensor)."""
+    learner's kernel, seen from the judge) and returns (error, namespace, origin of a tensor).
+    ``reads``: the normal runs' reads ("ref", "learner"), answered again on meta."""
     setup, code, solution = payload.get("setup") or "", payload.get("code") or "", payload.get("solution") or ""
     seed = int(payload.get("seed") or 0)
     ref, learner = new_namespace(META), new_namespace(META)
     quiet = BoundedOutput(limit=0)
-    tracker = Generators()
+    reads = reads or {}
+    tracker = Generators(reads.get("ref"))
     with captured(quiet), tracker:
         seed_all(seed)
         if run_code(setup, ref, SETUP, "setup") or run_code(solution, ref, SOLUTION, "solution"):
             return []  # the reference itself needs real data: nothing to compare
     origin = tracker.of
     if learner_run is None:
+        tracker.reads = reads.get("learner")
         with captured(quiet), tracker:
             seed_all(seed)
             if run_code(setup, learner, SETUP, "setup"):
@@ -330,6 +342,7 @@ def device_problems(payload: dict, results: list, checks: list, learner_run=None
         def origin(t, _ref=tracker.of, _learner=learner_origin):
             return _ref(t) or _learner(t)
 
+    tracker.reads = None  # the checks' own expressions read nothing recorded
     if error is not None:
         if not _device_error(error):
             return []

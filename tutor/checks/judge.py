@@ -40,6 +40,7 @@ from .namespaces import (
     seed_all,
 )
 from .pipe import End, Piped, listening
+from .reads import Reads
 from .trace import Event, Tracer
 
 RESULT_MIME = "application/vnd.ptfund.verdict+json"
@@ -587,7 +588,8 @@ def run(payload: dict, client: Client) -> dict:
     client.tracer = tracer
     try:
         quiet = BoundedOutput(limit=0)
-        ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer)
+        ref_reads = Reads()
+        ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer, ref_reads)
         # What the learner's kernel runs after the main world, if the checks get that far:
         # the device run, then each further world. Asked for now, run while the checks run.
         meta = {
@@ -633,6 +635,7 @@ def run(payload: dict, client: Client) -> dict:
         ctx.tracer = tracer
         ctx.code, ctx.solution = code, solution
         ctx.untouched = {n for n in begun.get("untouched") or [] if isinstance(n, str)}
+        ctx.reads = {"ref": ref_reads}  # the learner's kernel keeps the learner's own
 
         def device_run():
             # The main world passed: the further worlds are needed now too. The learner's
@@ -671,10 +674,11 @@ def run(payload: dict, client: Client) -> dict:
             tracer.uninstall()
 
 
-def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None):
-    """The reference namespace of one world: setup then the solution, with ``seed``."""
+def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None, reads=None):
+    """The reference namespace of one world: setup then the solution, with ``seed`` (what it
+    reads out of tensors recorded in ``reads``, for the device run)."""
     ref = new_namespace(device)
-    with captured(quiet):  # the reference's prints would give the answer away
+    with captured(quiet), reads.recording() if reads is not None else _null():  # its prints would give the answer away
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
         solution_error = None

@@ -41,6 +41,7 @@ from .namespaces import (
     torch_state_guard,
 )
 from .pipe import ANSWER_PROMPT, listening  # heads each answer, as the prompt of the loop's input() or a frame
+from .reads import Reads
 from .trace import Tracer
 
 ANSWER_MIME = "application/vnd.ptfund.answer+json"
@@ -195,7 +196,7 @@ def reset() -> None:
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.uninstall()
-    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={})
+    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={}, reads=None)
 
 
 def _reply(request_id: str, answer_of) -> None:
@@ -434,7 +435,7 @@ def _begin(request: dict) -> dict:
     if request.get("track_generators"):
         from .devicerun import Generators
 
-        tracker = Generators()
+        tracker = Generators(_state.get("reads"))  # what the main world read, answered on meta
         _state["origins"] = tracker.of
     # The output a learner sees is the main world's: the device run and further worlds run
     # the same code again, quietly (as their own cells did, whose output nobody showed).
@@ -456,23 +457,27 @@ class _nothing:
 
 
 def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
+    main = world == "main"
+    # What the main world reads out of tensors, for the device run (reads.py); recorded
+    # outside the guard's snapshot, which must not see the recorder's wrappers.
+    reads = Reads() if main else None
+    if main:
+        _state["reads"] = reads
     seed_all(seed)
-    setup_error = run_code(request.get("setup") or "", ns, SETUP, "setup")
+    with reads.recording() if reads is not None else _nothing():
+        setup_error = run_code(request.get("setup") or "", ns, SETUP, "setup")
     if setup_error is not None:
         return {"setup_error": setup_error.as_dict()}
     helpers = {k: v for k, v in ns.items() if not k.startswith("__") and (callable(v) or isinstance(v, type))}
     # The guard and the trace watch the main world; another world (the device run, a second
     # seed) only answers with its names.
-    main = world == "main"
     tracer = _tracer() if main and request.get("trace", True) else None  # before the guard's snapshot
     guard = _new_guard(request.get("guard", True)) if main else None
     if guard is not None:
         guard.watch_helpers(helpers)
     before = untouched.marks(ns) if main else {}
-    if tracer is not None:
-        with tracer.recording("learner", "run"):
-            error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
-    else:
+    traced = tracer.recording("learner", "run") if tracer is not None else _nothing()
+    with traced, reads.recording() if reads is not None else _nothing():
         error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
     answer = {"error": _error(error), "trace": _events("run")}
     if main:

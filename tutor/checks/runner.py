@@ -49,6 +49,7 @@ from .namespaces import (
     run_code,
     seed_all,
 )
+from .reads import Reads
 from .trace import Tracer
 from .tracediff import MISTAKES
 
@@ -250,7 +251,8 @@ def _recording(tracer, side: str):
 def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, library, stage, payload) -> dict:
     ref, learner = new_namespace(device), new_namespace(device, payload.get("module"))
     quiet = BoundedOutput(limit=0)
-    with captured(quiet):  # the reference's prints would give the answer away
+    reads = {"ref": Reads(), "learner": Reads()}  # for the device run, where meta has no data
+    with captured(quiet), reads["ref"].recording():  # the reference's prints would give the answer away
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
         solution_error = None
@@ -263,12 +265,13 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     if setup_error is None:
         # The learner's own prints stream as usual (the engine caps a flood).
         seed_all(seed)
-        setup_error = run_code(setup, learner, SETUP, "setup")
+        with reads["learner"].recording():
+            setup_error = run_code(setup, learner, SETUP, "setup")
         if setup_error is None:
             guard = Snapshot(library) if library is not None else None
             stage("code")
             before = untouched.marks(learner)
-            with _recording(tracer, "learner"):
+            with _recording(tracer, "learner"), reads["learner"].recording():
                 code_error = run_code(code, learner, YOUR_CODE, "code")
             left = untouched.untouched(learner, before)
             if guard is not None:
@@ -279,6 +282,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
     ctx.untouched = set(left)
+    ctx.reads = reads
     result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
     # A pass must hold on other data too (see judge.run, which does the same across kernels).
     alike: list[bool] = []
@@ -377,7 +381,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
     )
     if passed and payload.get("device_run") and ctx.device.type == "cpu" and room:
         stage("device")
-        results = _with_device_run(payload, results, checks, device_run)
+        results = _with_device_run(payload, results, checks, device_run, ctx.reads)
         if not all(r["passed"] for r in results):
             # The device run failed it: the conditions as they were met before it ran (its
             # failures are not the checks' own, which passed).
@@ -426,10 +430,10 @@ def _tests_as_checks(results: list, checks: list) -> list:
     return out
 
 
-def _with_device_run(payload: dict, results: list, checks: list, learner_run=None) -> list:
+def _with_device_run(payload: dict, results: list, checks: list, learner_run=None, reads=None) -> list:
     """The normal run passed on the CPU: fail the checks that a GPU would fail (devicerun.py)."""
     results = [dict(r) for r in results]
-    for index, sentence in device_problems(payload, results, checks, learner_run):
+    for index, sentence in device_problems(payload, results, checks, learner_run, reads):
         if index is None:
             results.append(
                 {
