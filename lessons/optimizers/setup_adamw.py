@@ -104,3 +104,29 @@ def _decays_after_update(adamw_step):
         return _close(trajectory(adamw_step), torch.stack(out))
     except Exception:
         return False
+
+
+def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0):
+    # AdamW's five steps with one slip: no decay, beta1 and beta2 exchanged, a running
+    # mean's weights exchanged (beta * grad + (1 - beta) * m), the bias correction's t moved
+    b1, b2 = (0.999, 0.9) if betas_swapped else (0.9, 0.999)
+    p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
+    out = []
+    for t, g in enumerate(_GRADS, start=1):
+        if decay:
+            p = p * (1 - LR * WD)
+        if weights_swapped:
+            m, v = b1 * g + (1 - b1) * m, b2 * g**2 + (1 - b2) * v
+        else:
+            m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g**2
+        c = t + t_shift
+        p = p - LR * (m / (1 - b1**c)) / ((v / (1 - b2**c)).sqrt() + 1e-8)
+        out.append(p.clone())
+    return torch.stack(out)
+
+
+def _like(adamw_step, **slip):
+    try:
+        return _close(trajectory(adamw_step), _slipped(**slip))
+    except Exception:
+        return False

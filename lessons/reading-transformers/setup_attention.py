@@ -10,17 +10,21 @@ def _oracle(q, k, v, keep):
 # for the feedback only: the usual slips, compared with your attention on inputs drawn here
 def _slip(
     q, k, v, keep, scale="sqrt", dim=-1, inverted=False, fill=float("-inf"), after_softmax=False, swapped=False,
-    masked=True,
+    masked=True, mask_transposed=False,
 ):
     scores = k @ q.transpose(-2, -1) if swapped else q @ k.transpose(-2, -1)
     if scale == "sqrt":
         scores = scores / q.shape[-1] ** 0.5
+    elif scale == "times":  # multiplied by sqrt(d) instead of divided
+        scores = scores * q.shape[-1] ** 0.5
     elif scale == "d":
         scores = scores / q.shape[-1]
     elif scale == "T":  # the number of tokens instead of the head width
         scores = scores / q.shape[-2] ** 0.5
     if not masked:  # every key allowed: the mask never reached the scores
         return scores.softmax(dim=dim) @ v
+    if mask_transposed:  # keep[j, i] used for query i and key j
+        keep = keep.transpose(-2, -1)
     blocked = keep if inverted else ~keep
     if after_softmax:  # the blocked weights zeroed after the softmax, not renormalised
         return scores.softmax(dim=dim).masked_fill(blocked, 0.0) @ v
