@@ -149,3 +149,37 @@ def test_predict_cards_of_the_quiz_run_in_the_servers_fresh_kernels(data):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "It prints:" in run.stdout  # a predict card's code ran
     assert "Starting a Python kernel" not in run.stdout  # in the server, not in the quiz's process
+
+
+@pytest.mark.slow
+def test_a_cold_check_starts_the_server_before_parsing_and_a_mistyped_command_starts_none(tmp_path, warm_env):
+    # The server's fork server imports torch for seconds: a check that will ask it starts it
+    # first thing. A command that will not ask it (help, another command, a missing file, an
+    # attached kernel) starts nothing.
+    from tutor import cli
+    from tutor.grading.warm import client
+
+    code = tmp_path / "code.py"
+    code.write_text(WRONG, encoding="utf-8")
+    quiet = [
+        ["--data-dir", str(tmp_path / "a"), "check", TARGET, "--file", str(code), "--help"],
+        ["--data-dir", str(tmp_path / "b"), "check", TARGET, "--file", str(tmp_path / "missing.py")],
+        ["--data-dir", str(tmp_path / "c"), "check", TARGET, "--file", str(code), "--kernel", "k.json"],
+        ["--data-dir", str(tmp_path / "d"), "list", "--json"],
+    ]
+    for argv in quiet:
+        cli._start_warm_server_early(argv)
+    assert not client._early
+    data = tmp_path / "e"
+    try:
+        cli._start_warm_server_early(["--data-dir=" + str(data), "check", TARGET, f"--file={code}"])
+        assert list(client._early) == [data.resolve()]
+        # the request that follows waits for that server instead of starting another
+        assert client.start_server(data, p.digest())
+        assert not client._early
+        pid = server_pid(data)
+        assert pid is not None
+        assert client.start_server(data, p.digest()) and server_pid(data) == pid
+    finally:
+        client._early.clear()
+        stop_server(data)

@@ -361,7 +361,38 @@ def _use_gateway(args: argparse.Namespace) -> None:
         raise TutorError(f"the gateway URL {url!r} must start with http:// or https://")
 
 
+# Global and check options that take a value: the early scan below must skip their values.
+_VALUED = frozenset({"--pack", "--data-dir", "--device", "--kernel", "--gateway", "--file", "--timeout"})
+
+
+def _start_warm_server_early(argv: list[str]) -> None:
+    """For a cold ``check``: start the warm server before the parser is even built.
+
+    Its fork server imports torch, which takes seconds, and the learner waits for exactly
+    that; the CLI's own imports and parsing come after, in parallel. Only for a check that
+    will ask the server (not one on an attached kernel or a gateway) and whose file exists:
+    a mistyped command starts nothing."""
+    words, values, it = [], {}, iter(argv)
+    for word in it:
+        if word in ("-h", "--help", "--version"):
+            return
+        name, eq, value = word.partition("=")
+        if name in _VALUED:
+            values[name] = value if eq else next(it, "")
+        elif not word.startswith("-"):
+            words.append(word)
+    if words[:1] != ["check"] or values.get("--kernel") or values.get("--gateway"):
+        return
+    if os.environ.get("PTFUND_TUTOR_GATEWAY") or not os.path.isfile(values.get("--file") or ""):
+        return
+    from tutor.grading.warm.client import start_early
+    from tutor.paths import data_dir
+
+    start_early(data_dir(values.get("--data-dir")))
+
+
 def main(argv: list[str] | None = None) -> int:
+    _start_warm_server_early(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (tutor/commands/completion.py)
         import argcomplete

@@ -66,16 +66,17 @@ def ping(data: Path, digest: str) -> bool:
     return bool(reply and reply.get("digest") == digest and not reply.get("stale"))
 
 
-def start_server(data: Path, digest: str) -> bool:
-    """Start a server for ``data`` in the background (or find one another client started);
-    True once one of this code answers."""
+_early: dict[Path, subprocess.Popen] = {}  # servers start_early() started, by data dir
+
+
+def _spawn(data: Path) -> subprocess.Popen | None:
     try:
         data.mkdir(parents=True, exist_ok=True)
         log = open(data / p.LOG_NAME, "ab")  # noqa: SIM115 - the server's stderr, for its whole life
     except OSError:
-        return False
+        return None
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "tutor.grading.warm.server", str(data)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -83,9 +84,41 @@ def start_server(data: Path, digest: str) -> bool:
             start_new_session=True,  # not the terminal's: ctrl+c in the shell does not reach it
         )
     except OSError:
-        return False
+        return None
     finally:
         log.close()
+
+
+def _listening(data: Path) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(p.socket_path(data)))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def start_early(data: Path) -> None:
+    """Start the server for ``data`` now, without waiting for it, when nothing listens yet:
+    a cold check's server imports torch for seconds, so it starts before the command has
+    even parsed its arguments. The request later finds it (start_server waits for it)."""
+    if data.resolve() in _early or not _usable(data) or _listening(data):
+        return
+    proc = _spawn(data)
+    if proc is not None:
+        _early[data.resolve()] = proc
+
+
+def start_server(data: Path, digest: str) -> bool:
+    """Start a server for ``data`` in the background (or find one another client started);
+    True once one of this code answers."""
+    proc = _early.pop(data.resolve(), None)  # already on its way (start_early)
+    if proc is None or proc.poll() is not None:
+        proc = _spawn(data)
+    if proc is None:
+        return False
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if ping(data, digest):
