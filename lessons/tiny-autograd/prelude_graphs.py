@@ -93,6 +93,11 @@ def _loses_repeated_child(Value):
     return _grads_at(Value, lambda a, b: a + a) == (1.0, 0.0) and _grads_at(Value, _diamond) == (21.0, 16.0)
 
 
+def _mul_sends_own_value(Value):
+    # d(a*b)/da is b: an operand given its own value as its gradient gets a.grad = a
+    return _grads_at(Value, lambda a, b: a * b) == (2.0, 3.0)
+
+
 def _not_topological(Value):
     return _grads_at(Value, _diamond) in ((12.0, 10.0), (15.0, 12.0))
 

@@ -112,6 +112,23 @@ def _ignores_out_grad(Value):
     return found
 
 
+def _assigns_own_grad(Value):
+    """The operations whose _backward assigns self.grad = ... instead of adding into it: in
+    op(a) + a, the add's share (1) reaches a first, and an assignment then overwrites it."""
+    ops = {"**": (lambda a: a**2, 2.0, 4.0), "tanh": (lambda a: a.tanh(), 0.5, 1 - math.tanh(0.5) ** 2),
+           "relu": (lambda a: a.relu(), 2.0, 1.0)}
+    found = []
+    for name, (op, x, local) in ops.items():
+        try:
+            a = Value(x)
+            (op(a) + a).backward()
+        except Exception:
+            continue
+        if math.isclose(a.grad, local) and not math.isclose(a.grad, local + 1.0):
+            found.append(name)
+    return found
+
+
 def _relu_unmasked(Value):
     """relu passes a gradient back where its input is negative."""
     try:
