@@ -47,3 +47,27 @@ def _made_tensors_follow_x(fn):
     if not isinstance(out, torch.Tensor):
         return f"returned a {type(out).__name__}"
     return "on x's device" if out.device == x.device else f"on {out.device.type}, not on x's device"
+
+
+def _steps_averaged(fn):
+    """Which steps fn's row i adds up, and what it divides by, read off x[i, t] = 2**t (each
+    set of steps has its own sum): 'one past the end, divided by lengths' and the like, or
+    '' when the result fits no such reading."""
+    lengths = torch.tensor([2, 3])
+    x = (2.0 ** torch.arange(5, dtype=torch.float64)).expand(2, 5).unsqueeze(-1).contiguous()
+    try:
+        out = fn(x, lengths).double().reshape(2)
+    except Exception:
+        return ""
+    readings = {
+        "one past the end, divided by lengths": lambda n: (2.0 ** (n + 1) - 1) / n,
+        "one past the end, divided by lengths + 1": lambda n: (2.0 ** (n + 1) - 1) / (n + 1),
+        "one short of the end, divided by lengths": lambda n: (2.0 ** (n - 1) - 1) / n,
+        "every step, divided by lengths": lambda n: (2.0**5 - 1) / n,
+        "every step, divided by T": lambda n: (2.0**5 - 1) / 5,
+    }
+    for name, value in readings.items():
+        want = torch.tensor([value(2), value(3)], dtype=torch.float64)
+        if torch.allclose(out, want, rtol=1e-6):
+            return name
+    return ""
