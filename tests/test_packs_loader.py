@@ -233,6 +233,22 @@ def test_catalog_keeps_working_with_a_broken_pack(pack: Path, tmp_path: Path):
     assert ref.content_hash == cat.find_exercise("demo:first-steps/zeros").content_hash
 
 
+def test_an_exercise_in_a_pack_that_could_not_load_is_said_to_be_there(pack: Path, tmp_path: Path):
+    # "no lesson 'second'" alone would send the instructor looking for a typo in the id.
+    from tutor.errors import TutorError
+
+    broken = new_pack(tmp_path / "broken")
+    replace(lesson_yaml(broken), "kind: tensor", "kind: nope")
+    cat = Catalog.load([str(broken)], builtin=False)
+    with pytest.raises(TutorError) as raised:
+        cat.find_exercise("first-steps/zeros")
+    said = str(raised.value)
+    assert "no lesson 'first-steps' among the loaded packs; 1 pack(s) could not load: " in said
+    assert f"{lesson_yaml(broken)}:{line_of(lesson_yaml(broken), 'kind: nope')}:" in said
+    with pytest.raises(TutorError, match=r"no lesson 'nope' \(see"):  # nothing broken: nothing added
+        Catalog.load([str(pack)], builtin=False).find_exercise("nope/zeros")
+
+
 def test_catalog_ids_clash_needs_pack_prefix(tmp_path: Path):
     a = new_pack(tmp_path / "a")
     b = new_pack(tmp_path / "b")

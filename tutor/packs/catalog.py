@@ -239,14 +239,21 @@ class Catalog:
         ]
         if not found:
             if pack_id and self.pack(pack_id) is None:
-                raise TutorError(f"no pack {pack_id!r} is loaded (see `ptfund-tutor list`)")
+                raise TutorError(f"no pack {pack_id!r} is loaded{self._broken_note()} (see `ptfund-tutor list`)")
             if not any(les.id == lesson_id for _, les in self.lessons()):
-                raise TutorError(f"no lesson {lesson_id!r} (see `ptfund-tutor list`)")
+                raise TutorError(f"no lesson {lesson_id!r}{self._broken_note()} (see `ptfund-tutor list`)")
             raise TutorError(f"lesson {lesson_id!r} has no exercise {ex_id!r} (see `ptfund-tutor list`)")
         if len(found) > 1:
             names = ", ".join(r.qualified for r in found)
             raise TutorError(f"{target!r} is in several packs; write one of: {names}")
         return found[0]
+
+    def _broken_note(self) -> str:
+        """Where a pack could not load, what the learner looked for may be in it: say so."""
+        if not self.broken:
+            return ""
+        first = f": {sorted(self.problems, key=lambda p: (p.file, p.line, p.col))[0]}" if self.problems else ""
+        return f" among the loaded packs; {len(self.broken)} pack(s) could not load{first}"
 
 
 def translation_mismatch(original: Pack, translation: Pack) -> str | None:
