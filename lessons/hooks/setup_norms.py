@@ -89,3 +89,16 @@ def _misses_nested(grad_output_norms):
 def non_float_types(grad_output_norms):
     """The types, other than float, of the norms your hooks appended during one backward."""
     return sorted(set(norm_types(grad_output_norms)) - {"float"})
+
+
+def _linears_hooked_after_remove(grad_output_norms):
+    """How many Linears still hold a backward hook once every handle your function returned
+    is removed: a handle it did not return cannot be removed."""
+    model = _fresh()
+    try:
+        _, handles = grad_output_norms(model)
+        for handle in handles:
+            handle.remove()
+    except Exception:
+        return 0
+    return sum(1 for m in model.modules() if isinstance(m, nn.Linear) and m._backward_hooks)

@@ -54,3 +54,11 @@ def _hook_without_effect(scale_inputs):
 def _mutates_input(scale_inputs):
     # the hooked model, called directly, changed the tensor it was given
     return not torch.equal(input_after_direct_call(scale_inputs), _X)
+
+
+def _scales_output(scale_inputs):
+    # the hooked model gives model(x) * s: the output scaled (a forward hook), not the input
+    model = _fresh()
+    scale_inputs(model, _S)
+    out = model(_X.clone())
+    return torch.allclose(out, _fresh()(_X) * _S) and not torch.allclose(out, _fresh()(_X * _S))
