@@ -51,6 +51,17 @@ def said(code: str, solution: str, checks=OUT) -> str:
             "out is x.softmax(dim=0) where the reference computes x.softmax(dim=1)",
         ),
         ("out = x.sum(0)", "out = x.sum(1)", "out is x.sum(dim=0) where the reference computes x.sum(dim=1)"),
+        ("out = x.std(1)", "out = x.std(0)", "out is x.std(dim=1) where the reference computes x.std(dim=0)"),
+        (
+            "out = x.var()",
+            "out = x.var(dim=0)",
+            "out is x.var() where the reference computes x.var(dim=0): without dim, var folds every element",
+        ),
+        (
+            "out = x.mean()",
+            "out = x.mean(1, keepdim=True)",
+            "out is x.mean() where the reference computes x.mean(dim=1, keepdim=True): without dim",
+        ),
         (
             "out = torch.relu(x @ W.T + b)",
             "out = x @ W.T + b",

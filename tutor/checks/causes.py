@@ -31,6 +31,7 @@ TOPICS = (
     ("keepdim=True missing", "keepdim"),
     ("keepdim=True is extra", "keepdim"),
     ("over the wrong dim", "reduction-dim"),
+    ("folds every element into one number", "reduction-dim"),
     ("negative entries set to 0", "clamped"),
     ("negative entries where the expected value has 0", "clamped"),
     ("sums to 1 along dim", "normalised-dim"),
@@ -330,6 +331,17 @@ _REDUCTIONS = {
     "softmax": lambda t, d, k: None if k else t.softmax(dim=d),
     "log_softmax": lambda t, d, k: None if k else t.log_softmax(dim=d),
     "cumsum": lambda t, d, k: None if k else t.cumsum(dim=d),
+    "std": lambda t, d, k: t.std(dim=d, keepdim=k),
+    "var": lambda t, d, k: t.var(dim=d, keepdim=k),
+}
+# The reductions that also fold a whole tensor into one number (called without dim).
+_OVER_ALL = {
+    "sum": torch.sum,
+    "mean": torch.mean,
+    "amax": torch.amax,
+    "amin": torch.amin,
+    "std": torch.std,
+    "var": torch.var,
 }
 
 
@@ -368,6 +380,12 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
                     other = f(t, dim, keep)
                     if other is not None and _match(a, other.numpy().astype(np.float64), tol):
                         return _reduction_sentence(name, str(label), op, found, (dim, keep))
+            whole = _OVER_ALL.get(op)
+            if whole is not None and a.size == 1 and _match(a.reshape(()), whole(t).numpy().astype(np.float64), tol):
+                return (
+                    f"{name} is {label}.{op}() where the reference computes {label}.{op}(dim={found[0]}"
+                    f"{', keepdim=True' if found[1] else ''}): without dim, {op} folds every element into one number"
+                )
     return None
 
 
