@@ -6,6 +6,8 @@ another dim). A cause is said only when one transformation reproduces the learne
 value everywhere, within the check's tolerance; otherwise the diff alone (which indices,
 how many) is said. Called on values that already differ, after patterns.py found nothing."""
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -335,7 +337,7 @@ _REDUCTIONS = {
     "var": lambda t, d, k: t.var(dim=d, keepdim=k),
 }
 # The reductions that also fold a whole tensor into one number (called without dim).
-_OVER_ALL = {
+_OVER_ALL: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "sum": torch.sum,
     "mean": torch.mean,
     "amax": torch.amax,
