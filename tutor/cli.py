@@ -388,7 +388,10 @@ def _start_warm_server_early(argv: list[str]) -> None:
     from tutor.grading.warm.client import start_early
     from tutor.paths import data_dir
 
-    start_early(data_dir(values.get("--data-dir")))
+    try:
+        start_early(data_dir(values.get("--data-dir")))
+    except Exception:  # only a head start: the request starts the server as it always did
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
