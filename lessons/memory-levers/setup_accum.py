@@ -89,21 +89,75 @@ def backward_passes(accumulate):
     return count[0]
 
 
-def _global_total(accumulate):
-    # right on MICRO_BATCHES, wrong on another list: the total was taken from the global, not the argument
-    try:
-        return torch.allclose(accumulated(accumulate), full_batch_grads()) and not torch.allclose(
-            accumulated_other(accumulate), full_other_grads()
-        )
-    except Exception:
-        return False
-
-
 def _grads_cleared(accumulate):
     # backward ran, yet no gradient is left: zero_grad() (set_to_none) after the last backward
     try:
         model = _fresh()
         accumulate(model, MICRO_BATCHES)
         return backward_passes(accumulate) > 0 and all(p.grad is None for p in model.parameters())
+    except Exception:
+        return False
+
+
+# For the feedback only: lists of micro-batches of other sizes, to tell apart totals that
+# agree on MICRO_BATCHES (its sizes can make first size x count equal the true total).
+def _probe(sizes):
+    n = sum(sizes)
+    return list(zip(_X[:n].split(sizes), _Y[:n].split(sizes)))
+
+
+# first size x count is not the total in either; both totals are at most 6 <= sum(_SIZES)
+_PROBES = [_probe([1, 3]), _probe([3, 1, 2])]
+
+
+def _weighted_on(batches, weights):
+    model = _fresh()
+    for (xb, yb), w in zip(batches, weights):
+        (w * nn.functional.mse_loss(model(xb), yb)).backward()
+    return _grads(model)
+
+
+def _weights_match(accumulate, batches, weights):
+    # the gradients your accumulate leaves on `batches` are those of weighting each
+    # micro-batch's mean loss by `weights`
+    try:
+        model = _fresh()
+        accumulate(model, list(batches))
+        return torch.allclose(_grads(model), _weighted_on(batches, weights))
+    except Exception:
+        return False
+
+
+def _assume_equal(accumulate):
+    # each micro-batch weighted len(xb) / (len(first micro-batch) * number of micro-batches)
+    return all(
+        _weights_match(accumulate, batches, [len(xb) / (len(batches[0][0]) * len(batches)) for xb, _ in batches])
+        for batches in _PROBES
+    )
+
+
+def _global_total(accumulate):
+    # on MICRO_BATCHES and on lists with fewer examples alike, each micro-batch weighted
+    # len(xb) / (MICRO_BATCHES' example count): the total does not come from the argument
+    n = sum(_SIZES)
+    return all(
+        _weights_match(accumulate, batches, [len(xb) / n for xb, _ in batches])
+        for batches in (MICRO_BATCHES, _OTHER, _PROBES[0])
+    )
+
+
+def _cleared_between(accumulate):
+    # when a backward() after the first reached the weight, its .grad was None or zeros:
+    # something cleared the gradients between backward() calls
+    try:
+        model, seen = _fresh(), []
+
+        def hook(grad):
+            g = model.weight.grad
+            seen.append(g is None or bool((g == 0).all()))
+
+        model.weight.register_hook(hook)
+        accumulate(model, MICRO_BATCHES)
+        return len(seen) > 1 and any(seen[1:])
     except Exception:
         return False

@@ -87,3 +87,73 @@ def skips_nan(scaled_step):
     before = _params(model)
     out = scaled_step(model, opt, lambda m: loss_fn(m) * float("nan"), 2.0**16)
     return bool(out), bool(torch.equal(_params(model), before))
+
+
+def _plain_grads():
+    """The gradients of a plain backward() of loss_fn(model), without any scale."""
+    model, _ = _fresh()
+    loss_fn(model).backward()
+    return _grads(model)
+
+
+def _unscaled_backward(scaled_step):
+    # the gradients are those of a plain backward(), some of them flushed to zero
+    try:
+        plain = _plain_grads()
+        return bool((plain == 0).any()) and torch.equal(grads_after(scaled_step, 2.0**16), plain)
+    except Exception:
+        return False
+
+
+def _still_scaled(scaled_step):
+    # with either scale, the gradients are that scale times the true ones
+    return _times(scaled_step, 2.0**16) and _times_at(scaled_step, 2.0**20, 2.0**20)
+
+
+def _times_at(scaled_step, scale, k):
+    try:
+        return torch.allclose(grads_after(scaled_step, scale), true_grads() * k, rtol=0.02)
+    except Exception:
+        return False
+
+
+def _fixed_divisor(scaled_step):
+    # right with 2**16, 16 times the true gradients with 2**20: divided by 2**16 whatever the scale
+    return _times_at(scaled_step, 2.0**16, 1.0) and _times_at(scaled_step, 2.0**20, 16.0)
+
+
+def _reported_yet_stepped(scaled_step):
+    # with 2**40 it returns False (a skipped step) and yet the weights are nan or inf
+    try:
+        weights, returned = weights_after(scaled_step, [2.0**40])
+        return returned == [False] and not bool(torch.isfinite(weights).all())
+    except Exception:
+        return False
+
+
+def _skips_inf_not_nan(scaled_step):
+    # the overflow of 2**40 is skipped (False, weights unchanged), nan gradients are not
+    try:
+        model, _ = _fresh()
+        weights, returned = weights_after(scaled_step, [2.0**40])
+        return returned == [False] and torch.equal(weights, _params(model)) and skips_nan(scaled_step) != (False, True)
+    except Exception:
+        return False
+
+
+def _stale_inf(scaled_step):
+    # the call with 2**40 skipped its step (weights unchanged), the next call with 2**16
+    # still finds non-finite gradients and skips, though on a fresh model it steps: the
+    # first call's inf gradients were left in .grad
+    try:
+        model, opt = _fresh()
+        start = _params(model)
+        first = scaled_step(model, opt, loss_fn, 2.0**40)
+        skipped = torch.equal(_params(model), start)
+        second = scaled_step(model, opt, loss_fn, 2.0**16)
+        stale = not bool(torch.isfinite(_grads(model)).all())
+        fresh_model, fresh_opt = _fresh()
+        alone = scaled_step(fresh_model, fresh_opt, loss_fn, 2.0**16)
+        return not first and skipped and not second and stale and bool(alone)
+    except Exception:
+        return False

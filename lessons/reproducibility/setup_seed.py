@@ -34,7 +34,21 @@ def _how_seeded(seed_everything, seed, which):
         return None
     if got == seeded[which]:
         return "right"
-    return "untouched" if got == scrambled[which] else "other"
+    if got == scrambled[which]:
+        return "untouched"
+    # seeded with seed + k for one small k, for this seed and another alike (seed + 1,
+    # seed - 2, ...): a seed derived from seed, not a fixed number
+    for k in _OFFSETS:
+        if got == _next_draws(seed + k, seed + k, seed + k)[which]:
+            try:
+                again = draws_after(seed_everything, seed + 100)[which]
+            except Exception:
+                return "other"
+            return "offset" if again == _next_draws(seed + 100 + k, seed + 100 + k, seed + 100 + k)[which] else "other"
+    return "other"
+
+
+_OFFSETS = [k for k in range(-5, 6) if k != 0]
 
 
 def _next_draws(random_seed, numpy_seed, torch_seed):
