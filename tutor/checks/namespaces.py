@@ -36,6 +36,12 @@ def learner_interrupt() -> bool:
     return INTERRUPTS["armed"] and not INTERRUPTS["seen"]
 
 
+# A DataLoader being shut down waits MP_STATUS_CHECK_INTERVAL (5 s) for each worker to
+# exit before it kills it, and workers whose dataset failed often wait out the whole of
+# it: a check builds a dozen loaders, and a dataset that raises then took most of a minute
+# to verify (past its time limit on a busy machine). Half a second, then the same kill.
+torch.utils.data._utils.MP_STATUS_CHECK_INTERVAL = 0.5
+
 # Names a check expression may use even when the learner's code never imported them.
 FALLBACKS = {"torch": torch, "np": np, "nn": torch.nn, "F": torch.nn.functional}
 
