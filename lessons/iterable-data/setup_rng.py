@@ -77,3 +77,49 @@ def seeded_from_worker_seed(worker_init_fn):
     seed % 2**32 (the idiom of torch's reproducibility notes, torch.initial_seed() % 2**32)."""
     got = run(worker_init_fn)
     return any(torch.equal(got, run(_reference_init(mod))) for mod in (None, 2**32))
+
+
+# for the feedback only: which generator the workers' noise came from
+def _noise_of(seed_of):
+    """The noise of a run with the first seed where each worker's copy gets
+    np.random.default_rng(seed_of(info)), info being that worker's get_worker_info()."""
+
+    def init(worker_id):
+        info = get_worker_info()
+        info.dataset.rng = np.random.default_rng(seed_of(info))
+
+    return run(init)
+
+
+def _drew_like(worker_init_fn, *seed_ofs):
+    """Whether the learner's run drew exactly the noise of one of these seedings."""
+    try:
+        got = run(worker_init_fn)
+        return any(torch.equal(got, _noise_of(seed_of)) for seed_of in seed_ofs)
+    except Exception:
+        return False
+
+
+def _init_generator_kept(worker_init_fn):
+    # both workers drew the noise of default_rng(0), the generator __init__ made
+    return _drew_like(worker_init_fn, lambda info: 0)
+
+
+def _base_seed_in_both(worker_init_fn):
+    # both workers drew the noise of default_rng(the loader's base seed): info.seed - info.id
+    return _drew_like(worker_init_fn, lambda info: info.seed - info.id, lambda info: (info.seed - info.id) % 2**32)
+
+
+def _id_counted_twice(worker_init_fn):
+    # worker k drew the noise of default_rng(info.seed + k): the worker id added to a seed that holds it
+    return _drew_like(worker_init_fn, lambda info: info.seed + info.id, lambda info: (info.seed + info.id) % 2**32)
+
+
+def _same_noise_changed(worker_init_fn):
+    # the two workers drew the same noise, and not the noise of default_rng(0)
+    return _safe(workers_differ, worker_init_fn) is False and not _init_generator_kept(worker_init_fn)
+
+
+def _worker_id_only(worker_init_fn):
+    # each worker drew the noise of default_rng(its worker id)
+    return _drew_like(worker_init_fn, lambda info: info.id)

@@ -17,15 +17,6 @@ def each_once(Shards, workers):
 
 
 # for the feedback only
-def _times_each(Shards, workers):
-    try:
-        got = collected(Shards, workers)
-    except Exception:
-        return None
-    counts = {r: got.count(r) for r in RECORDS.tolist()}
-    return counts.popitem()[1] if len(set(counts.values())) == 1 and len(got) == sum(counts.values()) else None
-
-
 def _lost(Shards, workers):
     try:
         got = collected(Shards, workers)
@@ -42,11 +33,20 @@ def _error(Shards, workers):
     return ""
 
 
+def _worker_info_none(Shards):
+    # without workers, the code reads a worker attribute (.id, .num_workers) of what get_worker_info() returned: None
+    err = _error(Shards, 0)
+    return err.startswith("AttributeError: 'NoneType' object has no attribute") and any(
+        f"'{a}'" in err for a in ("id", "num_workers")
+    )
+
+
 def _fixed_two(Shards):
-    # right for two workers, yet three repeat records: a step of 2 written in where info.num_workers belongs
+    # right for two workers, yet with three worker k yields records[k::2]: a step of 2 written in
+    # where info.num_workers belongs
     try:
-        got = collected(Shards, 3)
-        return each_once(Shards, 2) and len(set(got)) < len(got)
+        positions = list(range(len(RECORDS)))
+        return each_once(Shards, 2) and _worker_shares(Shards, RECORDS, 3) == [positions[k::2] for k in range(3)]
     except Exception:
         return False
 
@@ -76,9 +76,91 @@ def _tail_lost(Shards):
         return False
 
 
-def _uses_global(Shards):
-    # right on RECORDS, yet a dataset made from other records yields RECORDS' ids
+# for the feedback only: which positions of the records each worker yields
+def _worker_shares(Shards, records, workers):
+    """For each worker, the positions in records of what it yields (None for a value that is
+    not among the records), read from a real loader whose items carry their worker's id."""
+
+    class _Tagged(Shards):
+        def __iter__(self):
+            info = get_worker_info()
+            for v in super().__iter__():
+                yield (info.id if info is not None else 0, v)
+
+    where = {int(v): i for i, v in enumerate(records.tolist())}
+    shares = [[] for _ in range(max(workers, 1))]
+    for worker, v in DataLoader(_Tagged(records), batch_size=None, num_workers=workers):
+        shares[int(worker)].append(where.get(int(v)))
+    return shares
+
+
+def _shares_said(Shards, records, workers, whose="records"):
+    """What differs, in positions: each worker's share, then the positions missing or repeated.
+    (No '; ' inside: feedback drops a '; '-part that an earlier check already said.)"""
     try:
-        return collected(Shards, 0) == RECORDS.tolist() and other_collected(Shards, 0) != _OTHER.tolist()
+        shares = _worker_shares(Shards, records, workers)
+    except Exception as exc:
+        return f"which positions each worker yields could not be read ({type(exc).__name__}: {exc})"
+    n = len(records)
+    parts = []
+    for k, share in enumerate(shares):
+        own = [p for p in share if p is not None]
+        foreign = len(share) - len(own)
+        values = f"{foreign} value{'s' if foreign > 1 else ''} not among them"
+        if own:
+            said = f"worker {k} yields the records at positions {own}" + (f" and {values}" if foreign else "")
+        else:
+            said = f"worker {k} yields {values}" if foreign else f"worker {k} yields nothing"
+        parts.append(said)
+    counts = [0] * n
+    for share in shares:
+        for p in share:
+            if p is not None:
+                counts[p] += 1
+    missing = [p for p in range(n) if counts[p] == 0]
+    repeated = [p for p in range(n) if counts[p] > 1]
+    tail = []
+    if missing:
+        tail.append(f"positions {missing} never come")
+    if repeated:
+        tail.append(f"positions {repeated} come more than once")
+    return (
+        f"with {workers} workers over {n} {whose} (positions 0 to {n - 1}), "
+        + ", ".join(parts)
+        + (": " + " and ".join(tail) if tail else "")
+    )
+
+
+def _slices_swapped(Shards):
+    # for 2 and 3 workers, worker k of n yields exactly records[n::k + 1]: the slice's start and step exchanged
+    try:
+        n = len(RECORDS)
+        for w in (2, 3):
+            want = [list(range(n))[w :: k + 1] for k in range(w)]
+            if _worker_shares(Shards, RECORDS, w) != want:
+                return False
+        return True
+    except Exception:
+        return False
+
+
+def _yields_global(Shards):
+    # a Shards made from other records (ids 100 and up) yields ids of the global RECORDS (all below 100)
+    try:
+        known = set(RECORDS.tolist())
+        return any(
+            int(v) in known
+            for w in (0, 2)
+            for v in DataLoader(Shards(_OTHER), batch_size=None, num_workers=w)
+        )
+    except Exception:
+        return False
+
+
+def _every_worker_all(Shards, workers):
+    # each worker yields every record once: the dataset is not split at all
+    try:
+        shares = _worker_shares(Shards, RECORDS, workers)
+        return all(sorted(s) == list(range(len(RECORDS))) for s in shares)
     except Exception:
         return False
