@@ -272,3 +272,26 @@ def test_gradients_taken_from_autograd_grad_are_not_no_gradients_at_all():
     assert verify(
         textwrap.dedent(right), textwrap.dedent(reference), [check(kind="tensor", expr="model[0].weight")], setup=SETUP
     )["passed"]
+
+
+def test_a_check_of_code_that_stopped_does_not_state_its_authored_cause():
+    # The author's message explains a wrong value ("set by hand"); code that stopped at a
+    # SyntaxError never got that far, and the check says only that.
+    checks = [
+        check(
+            kind="value",
+            expr="bool(a.grad is not None)",
+            label="a's gradient",
+            message="The gradient must come from backward(): a .grad set by hand is a number typed in.",
+        )
+    ]
+    solution = "a = torch.tensor(2.0, requires_grad=True)\n(a * a).backward()\n"
+    for code in ("a = = 1\n", "raise ValueError('stop')\na = 1\n"):
+        r = verify(code, solution, checks)
+        assert not r["passed"]
+        text = r["checks"][0]["message"]
+        assert "set by hand" not in text, text
+        assert "your code did not run" in text or "stopped" in text, text
+    # a wrong value still gets the author's words
+    r = verify("a = torch.tensor(2.0, requires_grad=True)\na.grad = None\n", solution, checks)
+    assert "set by hand" in r["checks"][0]["message"]

@@ -58,9 +58,11 @@ AUTHORING = "this check could not run (a problem in the exercise, not in your co
 
 
 def _compose(check: dict, outcome: Outcome) -> str:
-    """A failing check leads with the author's message, then says what differs."""
+    """A failing check leads with the author's message, then says what differs; not where
+    the check could not be evaluated because the learner's code stopped first (its
+    names are missing): what the author wrote for a wrong value would give a false cause."""
     authored = (check.get("message") or "").strip()
-    if outcome.passed or not authored:
+    if outcome.passed or not authored or (outcome.details or {}).get("code_stopped"):
         return outcome.message
     return f"{authored}\n{outcome.message}" if outcome.message else authored
 
@@ -104,6 +106,8 @@ def run_check(check: dict, ctx: Context) -> dict:
                 details={"authoring_error": True},
             )
         else:
+            if ctx.code_error is not None and isinstance(exc, NameError):
+                details["code_stopped"] = True  # a name the code would have defined, had it run on
             outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)
     return {
         "id": check.get("id"),
