@@ -1,43 +1,55 @@
+import collections
+
 import torch
 
 
 # The checks' helpers. A gradient typed in by hand looks like one backward() computed, so
-# the checks ask the graph whether backward() went through it: every tensor a graph saves
-# is wrapped on the way in, and marked when backward() reads it back. backward() then
-# frees what it read, unless retain_graph=True keeps it (still marked).
-class _Saved:
-    def __init__(self, tensor):
-        self.tensor, self.read = tensor, False
+# the checks ask whether backward() went through a tensor's graph: backward() frees what
+# the graph saved, unless retain_graph=True keeps it, so the graphs backward() started
+# from are remembered too (the last few, by their root node). Nothing else of autograd
+# changes: an in-place change to a saved tensor still raises.
+def _remember_backward_roots():
+    backward = torch.autograd.backward
+    roots = getattr(backward, "_roots", None)
+    if roots is not None:  # already remembering (this prelude ran before in this kernel)
+        return roots
+    roots = collections.deque(maxlen=32)
+
+    def remembering(tensors, *args, **kwargs):
+        for t in [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ()):
+            if isinstance(t, torch.Tensor) and t.grad_fn is not None:
+                roots.append(t.grad_fn)
+        return backward(tensors, *args, **kwargs)
+
+    remembering._roots = roots
+    remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
+    torch.autograd.backward = remembering
+    return roots
 
 
-def _read(saved):
-    saved.read = True
-    return saved.tensor
+_BACKWARD_ROOTS = _remember_backward_roots()
 
 
-torch.autograd.graph.saved_tensors_hooks(_Saved, _read).__enter__()
+def _nodes(root):
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        todo += [child for child, _ in node.next_functions]
 
 
 def _backward_ran(t):
-    todo, seen = [t.grad_fn], set()
-    while todo:
-        node = todo.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
+    if t.grad_fn is None:
+        return False
+    for node in _nodes(t.grad_fn):
         for name in dir(node):
-            if not name.startswith("_raw_saved_"):
-                continue
-            raw = getattr(node, name)  # read without unpacking: a probe must not mark it
-            for one in raw if isinstance(raw, (list, tuple)) else [raw]:
-                saved = getattr(one, "data", None)
-                if saved is not None:
-                    if getattr(saved, "read", False):
-                        return True  # read by backward(), kept by retain_graph=True
-                    continue
-                try:  # nothing there: freed by backward(), or nothing was saved
-                    getattr(node, name.replace("_raw", "", 1))
+            if name.startswith("_saved_"):
+                try:
+                    getattr(node, name)
                 except RuntimeError:
-                    return True
-        todo += [child for child, _ in node.next_functions]
-    return False
+                    return True  # freed by backward()
+    # kept by retain_graph=True: did a backward() start from t, or from a graph that uses t?
+    return any(node is t.grad_fn for root in list(_BACKWARD_ROOTS) for node in _nodes(root))
