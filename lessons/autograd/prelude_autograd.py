@@ -4,9 +4,8 @@ import torch
 
 
 # The checks' helpers. A gradient typed in by hand looks like one backward() computed, so
-# the checks ask whether backward() went through a tensor's graph: backward() frees what
-# the graph saved, unless retain_graph=True keeps it, so the graphs backward() started
-# from are remembered too (the last few, by their root node). Nothing else of autograd
+# the checks ask whether backward() went through a tensor's graph: the graphs backward()
+# started from are remembered (the last few, by their root node). Nothing else of autograd
 # changes: an in-place change to a saved tensor still raises.
 def _remember_backward_roots():
     backward = torch.autograd.backward
@@ -42,14 +41,9 @@ def _nodes(root):
 
 
 def _backward_ran(t):
+    # Only a backward() that started from t's graph, or from a graph that uses t, counts:
+    # torch.autograd.grad() frees saved tensors too, and gradients it returned that are
+    # then set by hand are not what backward() left in .grad.
     if t.grad_fn is None:
         return False
-    for node in _nodes(t.grad_fn):
-        for name in dir(node):
-            if name.startswith("_saved_"):
-                try:
-                    getattr(node, name)
-                except RuntimeError:
-                    return True  # freed by backward()
-    # kept by retain_graph=True: did a backward() start from t, or from a graph that uses t?
     return any(node is t.grad_fn for root in list(_BACKWARD_ROOTS) for node in _nodes(root))
