@@ -41,6 +41,33 @@ def test_mistakes_lead_and_a_cause_is_said_once():
     ]
 
 
+def test_failing_checks_come_first_in_the_text_and_in_the_app():
+    # In the app's checks pane at 80x24 only the first lines show: a pass listed first hid
+    # the one check that failed below it.
+    from tutor.app.widgets.check_results import verdict_content
+
+    v = verdict_from_result(
+        result(
+            False,
+            [
+                chk(True, "a has the expected gradient"),
+                chk(False, "c.backward() must leave the gradients", id="backward-ran"),
+                chk(True, "b has the expected gradient"),
+                chk(False, "c has no grad_fn", id="c"),
+            ],
+        )
+    )
+    order = ["c.backward() must leave", "c has no grad_fn", "a has the expected", "b has the expected"]
+    assert [text for _, text in v.lines()] == [
+        "c.backward() must leave the gradients",
+        "c has no grad_fn",
+        "a has the expected gradient",
+        "b has the expected gradient",
+    ]
+    shown = verdict_content(v).plain
+    assert [shown.index(part) for part in order] == sorted(shown.index(part) for part in order)
+
+
 def test_learner_error_and_authoring_error():
     err = {
         "stage": "code",

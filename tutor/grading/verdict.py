@@ -42,16 +42,20 @@ class Verdict:
     def passed(self) -> bool:
         return self.status == "pass"
 
+    def shown_checks(self) -> list[CheckLine]:
+        """The checks a learner reads, failing ones first (in a small pane the first lines
+        are what is seen), each group in the exercise's order; hidden ones are only counted."""
+        visible = [check for check in self.checks if not check.hidden]
+        return [check for check in visible if not check.passed] + [check for check in visible if check.passed]
+
     def lines(self) -> list[tuple[str, str]]:
         """(mark, text) rows as a learner reads them: targeted mistakes (→) lead, then each
-        check (✓/✗). A cause already said is not said again: several checks often trip
+        check (✗, then ✓). A cause already said is not said again: several checks often trip
         over the same root problem (a plain tensor attribute fails both the module and the
         state_dict check)."""
         rows = [("→", message) for message in self.mistakes]
         said = set(self.mistakes)
-        for check in self.checks:
-            if check.hidden:
-                continue
+        for check in self.shown_checks():
             if check.passed:
                 rows.append(("✓", check.message))
                 continue

@@ -1,7 +1,8 @@
 """The check-results panel: a verdict as the learner reads it.
 
-Mistakes lead (they say what went wrong in the learner's terms), then one line per check
-with expected vs actual where the check gave them, then the learner's own traceback.
+Mistakes lead (they say what went wrong in the learner's terms), then one line per check,
+failing ones first, with expected vs actual where the check gave them, then the learner's
+own traceback.
 
 While a check runs the panel shows how long it has been running and the last lines the
 learner's code printed in the verification kernel, redrawn on a timer (``tick``).
@@ -43,9 +44,7 @@ def verdict_content(verdict: Verdict) -> Content:
         parts += [("→ ", "bold $text-warning"), message, "\n"]
     if verdict.mistakes and verdict.checks:
         parts.append("\n")
-    for check in verdict.checks:
-        if check.hidden:
-            continue  # counted below, never described
+    for check in verdict.shown_checks():  # hidden ones are counted below, never described
         mark = ("✓ ", "$text-success") if check.passed else ("✗ ", "bold $text-error")
         parts += [mark, _without_mark(check.message) or check.id or check.kind, "\n"]
         if not check.passed:
