@@ -78,6 +78,19 @@ def test_a_wrong_tensor_is_named_by_the_transformation_that_reproduces_it(code, 
     assert sentence in said(code, solution)
 
 
+def test_a_window_one_place_off_in_a_rising_sequence_is_not_said_to_be_a_constant_term():
+    # views-strides/clone-window: signal is an arange, so signal[1:5] is also signal[2:6] - 1;
+    # "a constant term is added" was said of a slice one place early.
+    setup = "import torch\nsignal = torch.arange(10.0)\n"
+    checks = [check(kind="tensor", expr="window")]
+    r = verify("window = signal[1:5].clone()", "window = signal[2:6].clone()", checks, setup=setup)
+    text = "\n".join(r["mistakes"])
+    assert "a constant term is added" not in text and "starts one place early" in text, text
+    # where the values are not a rising sequence, a constant added is still said (hedged)
+    r = verify("window = signal[2:6].clone() * 0 + 1", "window = signal[2:6].clone() * 0", checks, setup=setup)
+    assert "plus 1 everywhere: consistent with a constant term" in "\n".join(r["mistakes"])
+
+
 def test_a_value_no_transformation_reproduces_gets_only_the_diff():
     r = verify("out = x * 0 + torch.randn(6, 4)", "out = x", OUT, setup=SETUP)
     assert "differs from the expected values at 24 of 24 elements (first at (0, 0)" in r["checks"][0]["message"]

@@ -169,9 +169,14 @@ def _offset(name, a, e, tol):
     c = float(np.median(d))
     if a.size < 3 or not _match(a, e + c, tol):
         return None
+    shifted = _window(name, a, e, tol)
+    if shifted is not None:
+        # Expected values that rise by a constant step (an arange, say): a window one place
+        # off gives the same numbers as a constant added, and which one the code did is not known.
+        return f"{shifted}; the same numbers as the expected value plus {_num(c)} everywhere (a constant term)"
     return (
-        f"{name} is the expected value plus {_num(c)} everywhere: a constant term is added where none belongs "
-        f"(or one is missing)"
+        f"{name} is the expected value plus {_num(c)} everywhere: consistent with a constant term added where none "
+        f"belongs (or one missing)"
     )
 
 
