@@ -295,3 +295,17 @@ def test_a_check_of_code_that_stopped_does_not_state_its_authored_cause():
     # a wrong value still gets the author's words
     r = verify("a = torch.tensor(2.0, requires_grad=True)\na.grad = None\n", solution, checks)
     assert "set by hand" in r["checks"][0]["message"]
+
+
+def test_a_name_left_as_the_setup_made_it_by_code_that_stopped_is_not_said_to_be_untouched():
+    # numpy-bridge/back-to-numpy: .numpy() of a tensor that requires grad raises on line 1,
+    # before the zero_() below it; "nothing your code did to scores is left" read as if the
+    # code never meant to change it.
+    setup = "import torch\nscores = torch.tensor([0.5, 1.5], requires_grad=True)\n"
+    solution = "scores_np = scores.detach().clone().numpy()\nwith torch.no_grad():\n    scores.zero_()\n"
+    checks = [check(kind="tensor", expr="scores", compare=["shape", "values"])]
+    stopped = "scores_np = scores.clone().numpy()\nwith torch.no_grad():\n    scores.zero_()\n"
+    assert "still exactly what the setup made" not in said(stopped, solution, checks, setup=setup)
+    # code that ran to its end and left scores alone is still told so
+    ran = "scores_np = scores.detach().clone().numpy()\n"
+    assert "still exactly what the setup made" in said(ran, solution, checks, setup=setup)

@@ -61,7 +61,9 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         if cause:
             found.append((cause, None))
     unchanged = unchanged or []
-    for name in unchanged:
+    # After an exception the code may have stopped before the lines that change them: an
+    # untouched name then says nothing about what the code does.
+    for name in unchanged if ctx.code_error is None else []:
         found.append(
             # Established is the end state, not the history: code may have changed it and changed it back.
             (
