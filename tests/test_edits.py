@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor.checks.edits import one_edit, one_missing
+from tutor.checks.edits import one_edit, one_missing, one_moved
 
 WHERE = "differs from the reference's matching statement only in"
 
@@ -309,3 +309,92 @@ def test_a_verification_names_the_one_statement_missing():
     r = verify("y = x.clone()\ny.mul_(2)\n", solution, [check(kind="tensor", expr="y")], setup=setup)
     assert not r["passed"]
     assert any("but for one it lacks, after line 2 of your code: y.add_(1)" in s for s in r["mistakes"])
+
+
+# ---------------------------------------------------------------- one statement elsewhere
+
+HOOK = "handle = model.register_forward_hook(record_shape)\nlogits = model(x)\nhandle.remove()\n"
+
+
+def moved(code: str, solution: str = STEP) -> str | None:
+    found = one_moved(code, solution)
+    return found[0][0] if found else None
+
+
+def test_two_neighbours_in_the_other_order_are_named_without_saying_which_moved():
+    code = HOOK.replace("logits = model(x)\nhandle.remove()\n", "handle.remove()\nlogits = model(x)\n")
+    assert moved(code, HOOK) == (
+        "your code matches the reference's statement for statement but for their order: it runs "
+        "`handle.remove()` (line 2) before `logits = model(x)` (line 3), and the reference runs them the other "
+        "way round"
+    )
+    assert one_moved(code, HOOK)[0][1] == "edit:moved"
+
+
+def test_one_statement_moved_further_is_named_with_both_places():
+    ref = "before = w.detach().clone()\nloss = (w * x).sum()\nloss.backward()\nopt.step()\n"
+    code = "loss = (w * x).sum()\nloss.backward()\nopt.step()\nbefore = w.detach().clone()\n"
+    assert moved(code, ref) == (
+        "your code matches the reference's statement for statement but for their order: it runs "
+        "`before = w.detach().clone()` at line 4, after `opt.step()`, where the reference runs it before "
+        "`loss = (w * x).sum()`"
+    )
+    # moved earlier, inside a function
+    code = STEP.replace("    opt.step()\n", "").replace(
+        "    opt.zero_grad()\n", "    opt.zero_grad()\n    opt.step()\n"
+    )
+    assert moved(code) == (
+        "your code matches the reference's statement for statement but for their order in train_step(): it runs "
+        "`opt.step()` at line 3, before `loss = loss_fn(model(xb), yb)`, where the reference runs it after "
+        "`loss.backward()`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "solution"),
+    [
+        (STEP, STEP),  # the same order
+        (STEP.replace("    opt.zero_grad()\n", ""), STEP),  # one missing: not a move
+        # two statements moved
+        (
+            STEP.replace("    opt.zero_grad()\n    loss = loss_fn(model(xb), yb)\n", "").replace(
+                "    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n    loss = loss_fn(model(xb), yb)\n"
+            ),
+            STEP,
+        ),
+        # moved into another block: not one block's order
+        (
+            "for xb in batches:\n    opt.zero_grad()\n    loss = f(xb)\n    loss.backward()\nopt.step()\n",
+            "opt.zero_grad()\nfor xb in batches:\n    loss = f(xb)\n    loss.backward()\nopt.step()\n",
+        ),
+        # a whole block moved
+        ("with torch.no_grad():\n    w -= g\nloss = f(w)\n", "loss = f(w)\nwith torch.no_grad():\n    w -= g\n"),
+        ("x = = 1\n", STEP),
+    ],
+)
+def test_code_that_is_not_the_reference_but_for_one_moved_statement_is_not_read_as_moved(code, solution):
+    assert moved(code, solution) is None
+
+
+@pytest.mark.slow
+def test_a_verification_names_the_order_where_it_is_the_one_difference():
+    from test_checks_support import check, verify
+
+    setup = "import torch\nx = torch.arange(4.0)\n"
+    solution = "y = x.clone()\ny.mul_(2)\ny.add_(1)\n"
+    r = verify("y = x.clone()\ny.add_(1)\ny.mul_(2)\n", solution, [check(kind="tensor", expr="y")], setup=setup)
+    assert not r["passed"]
+    assert any("runs `y.add_(1)` (line 2) before `y.mul_(2)` (line 3)" in s for s in r["mistakes"]), r["mistakes"]
+
+
+def test_a_move_is_named_in_the_learner_s_own_names_and_not_across_other_names():
+    ref = "def record_shape(module, inputs, output):\n    shapes.append(output.shape)\n\n" + HOOK
+    code = (
+        "def keep(m, args, out):\n    shapes.append(out.shape)\n\n"
+        "h = model.register_forward_hook(keep)\nh.remove()\nlogits = model(x)\n"
+    )
+    assert "it runs `h.remove()` (line 5) before `logits = model(x)` (line 6)" in moved(code, ref)
+    # the setup's names are not the learner's to rename: net is not model
+    assert moved(code.replace("logits = model(x)", "logits = net(x)"), ref) is None
+    # nor one name of the learner's for two of the reference's
+    assert moved(code.replace("shapes.append(out.shape)", "shapes.append(m.shape)"), ref) is None

@@ -95,8 +95,12 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         if sentence:
             found.append((sentence, None))
     # The reference's statements with one edit (a sum for a mean, operands swapped, off by
-    # one), or with one of them missing.
-    found += edits.one_edit(code, solution, ctx.learner) or edits.one_missing(code, solution)
+    # one), with one of them missing, or with one in another place.
+    found += (
+        edits.one_edit(code, solution, ctx.learner)
+        or edits.one_missing(code, solution)
+        or edits.one_moved(code, solution)
+    )
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
     topics = {t for _, t in found if t}

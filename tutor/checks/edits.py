@@ -4,7 +4,7 @@ operation or the positional arguments of a call in the other order (``w @ x`` fo
 ``x @ w``, ``zip(ys, xs)``), something off by one (``range(n - 1)``, ``<=`` for ``<``) or
 another dim, a value computed in place where the reference's makes a new one (``p *= k``
 for ``p = p * k``) or the reverse; or code that is the reference's statement for statement
-but for one statement it lacks (``one_missing``).
+but for one statement it lacks (``one_missing``) or runs in another place (``one_moved``).
 
 What is established is the difference itself: the two statements are compared whole (a
 loop's target with its iterable, an assignment's targets with its value), with the
@@ -19,6 +19,7 @@ import types
 # How each sentence of this module begins its claim (benchmarks/feedback.py counts without them).
 EDIT_PHRASE = "differs from the reference's matching statement only"
 MISSING_PHRASE = "matches the reference's statement for statement but for one it lacks"
+MOVED_PHRASE = "matches the reference's statement for statement but for their order"
 
 # Functions and methods whose int arguments are dims.
 DIM_FUNCTIONS = frozenset(
@@ -592,16 +593,11 @@ def one_missing(code: str, solution: str) -> list:
     compared. Then that statement is the one difference, and the reference with it passes."""
     import difflib
 
-    try:
-        mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
-    except SyntaxError:
+    flat = _simple_statements(code, solution)
+    if flat is None:
         return []
-    mine: list = []
-    theirs: list = []
-    _flat(mine_tree.body, 0, mine, None)
-    _flat(theirs_tree.body, 0, theirs, None)
-    if not mine or len(mine) > MAX_STATEMENTS or len(theirs) > MAX_STATEMENTS:
-        return []
+    mine, theirs = flat
+    mine_tree = ast.parse(code or "")
     keys = [(d, t) for d, t, _, _ in mine]
     ref_keys = [(d, t) for d, t, _, _ in theirs]
     opcodes = [
@@ -633,5 +629,168 @@ def one_missing(code: str, solution: str) -> list:
             f"your code {MISSING_PHRASE}{where}: {text} "
             "(the reference runs it there; your code has nothing in its place)",
             "edit:missing",
+        )
+    ]
+
+
+def _simple_statements(code: str, solution: str):
+    """Both sources flattened (``_flat``), or None where either does not parse or is too long."""
+    try:
+        mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
+    except SyntaxError:
+        return None
+    mine: list = []
+    theirs: list = []
+    _flat(mine_tree.body, 0, mine, None)
+    _flat(theirs_tree.body, 0, theirs, None)
+    if not mine or len(mine) > MAX_STATEMENTS or len(theirs) > MAX_STATEMENTS:
+        return None
+    return mine, theirs
+
+
+def _quoted(text: str) -> str:
+    return f"`{text if len(text) <= 80 else text[:77] + '...'}`"
+
+
+def _header_nodes(stmt: ast.stmt) -> list:
+    """The parts of a statement that ``_flat`` keys it by: all of a simple one, a compound
+    one's header."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [stmt.args]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.While, ast.If)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    if isinstance(stmt, (ast.ClassDef, ast.Try)):
+        return []
+    return [stmt]
+
+
+def _names_of(stmt: ast.stmt | None) -> list:
+    """The identifiers of a statement's keyed parts, in a fixed order."""
+    if stmt is None:
+        return []
+    names = [stmt.name] if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else []
+    for part in _header_nodes(stmt):
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+            elif isinstance(node, ast.arg):
+                names.append(node.arg)
+    return names
+
+
+def _shape(entry: tuple) -> tuple:
+    """A flattened statement's key with every identifier blanked: the same statement written
+    with other names has the same shape."""
+    depth, text, stmt, owner = entry
+    if stmt is None:
+        return depth, text, owner is not None
+    import copy
+
+    blank = copy.deepcopy(stmt)
+    for node in ast.walk(blank):
+        if isinstance(node, ast.Name):
+            node.id = "_"
+        elif isinstance(node, ast.arg):
+            node.arg = "_"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            node.name = "_"
+    return depth, _header(blank) or ast.unparse(blank), owner is not None
+
+
+def _bound(tree: ast.AST) -> set:
+    """The names a program binds itself (assigned, defined, parameters, imported)."""
+    out: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+    return out
+
+
+def _renamed_alike(pairs: list, mine_bound: set, ref_bound: set) -> bool:
+    """Whether the aligned statements (learner's, reference's) differ at most by a consistent
+    renaming of names each program binds itself (a handle called h, a hook of another name)."""
+    there: dict = {}
+    back: dict = {}
+    for mine, ref in pairs:
+        for a, b in zip(_names_of(mine), _names_of(ref), strict=False):
+            if a != b and (a not in mine_bound or b not in ref_bound):
+                return False  # a name the setup gave (model, x) stands for another
+            if there.setdefault(a, b) != b or back.setdefault(b, a) != a:
+                return False
+    return True
+
+
+def one_moved(code: str, solution: str) -> list:
+    """At most one (sentence, topic): where the learner's code is the reference's, statement
+    for statement (its own names aside, where it renames consistently what it binds), but
+    for one simple statement that stands elsewhere in the same block (``handle.remove()``
+    before the call it should outlive, a snapshot taken after the step). Then the order is
+    the one difference, and the reference's order passes. Two neighbours exchanged are said
+    as such: which of the two moved is not known."""
+    flat = _simple_statements(code, solution)
+    if flat is None:
+        return []
+    mine, theirs = flat
+    keys = [_shape(entry) for entry in mine]
+    ref_keys = [_shape(entry) for entry in theirs]
+    if len(keys) != len(ref_keys) or keys == ref_keys or sorted(keys) != sorted(ref_keys):
+        return []
+    differ = [i for i, (a, b) in enumerate(zip(keys, ref_keys, strict=True)) if a != b]
+    first, last = differ[0], differ[-1]
+    # One statement moved: the differing stretch is the reference's rotated by one place.
+    # ``partner[i]``: the reference's statement that the learner's i-th one is.
+    partner = list(range(len(keys)))
+    if keys[first : last + 1] == [*ref_keys[first + 1 : last + 1], ref_keys[first]]:
+        at = last  # moved later
+        partner[first:last] = range(first + 1, last + 1)
+        partner[last] = first
+    elif keys[first : last + 1] == [ref_keys[last], *ref_keys[first:last]]:
+        at = first  # moved earlier
+        partner[first + 1 : last + 1] = range(first, last)
+        partner[first] = last
+    else:
+        return []
+    span = range(first, last + 1)
+    if any(mine[i][2] is None or _header(mine[i][2]) is not None for i in span):
+        return []  # a block's header or a branch: not one statement in one block
+    if len({(mine[i][0], mine[i][3]) for i in span}) != 1:
+        return []  # across blocks or functions
+    pairs = [(mine[i][2], theirs[partner[i]][2]) for i in range(len(mine))]
+    if not _renamed_alike(pairs, _bound(ast.parse(code)), _bound(ast.parse(solution))):
+        return []
+    owner = mine[first][3]
+    where = f" in {owner}()" if owner else ""
+    if last - first == 1:
+        a, b = mine[first], mine[last]
+        return [
+            (
+                f"your code {MOVED_PHRASE}{where}: it runs {_quoted(a[1])} (line {a[2].lineno}) before "
+                f"{_quoted(b[1])} (line {b[2].lineno}), and the reference runs them the other way round",
+                "edit:moved",
+            )
+        ]
+    stmt, text = mine[at][2], mine[at][1]
+    # The reference's neighbour of the moved statement, in the learner's words.
+    if at == last:
+        mine_place, ref_place = f"after {_quoted(mine[at - 1][1])}", f"before {_quoted(mine[first][1])}"
+    else:
+        mine_place, ref_place = f"before {_quoted(mine[at + 1][1])}", f"after {_quoted(mine[last][1])}"
+    return [
+        (
+            f"your code {MOVED_PHRASE}{where}: it runs {_quoted(text)} at line {stmt.lineno}, {mine_place}, "
+            f"where the reference runs it {ref_place}",
+            "edit:moved",
         )
     ]
