@@ -362,18 +362,33 @@ def test_one_statement_moved_further_is_named_with_both_places():
             ),
             STEP,
         ),
-        # moved into another block: not one block's order
-        (
-            "for xb in batches:\n    opt.zero_grad()\n    loss = f(xb)\n    loss.backward()\nopt.step()\n",
-            "opt.zero_grad()\nfor xb in batches:\n    loss = f(xb)\n    loss.backward()\nopt.step()\n",
-        ),
-        # a whole block moved
-        ("with torch.no_grad():\n    w -= g\nloss = f(w)\n", "loss = f(w)\nwith torch.no_grad():\n    w -= g\n"),
         ("x = = 1\n", STEP),
     ],
 )
 def test_code_that_is_not_the_reference_but_for_one_moved_statement_is_not_read_as_moved(code, solution):
     assert moved(code, solution) is None
+
+
+def test_a_statement_moved_into_or_out_of_a_block_is_named_with_both_blocks():
+    ref = "opt.zero_grad()\nfor xb in batches:\n    loss = f(xb)\n    loss.backward()\nopt.step()\n"
+    code = "for xb in batches:\n    opt.zero_grad()\n    loss = f(xb)\n    loss.backward()\nopt.step()\n"
+    assert moved(code, ref) == (
+        "your code matches the reference's statement for statement but for their order: it runs "
+        "`opt.zero_grad()` at line 2, inside `for xb in batches`, first, where the reference runs it outside any "
+        "block, first"
+    )
+    code = "opt.zero_grad()\nfor xb in batches:\n    loss = f(xb)\n    loss.backward()\n    opt.step()\n"
+    assert moved(code, ref) == (
+        "your code matches the reference's statement for statement but for their order: it runs `opt.step()` at "
+        "line 5, inside `for xb in batches`, after `loss.backward()`, where the reference runs it outside any "
+        "block, after the `for xb in batches` block"
+    )
+    # a block and a statement in the other order: said of the statement, both places true
+    text = moved("with torch.no_grad():\n    w -= g\nloss = f(w)\n", "loss = f(w)\nwith torch.no_grad():\n    w -= g\n")
+    assert "runs `loss = f(w)` at line 3, outside any block, after the `with torch.no_grad()` block" in text
+    # into another function: not a move
+    ref = "def a():\n    x = 1\n    y = 2\n\ndef b():\n    z = 3\n"
+    assert moved("def a():\n    y = 2\n\ndef b():\n    x = 1\n    z = 3\n", ref) is None
 
 
 @pytest.mark.slow

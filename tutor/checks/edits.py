@@ -732,47 +732,88 @@ def _renamed_alike(pairs: list, mine_bound: set, ref_bound: set) -> bool:
     return True
 
 
+def _place(flat: list, k: int, words: list) -> str:
+    """Where the k-th flattened statement stands: in which block, and after what (each
+    entry said with ``words[index]``, the learner's text of that statement)."""
+    depth = flat[k][0]
+    enclosing = next((m for m in range(k - 1, -1, -1) if flat[m][0] < depth), None)
+    owner = flat[k][3]
+    if enclosing is not None:
+        inside = f"inside {_quoted(words[enclosing])}"
+    else:
+        inside = f"in the body of {owner}()" if owner else "outside any block"
+    prev = next((m for m in range(k - 1, -1, -1) if flat[m][0] <= depth), None)
+    if prev is None or flat[prev][0] < depth:
+        return f"{inside}, first"
+    if flat[prev][2] is not None and _header(flat[prev][2]) is not None:
+        return f"{inside}, after the {_quoted(words[prev])} block"
+    return f"{inside}, after {_quoted(words[prev])}"
+
+
+def _moved_across(keys: list, ref_keys: list, mine: list, theirs: list, first: int, last: int):
+    """(learner's index, reference's index, partner) for one simple statement that stands in
+    another block of the same function (``opt.zero_grad()`` inside the loop), the rest
+    alike; else None."""
+    for i in range(first, last + 1):
+        if mine[i][2] is None or _header(mine[i][2]) is not None:
+            continue
+        for j in range(first, last + 1):
+            if keys[i][1:] != ref_keys[j][1:] or theirs[j][2] is None or mine[i][3] != theirs[j][3]:
+                continue
+            if keys[:i] + keys[i + 1 :] == ref_keys[:j] + ref_keys[j + 1 :]:
+                rest = [r for r in range(len(ref_keys)) if r != j]
+                partner = [j if k == i else rest[k if k < i else k - 1] for k in range(len(keys))]
+                return i, j, partner
+    return None
+
+
 def one_moved(code: str, solution: str) -> list:
     """At most one (sentence, topic): where the learner's code is the reference's, statement
     for statement (its own names aside, where it renames consistently what it binds), but
-    for one simple statement that stands elsewhere in the same block (``handle.remove()``
-    before the call it should outlive, a snapshot taken after the step). Then the order is
-    the one difference, and the reference's order passes. Two neighbours exchanged are said
-    as such: which of the two moved is not known."""
+    for one simple statement that stands elsewhere (``handle.remove()`` before the call it
+    should outlive, a snapshot taken after the step, ``opt.zero_grad()`` inside the loop).
+    Then the order is the one difference, and the reference's order passes. Two neighbours
+    of one block exchanged are said as such: which of the two moved is not known."""
     flat = _simple_statements(code, solution)
     if flat is None:
         return []
     mine, theirs = flat
     keys = [_shape(entry) for entry in mine]
     ref_keys = [_shape(entry) for entry in theirs]
-    if len(keys) != len(ref_keys) or keys == ref_keys or sorted(keys) != sorted(ref_keys):
+    if len(keys) != len(ref_keys) or keys == ref_keys:
         return []
     differ = [i for i, (a, b) in enumerate(zip(keys, ref_keys, strict=True)) if a != b]
     first, last = differ[0], differ[-1]
-    # One statement moved: the differing stretch is the reference's rotated by one place.
-    # ``partner[i]``: the reference's statement that the learner's i-th one is.
+    # One statement moved within its block: the differing stretch is the reference's
+    # rotated by one place. ``partner[i]``: the reference's statement the learner's i-th is.
     partner = list(range(len(keys)))
+    ref_at = None
     if keys[first : last + 1] == [*ref_keys[first + 1 : last + 1], ref_keys[first]]:
-        at = last  # moved later
+        at, ref_at = last, first  # moved later
         partner[first:last] = range(first + 1, last + 1)
         partner[last] = first
     elif keys[first : last + 1] == [ref_keys[last], *ref_keys[first:last]]:
-        at = first  # moved earlier
+        at, ref_at = first, last  # moved earlier
         partner[first + 1 : last + 1] = range(first, last)
         partner[first] = last
-    else:
-        return []
     span = range(first, last + 1)
-    if any(mine[i][2] is None or _header(mine[i][2]) is not None for i in span):
-        return []  # a block's header or a branch: not one statement in one block
-    if len({(mine[i][0], mine[i][3]) for i in span}) != 1:
-        return []  # across blocks or functions
+    in_block = (
+        ref_at is not None
+        and not any(mine[i][2] is None or _header(mine[i][2]) is not None for i in span)
+        and len({(mine[i][0], mine[i][3]) for i in span}) == 1
+    )
+    if not in_block:
+        across = _moved_across(keys, ref_keys, mine, theirs, first, last)
+        if across is None:
+            return []
+        at, ref_at, partner = across
     pairs = [(mine[i][2], theirs[partner[i]][2]) for i in range(len(mine))]
     if not _renamed_alike(pairs, _bound(ast.parse(code)), _bound(ast.parse(solution))):
         return []
-    owner = mine[first][3]
+    owner = mine[at][3]
     where = f" in {owner}()" if owner else ""
-    if last - first == 1:
+    stmt, text = mine[at][2], mine[at][1]
+    if in_block and last - first == 1:
         a, b = mine[first], mine[last]
         return [
             (
@@ -781,12 +822,18 @@ def one_moved(code: str, solution: str) -> list:
                 "edit:moved",
             )
         ]
-    stmt, text = mine[at][2], mine[at][1]
-    # The reference's neighbour of the moved statement, in the learner's words.
-    if at == last:
-        mine_place, ref_place = f"after {_quoted(mine[at - 1][1])}", f"before {_quoted(mine[first][1])}"
+    if in_block:
+        # The reference's neighbour of the moved statement, in the learner's words.
+        if at == last:
+            mine_place, ref_place = f"after {_quoted(mine[at - 1][1])}", f"before {_quoted(mine[first][1])}"
+        else:
+            mine_place, ref_place = f"before {_quoted(mine[at + 1][1])}", f"after {_quoted(mine[last][1])}"
     else:
-        mine_place, ref_place = f"before {_quoted(mine[at + 1][1])}", f"after {_quoted(mine[last][1])}"
+        words = [entry[1] for entry in mine]
+        ref_words = [""] * len(theirs)
+        for i, r in enumerate(partner):
+            ref_words[r] = words[i]
+        mine_place, ref_place = _place(mine, at, words), _place(theirs, ref_at, ref_words)
     return [
         (
             f"your code {MOVED_PHRASE}{where}: it runs {_quoted(text)} at line {stmt.lineno}, {mine_place}, "
