@@ -4,7 +4,7 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
-from . import counts, edits, errorcause, signatures, swapped, tracediff, unfilled, updates
+from . import copywrites, counts, edits, errorcause, signatures, swapped, tracediff, unfilled, updates
 from .scan import compare_namespaces
 
 
@@ -103,6 +103,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
     )
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
+        found += [(s, None) for s in copywrites.lost_writes(code, ctx.learner)]
     topics = {t for _, t in found if t}
     for f in ctx.findings:
         reading = ctx.topics.get(f) == "pattern" or str(ctx.topics.get(f) or "").startswith("cause:")

@@ -787,7 +787,7 @@ def one_moved(code: str, solution: str) -> list:
     # One statement moved within its block: the differing stretch is the reference's
     # rotated by one place. ``partner[i]``: the reference's statement the learner's i-th is.
     partner = list(range(len(keys)))
-    ref_at = None
+    ref_at: int | None = None
     if keys[first : last + 1] == [*ref_keys[first + 1 : last + 1], ref_keys[first]]:
         at, ref_at = last, first  # moved later
         partner[first:last] = range(first + 1, last + 1)
@@ -833,6 +833,7 @@ def one_moved(code: str, solution: str) -> list:
         ref_words = [""] * len(theirs)
         for i, r in enumerate(partner):
             ref_words[r] = words[i]
+        assert ref_at is not None  # set by _moved_across
         mine_place, ref_place = _place(mine, at, words), _place(theirs, ref_at, ref_words)
     return [
         (
