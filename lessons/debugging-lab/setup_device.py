@@ -1,20 +1,34 @@
 import torch
 
 
-def _runs_on_meta(fn):
+def _meta_error(fn):
+    """What fn raises on meta logits and targets (the stand-in for a GPU), or "" if nothing."""
     try:
         fn(torch.empty(4, 3, device="meta"), torch.empty(4, dtype=torch.long, device="meta"))
-        return True
-    except Exception:
-        return False
+        return ""
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _runs_on_meta(fn):
+    return not _meta_error(fn)
+
+
+def _mixes_devices(fn):
+    # "Tensor on device cpu is not on the expected device meta!": a tensor made on the CPU met the logits
+    return "not on the expected device" in _meta_error(fn) or "same device" in _meta_error(fn)
+
+
+def _error_in(fn, dtype):
+    try:
+        fn(torch.randn(4, 3, dtype=dtype, device=DEVICE), torch.tensor([0, 1, 2, 0], device=DEVICE))
+        return ""
+    except Exception as exc:
+        return str(exc)
 
 
 def _runs_in_float64(fn):
-    try:
-        fn(torch.randn(4, 3, dtype=torch.float64, device=DEVICE), torch.tensor([0, 1, 2, 0], device=DEVICE))
-        return True
-    except Exception:
-        return False
+    return not _error_in(fn, torch.float64)
 
 
 def _plain_mean_of_weighted(fn):
