@@ -123,9 +123,12 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
                 )
             )
         elif not must_share and shared:
+            # .clone() is the fix only where nothing else differs: a view of the wrong values
+            # (a.view(-1) where t's order was meant) is not mended by copying it.
+            fix = "" if problems else ": use .clone()"
             problems.append(
                 _relation_problem(
-                    f"{name} shares memory with {base_name} (it is a view), expected an independent copy: use .clone()",
+                    f"{name} shares memory with {base_name} (it is a view), expected an independent copy{fix}",
                     f"independent of {base_name}",
                     f"a view of {base_name}",
                 )
