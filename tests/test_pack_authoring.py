@@ -29,6 +29,31 @@ def test_source_check_forbids_requires_and_counts():
     assert ok["passed"]
 
 
+def test_a_forbidden_name_is_seen_through_imports_and_text_that_reaches_it():
+    # numpy-parity/grad-parity's "by hand" rule was passed with getattr(W_t, "gr" + "ad") and with
+    # `from torch.autograd import grad`: neither wrote .grad or autograd.grad as such.
+    rules = check(kind="source", forbid=[".grad", "autograd.grad"])
+    for code, said in [
+        ("from torch.autograd import grad\ng = grad(loss, [w])\n", "your code uses autograd.grad (line 3)"),
+        ("from torch import autograd as ag\ng = ag.grad(loss, [w])\n", "your code uses"),
+        ("import torch.autograd as A\ng = A.grad(loss, [w])\n", "your code uses"),
+        ('g = getattr(w, "grad")\n', "your code uses .grad (line 2)"),
+        ('g = getattr(w, "gr" + "ad")\n', "reaches an attribute or a name by text (getattr with a computed name"),
+        ('g = eval("w.gr" + "ad")\n', "reaches an attribute or a name by text"),
+        ('g = type(w).__dict__["grad"].__get__(w)\n', "reaches an attribute or a name by text"),
+    ]:
+        r = verify("import torch\n" + code, "x = 1", [rules])
+        assert not r["passed"] and said in only(r)["message"], (code, only(r)["message"])
+    # a getattr with a written name of something else, and the rule's own words elsewhere, are fine
+    fine = 'import torch\nw = torch.ones(2)\nflag = getattr(w, "requires_grad")\ngradient = 2 * w\n'
+    assert verify(fine, "x = 1", [rules])["passed"]
+    # a required name counts through an import too
+    needs = check(kind="source", require=["torch.where"])
+    assert verify("import torch\nfrom torch import where\ny = where(torch.ones(2) > 0, 1, 2)\n", "x = 1", [needs])[
+        "passed"
+    ]
+
+
 def test_source_check_applies_to_the_learner_only():
     one_liner = check(kind="source", forbid=["for"], max_statements=2, applies_to="learner")
     assert verify("def total(xs):\n    return sum(xs)\n", LOOP_SOLUTION, [one_liner])["passed"]

@@ -6,8 +6,10 @@ method written ``.item``, a write into an element of a name written ``a[]=`` (``
 ``a.t()[0, 1] = 9``, ``a[1][0] = 9``, ``a.view(-1)[3] = 9``, ``a[1, 0].fill_(9)``, or into a name
 bound to a view of it, ``u = a.T`` then ``u[0, 1] = 9``, unless the name is one of the check's
 ``through``: the views the exercise means to be written through), a construct (``for``, ``while``, ``lambda``, ``import``,
-``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). ``applies_to: learner``
-exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
+``comprehension``), or a quoted literal (``'cuda'``, ``3.14``). A name reached by text is the name
+(``getattr(w, "grad")`` uses ``.grad``), and text computed at run time (``getattr(w, "gr" +
+"ad")``, ``eval``, ``vars``) breaks every rule on names, which cannot see what it reaches.
+``applies_to: learner`` exempts the reference solution, so a loop reference can live beside one-line rules: ``pack
 test`` leaves such checks out when it proves the reference. Here every code is a learner's,
 even code written exactly like the reference (a learner can paste it from the solution view).
 """
@@ -96,6 +98,62 @@ def _held_views(value) -> str | None:
     return None
 
 
+# Code that reaches an attribute or a name by text it computes (``getattr(w, "gr" + "ad")``,
+# ``eval``): a rule on names cannot see what it reaches, so such code breaks every such rule.
+DYNAMIC = "<a name computed at run time>"
+BY_NAME = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+RUNS_TEXT = frozenset({"eval", "exec", "compile", "__import__", "vars", "globals", "locals"})
+BY_TEXT_CALLS = frozenset(
+    {"importlib.import_module", "operator.attrgetter", "operator.methodcaller", "import_module", "attrgetter"}
+    | {"methodcaller"}
+)
+
+
+def _reached_by_text(call: ast.Call) -> str | None:
+    """What a call reaches by a name given as text: ``.grad`` for ``getattr(w, "grad")``,
+    DYNAMIC where the text is computed or runs as code; None for any other call."""
+    func = _dotted(call.func) or ""
+    if func.removeprefix("builtins.") in BY_NAME and len(call.args) >= 2:
+        name = call.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            return "." + name.value
+        return DYNAMIC
+    if func.removeprefix("builtins.") in RUNS_TEXT or func in BY_TEXT_CALLS:
+        return DYNAMIC
+    return None
+
+
+def _names_rule(key: str) -> bool:
+    """Whether a forbid rule is about a name or an attribute (what text-reached names get around)."""
+    return not key.endswith("[]=") and key not in CONSTRUCTS and key[:1] not in "'\"0123456789-"
+
+
+def _imported(tree) -> dict:
+    """Each name an import binds to another dotted name: ``import torch.autograd as ag`` binds
+    ag to torch.autograd, ``from torch.autograd import grad`` binds grad to torch.autograd.grad."""
+    out: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _used_rule(key: str, used: dict) -> str | None:
+    """The key of ``used`` that a forbid rule matches: the rule itself, or for a dotted rule
+    (``autograd.grad``) a name used that ends with it (``torch.autograd.grad``)."""
+    if key in used:
+        return key
+    if "." in key.strip(".") and not key.startswith(".") and not key.endswith("[]="):
+        return next((name for name in used if name.endswith("." + key)), None)
+    return None
+
+
 def _in_order(tree) -> list:
     return sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
@@ -109,6 +167,7 @@ def _used(tree, through=()) -> tuple[dict, dict]:
     found: dict = {}
     via: dict = {}
     views: dict[str, str] = {}  # name -> the name it is a view of
+    imported = _imported(tree)  # g -> torch.autograd.grad for ``from torch.autograd import grad as g``
 
     def add(key, line):
         found.setdefault(key, line)
@@ -138,9 +197,14 @@ def _used(tree, through=()) -> tuple[dict, dict]:
         if isinstance(node, (ast.Attribute, ast.Name)):
             dotted = _dotted(node)
             if dotted:
-                parts = dotted.split(".")
-                for i in range(1, len(parts) + 1):  # torch.nn.functional.relu: torch, torch.nn, ...
-                    add(".".join(parts[:i]), line)
+                root, _, rest = dotted.partition(".")
+                written = [dotted]
+                if root in imported:  # the name as imported: ag.grad is torch.autograd.grad
+                    written.append(imported[root] + ("." + rest if rest else ""))
+                for name in written:
+                    parts = name.split(".")
+                    for i in range(1, len(parts) + 1):  # torch.nn.functional.relu: torch, torch.nn, ...
+                        add(".".join(parts[:i]), line)
             if isinstance(node, ast.Attribute):
                 add("." + node.attr, line)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
@@ -150,6 +214,12 @@ def _used(tree, through=()) -> tuple[dict, dict]:
             root = _view_root(node.value)
             if root:
                 wrote(root, line)
+        if isinstance(node, ast.Call):
+            reached = _reached_by_text(node)
+            if reached is not None:
+                add(reached, line)
+        if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__getattribute__", "__getattr__"):
+            add(DYNAMIC, line)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES:
@@ -205,9 +275,18 @@ def check_source(check: dict, ctx: Context) -> Outcome:
             problems.append(
                 f"your code writes into an element of {name} (line {used[key]}{how}), which this exercise does not allow"
             )
-        elif key in used:
-            problems.append(f"your code uses {rule} (line {used[key]}), which this exercise does not allow")
-    missing = [r for r in check.get("require") or [] if _normal(r) not in used]
+        elif _used_rule(key, used) is not None:
+            problems.append(
+                f"your code uses {rule} (line {used[_used_rule(key, used)]}), which this exercise does not allow"
+            )
+    names_rules = [r for r in check.get("forbid") or [] if _names_rule(_normal(r))]
+    if names_rules and DYNAMIC in used and not problems:
+        problems.append(
+            f"your code reaches an attribute or a name by text (getattr with a computed name, eval, exec or "
+            f"the like, line {used[DYNAMIC]}), which the rule against {join_names(names_rules)} cannot read: "
+            "write names out"
+        )
+    missing = [r for r in check.get("require") or [] if _used_rule(_normal(r), used) is None]
     if missing:
         problems.append(f"your code must use {join_names(missing)}")
     max_lines = check.get("max_lines")
