@@ -47,6 +47,10 @@ def test_a_forbidden_name_is_seen_through_imports_and_text_that_reaches_it():
     # a getattr with a written name of something else, and the rule's own words elsewhere, are fine
     fine = 'import torch\nw = torch.ones(2)\nflag = getattr(w, "requires_grad")\ngradient = 2 * w\n'
     assert verify(fine, "x = 1", [rules])["passed"]
+    # a forbidden literal made of literals is the literal
+    device_rule = check(kind="source", forbid=["'cuda'"])
+    for code in ('d = "cu" + "da"\n', "d = f\"cu{'da'}\"\n"):
+        assert "your code uses 'cuda' (line 1)" in only(verify(code, "x = 1", [device_rule]))["message"], code
     # a required name counts through an import too
     needs = check(kind="source", require=["torch.where"])
     assert verify("import torch\nfrom torch import where\ny = where(torch.ones(2) > 0, 1, 2)\n", "x = 1", [needs])[

@@ -128,6 +128,27 @@ def _names_rule(key: str) -> bool:
     return not key.endswith("[]=") and key not in CONSTRUCTS and key[:1] not in "'\"0123456789-"
 
 
+def _folded(node, depth: int = 0) -> str | None:
+    """The text a string expression of literals only makes (``"cu" + "da"``, ``f"cu{'da'}"``),
+    else None."""
+    if depth > 50:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left, depth + 1), _folded(node.right, depth + 1)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            _folded(v.value if isinstance(v, ast.FormattedValue) else v, depth + 1)
+            for v in node.values
+            if not (isinstance(v, ast.FormattedValue) and (v.format_spec or v.conversion != -1))
+        ]
+        texts = [p for p in parts if p is not None]
+        return "".join(texts) if len(texts) == len(node.values) else None
+    return None
+
+
 def _imported(tree) -> dict:
     """Each name an import binds to another dotted name: ``import torch.autograd as ag`` binds
     ag to torch.autograd, ``from torch.autograd import grad`` binds grad to torch.autograd.grad."""
@@ -226,6 +247,10 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                 root = _view_root(node.func.value)
                 if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
                     wrote(root, line)
+        folded = _folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
+        if folded is not None:  # "cu" + "da" is the literal 'cuda'
+            add(repr(folded), line)
+            add(f'"{folded}"', line)
         if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
             add(repr(node.value), line)
             if isinstance(node.value, str):
