@@ -91,6 +91,19 @@ def test_a_window_one_place_off_in_a_rising_sequence_is_not_said_to_be_a_constan
     assert "plus 1 everywhere: consistent with a constant term" in "\n".join(r["mistakes"])
 
 
+def test_a_list_of_numbers_is_read_as_a_tensor_is():
+    # training-loop/train-step: losses recorded after the step are the expected list shifted by one
+    setup = "import torch\nvals = [3.0, 2.5, 1.75, 1.0, 0.5, 0.25]\n"
+    checks = [check(kind="value", expr="losses", rtol=1e-6)]
+    r = verify("losses = vals[1:] + [0.1]", "losses = list(vals)", checks, setup=setup)
+    assert any("holds at index i the expected value at i+1" in s for s in r["mistakes"]), r["mistakes"]
+    r = verify("losses = [v * 2 for v in vals]", "losses = list(vals)", checks, setup=setup)
+    assert any("losses is exactly 2 times the expected value" in s for s in r["mistakes"]), r["mistakes"]
+    # flags and short lists are left alone
+    r = verify("losses = [True, False, True]", "losses = [False, True, False]", checks, setup=setup)
+    assert not any("expected value" in s for s in r["mistakes"]), r["mistakes"]
+
+
 def test_a_value_no_transformation_reproduces_gets_only_the_diff():
     r = verify("out = x * 0 + torch.randn(6, 4)", "out = x", OUT, setup=SETUP)
     assert "differs from the expected values at 24 of 24 elements (first at (0, 0)" in r["checks"][0]["message"]

@@ -631,6 +631,15 @@ def crossed(actual, expected, name: str) -> Problem | None:
     )
 
 
+def _numbers_relation(name: str, actual, expected, tol) -> str | None:
+    """How a list of numbers is the expected list transformed (shifted by one, scaled, one
+    item more), as for tensors; None for lists of anything but real numbers."""
+    items = [*actual, *expected]
+    if len(actual) < 3 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
+        return None
+    return relation(name, np.asarray(actual, dtype=float), np.asarray(expected, dtype=float), tol)
+
+
 def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> list:
     """Equality that does what a learner means: Size vs tuple, tensor vs list, NaN vs NaN."""
     if isinstance(actual, torch.nn.Module) and isinstance(expected, torch.nn.Module):
@@ -667,7 +676,10 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
             ):
                 return []
             sa, se = short_repr(actual), short_repr(expected)
-            return [Problem("value", f"{name} is {sa}, expected {se}", se, sa)]
+            pattern = _numbers_relation(name, actual, expected, tol)
+            return [
+                Problem("value", f"{name} is {sa}, expected {se}", se, sa, {"pattern": pattern} if pattern else None)
+            ]
         if len(actual) != len(expected):
             return [
                 Problem(
