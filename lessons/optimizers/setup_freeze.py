@@ -42,6 +42,13 @@ def _evaluated_instead(freeze_body):
     return not model.body.training and all(p.requires_grad for p in model.body.parameters())
 
 
+def _frozen_and_evaluated(freeze_body):
+    """Whether freeze_body froze some of the body's parameters and also left the body out of training mode."""
+    model = _fresh()
+    freeze_body(model)
+    return not model.body.training and any(not p.requires_grad for p in model.body.parameters())
+
+
 def _misses_trainable(freeze_body, make_optimizer):
     """Whether a parameter that freeze_body left trainable is missing from the optimizer."""
     model = _fresh()

@@ -17,19 +17,26 @@ def output(run, training):
     return _outputs(run, training)[1].detach()
 
 
-def records_graph(run, training):
+def records_graph(run, training, caller=True):
     """Whether autograd recorded a forward pass of your run: a grad_fn on the model's output at the moment
-    the forward ran (a forward hook sees it), so a graph built and then cut off with .detach() counts."""
+    the forward ran (a forward hook sees it), so a graph built and then cut off with .detach() counts.
+    caller: the grad mode the caller has when it calls run (False: a caller inside torch.no_grad())."""
     recorded = []
     model = _fresh()
     handle = model.register_forward_hook(lambda module, args, out: recorded.append(out.grad_fn is not None))
     enabled = torch.is_grad_enabled()
     try:
+        torch.set_grad_enabled(caller)
         run(model, _X.clone(), training)
     finally:
         handle.remove()
         torch.set_grad_enabled(enabled)
     return any(recorded)
+
+
+def records_graph_in_no_grad(run):
+    """Whether run(model, x, True), called inside a caller's torch.no_grad(), records a graph."""
+    return records_graph(run, True, caller=False)
 
 
 def _output_has_graph(run, training):
@@ -63,8 +70,24 @@ def caller_modes_after(run):
 
 
 def _forces_on(run):
-    # gives autograd back on to a caller that had it off
+    # every caller, with autograd on or off, training True or False, comes back with autograd on
     try:
-        return caller_modes_after(run)[2:] != [False, False] and grad_enabled_after(run)
+        return caller_modes_after(run) == [True, True, True, True]
+    except Exception:
+        return False
+
+
+def _mode_leaks(run):
+    # every caller comes back with the grad mode training asked for, not its own
+    try:
+        return caller_modes_after(run) == [True, False, True, False]
+    except Exception:
+        return False
+
+
+def _graph_only_when_caller_records(run):
+    # training=True records a graph for a caller with autograd on, none for a caller inside no_grad()
+    try:
+        return records_graph(run, True) and not records_graph_in_no_grad(run)
     except Exception:
         return False

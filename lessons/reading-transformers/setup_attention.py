@@ -40,3 +40,14 @@ def _like(attention, **slip):
         return torch.allclose(attention(*_INPUTS), _slip(*_INPUTS, **slip), atol=1e-5, equal_nan=True)
     except Exception:
         return False
+
+
+def _overflows(attention):
+    # right on ordinary scores, yet nan or inf on scores in the hundreds where torch's attention is finite
+    try:
+        big = [_INPUTS[0] * 20, _INPUTS[1] * 20, _INPUTS[2], _INPUTS[3]]
+        if not torch.allclose(attention(*_INPUTS), _oracle(*_INPUTS), atol=1e-5):
+            return False
+        return bool(not torch.isfinite(attention(*big)).all() and torch.isfinite(_oracle(*big)).all())
+    except Exception:
+        return False

@@ -103,3 +103,15 @@ def _leaks(Block):
         return not future_free(Block)
     except Exception:
         return False
+
+
+def _writes_input(Block):
+    """Whether your block's forward wrote into its input x (its values or its version counter changed)."""
+    x = X.clone()
+    version = x._version
+    try:
+        with torch.no_grad():
+            _built(Block)(x, MASK)
+    except Exception:
+        pass
+    return x._version != version or not torch.equal(x, X)

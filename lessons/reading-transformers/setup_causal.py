@@ -43,6 +43,16 @@ def _nan(causal_mask):
         return False
 
 
+def _blocks_diagonal(causal_mask):
+    """Whether the mask blocks every token from itself, so the first position may attend to nothing."""
+    try:
+        mask = causal_mask(_T, DEVICE).cpu()
+        blocked = mask if mask.dtype == torch.bool else mask == float("-inf")
+        return bool(blocked.diagonal().all() and blocked[0].all())
+    except Exception:
+        return False
+
+
 def attended_with(causal_mask):
     """nn.MultiheadAttention's own output with your mask as attn_mask (its general path, need_weights=True)."""
     with torch.no_grad():
