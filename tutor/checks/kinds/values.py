@@ -123,12 +123,12 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
                 )
             )
         elif not must_share and shared:
-            # .clone() is the fix only where nothing else differs: a view of the wrong values
-            # (a.view(-1) where t's order was meant) is not mended by copying it.
-            fix = "" if problems else ": use .clone()"
+            # Said as a fact, not as the fix: a view of the wrong values (a.view(-1) where t's
+            # order was meant) is not mended by copying it.
             problems.append(
                 _relation_problem(
-                    f"{name} shares memory with {base_name} (it is a view), expected an independent copy{fix}",
+                    f"{name} shares memory with {base_name} (it is a view), expected an independent copy "
+                    "(.clone() makes one)",
                     f"independent of {base_name}",
                     f"a view of {base_name}",
                 )
