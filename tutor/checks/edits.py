@@ -46,6 +46,7 @@ SYMMETRIC = frozenset(
 EVEN_METHODS = frozenset({"abs", "square", "norm", "absolute"})
 OFF_BY_ONE_OPS = {(ast.Lt, ast.LtE), (ast.LtE, ast.Lt), (ast.Gt, ast.GtE), (ast.GtE, ast.Gt)}
 MAX_STATEMENTS = 400  # each side: past it, nothing is compared
+MAX_MOVES_TRIED = 200  # statement pairs one_moved compares whole programs for
 
 
 def _parts(stmt: ast.stmt) -> ast.AST | None:
@@ -754,12 +755,16 @@ def _moved_across(keys: list, ref_keys: list, mine: list, theirs: list, first: i
     """(learner's index, reference's index, partner) for one simple statement that stands in
     another block of the same function (``opt.zero_grad()`` inside the loop), the rest
     alike; else None."""
+    tries = 0
     for i in range(first, last + 1):
         if mine[i][2] is None or _header(mine[i][2]) is not None:
             continue
         for j in range(first, last + 1):
             if keys[i][1:] != ref_keys[j][1:] or theirs[j][2] is None or mine[i][3] != theirs[j][3]:
                 continue
+            tries += 1
+            if tries > MAX_MOVES_TRIED:  # many alike statements: each try compares both programs
+                return None
             if keys[:i] + keys[i + 1 :] == ref_keys[:j] + ref_keys[j + 1 :]:
                 rest = [r for r in range(len(ref_keys)) if r != j]
                 partner = [j if k == i else rest[k if k < i else k - 1] for k in range(len(keys))]
