@@ -53,3 +53,30 @@ def test_the_autograd_prelude_tells_a_backward_from_a_gradient_set_by_hand(autog
         else:  # autograd.grad() frees the saved tensors as backward() does, but fills no .grad
             a.grad, b.grad = torch.autograd.grad(c, [a, b])
         assert ran(c) is how.startswith(("plain", "retained", "of a sum")), how
+
+
+def test_the_autograd_prelude_tells_which_leaves_a_backward_filled(autograd_prelude):
+    # A backward() told to fill a only, or a .grad written over after a real backward(),
+    # leaves a gradient no backward() computed.
+    filled = autograd_prelude["_grad_from_backward"]
+    for how in ("plain", "accumulated", "inputs a only", "b set after", "b scaled after", "grad"):
+        a = torch.tensor(2.0, requires_grad=True)
+        b = torch.tensor(3.0, requires_grad=True)
+        c = a * b + b**2
+        if how == "accumulated":
+            a.grad, b.grad = torch.zeros(()), torch.zeros(())
+        if how == "inputs a only":
+            c.backward(inputs=[a])
+            b.grad = (a + 2 * b).detach()
+        elif how == "grad":
+            a.grad, b.grad = torch.autograd.grad(c, [a, b])
+        else:
+            c.backward()
+        if how == "b set after":
+            b.grad = torch.tensor(8.0)
+        elif how == "b scaled after":
+            b.grad *= 1
+        expected_b = how in ("plain", "accumulated")
+        assert filled(a) is (how != "grad"), how
+        assert filled(b) is expected_b, how
+    assert not filled(torch.tensor(1.0, requires_grad=True))  # no backward() reached it

@@ -1,36 +1,49 @@
 import collections
+import weakref
 
 import torch
 
 
 # The checks' helpers. A gradient typed in by hand looks like one backward() computed, so
-# the checks ask whether backward() went through a tensor's graph: the graphs backward()
-# started from are remembered (the last few, by their root node). Nothing else of autograd
-# changes: an in-place change to a saved tensor still raises.
-def _remember_backward_roots():
+# the checks ask whether backward() went through a tensor's graph, and whether a leaf's
+# .grad is still the tensor a backward() left there: the graphs backward() started from are
+# remembered (the last few, by their root node), and so is the .grad each backward() left
+# in the leaves it filled (the tensor and its version counter, so a later write shows).
+# Nothing else of autograd changes: an in-place change to a saved tensor still raises.
+def _remember_backward():
     backward = torch.autograd.backward
-    roots = getattr(backward, "_roots", None)
-    if roots is not None:  # already remembering (this prelude ran before in this kernel)
-        return roots
+    if getattr(backward, "_roots", None) is not None:  # this prelude ran before in this kernel
+        return backward._roots, backward._filled
     roots = collections.deque(maxlen=32)
+    filled = collections.OrderedDict()  # id(leaf) -> (leaf, its .grad, that .grad's version)
 
     def remembering(tensors, *args, **kwargs):
-        for t in [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ()):
+        outputs = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        inputs = kwargs.get("inputs", args[4] if len(args) > 4 else None)
+        if inputs is not None:
+            leaves = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        else:
+            leaves = _leaves([t.grad_fn for t in outputs if isinstance(t, torch.Tensor)])
+        for t in outputs:
             if isinstance(t, torch.Tensor) and t.grad_fn is not None:
                 roots.append(t.grad_fn)
-        return backward(tensors, *args, **kwargs)
+        result = backward(tensors, *args, **kwargs)
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor) and leaf.grad is not None:
+                filled.pop(id(leaf), None)
+                filled[id(leaf)] = (weakref.ref(leaf), weakref.ref(leaf.grad), leaf.grad._version)
+        while len(filled) > 4096:
+            filled.popitem(last=False)
+        return result
 
-    remembering._roots = roots
+    remembering._roots, remembering._filled = roots, filled
     remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
     torch.autograd.backward = remembering
-    return roots
+    return roots, filled
 
 
-_BACKWARD_ROOTS = _remember_backward_roots()
-
-
-def _nodes(root):
-    seen, todo = set(), [root]
+def _nodes(*roots):
+    seen, todo = set(), list(roots)
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
@@ -40,10 +53,27 @@ def _nodes(root):
         todo += [child for child, _ in node.next_functions]
 
 
+def _leaves(roots):
+    return [node.variable for node in _nodes(*roots) if hasattr(node, "variable")]
+
+
+_BACKWARD_ROOTS, _BACKWARD_FILLED = _remember_backward()
+
+
 def _backward_ran(t):
     # Only a backward() that started from t's graph, or from a graph that uses t, counts:
     # torch.autograd.grad() frees saved tensors too, and gradients it returned that are
     # then set by hand are not what backward() left in .grad.
     if t.grad_fn is None:
         return False
-    return any(node is t.grad_fn for root in list(_BACKWARD_ROOTS) for node in _nodes(root))
+    return any(node is t.grad_fn for node in _nodes(*list(_BACKWARD_ROOTS)))
+
+
+def _grad_from_backward(t):
+    # t.grad is the very tensor the last backward() that filled t left there, unchanged
+    # since: not set by hand, not a backward() that was told to fill other inputs only.
+    entry = _BACKWARD_FILLED.get(id(t))
+    if entry is None or t.grad is None:
+        return False
+    leaf, grad, version = entry[0](), entry[1](), entry[2]
+    return leaf is t and grad is t.grad and t.grad._version == version
