@@ -309,3 +309,21 @@ def test_a_name_left_as_the_setup_made_it_by_code_that_stopped_is_not_said_to_be
     # code that ran to its end and left scores alone is still told so
     ran = "scores_np = scores.detach().clone().numpy()\n"
     assert "still exactly what the setup made" in said(ran, solution, checks, setup=setup)
+
+
+def test_a_second_step_is_not_set_against_a_step_after_each_backward_the_reference_never_took():
+    """mixed-precision/scale-by-hand with opt.step() inside the loop over parameters: the
+    reference skipped the step of the call whose gradients overflowed, so it does not step
+    once after each backward(); the sentence says only what the reference's order shows."""
+    from types import SimpleNamespace
+
+    from tutor.checks import tracediff
+
+    def events(letters: str):
+        kinds = {"Z": "zero_grad", "B": "backward", "S": "step"}
+        return [SimpleNamespace(kind=kinds[c], name="opt" if c != "B" else "loss", info={}) for c in letters]
+
+    skipped = tracediff._optimizer(events("ZBSS"), events("ZBZBS"))  # theirs: one call skipped
+    assert skipped is not None and skipped.endswith("where the reference never steps twice with no backward() between")
+    each = tracediff._optimizer(events("ZBSS"), events("ZBS"))
+    assert each is not None and each.endswith("where the reference steps once after each backward()")

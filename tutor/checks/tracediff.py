@@ -254,8 +254,8 @@ def _optimizer(learner, ref, code=""):
     if lstep and _step_without_backward(ls) and not _step_without_backward(rs):
         return (
             f"your code calls {lopt}.step() {_times(lstep)} for {plural(lb, 'backward() call')}: a step() with no "
-            f"backward() since the last one applies the same gradients again, where the reference steps once "
-            f"after each backward()"
+            f"backward() since the last one applies the same gradients again, where the reference "
+            + ("steps once after each backward()" if rstep == rb else "never steps twice with no backward() between")
         )
     if _zero_between(ls) and not _zero_between(rs):
         return (
