@@ -23,6 +23,7 @@ MLP = "modules/mlp"
 BEST = "checkpoints/best-state"
 NUMPY = "numpy-bridge/back-to-numpy"
 STEP = "training-loop/train-step"
+TWO_LEAVES = "autograd/two-leaves"
 
 # Every value a check compares is the judge's; these helpers are what a probe uses to reach for
 # the checker's objects (result dicts, the list of checks, the expected values) from inside the
@@ -225,6 +226,17 @@ class MLP(nn.Module):
 model = MLP(784, 128, 64, 10).to(DEVICE)
 """
 
+
+def _grads_by_hand() -> str:
+    return (
+        "import torch, weakref\n"
+        "a = torch.tensor(A, device=DEVICE, requires_grad=True)\n"
+        "b = torch.tensor(B, device=DEVICE, requires_grad=True)\n"
+        "c = a * b + b ** 2\n"
+        "a.grad, b.grad = b.detach().clone(), (a + 2 * b).detach()\n"
+    )
+
+
 PROBES = {
     # 1. reaching the checker's objects through frames, the garbage collector, ctypes
     "gc-unfreeze": (FUNCTION, _function_probe("_flip_everything()", before="_flip_everything()\n")),
@@ -277,6 +289,21 @@ PROBES = {
             ex.solution.replace("return loss.item()", "return loss")
             + "\n_returned.__code__ = (lambda step, _kept=0.5: _kept).__code__\n"
         ),
+    ),
+    # The state a setup helper reads, changed rather than the helper: gradients typed in, then
+    # written into what the helper remembers of the backward() calls.
+    "write-setup-helper-state": (
+        TWO_LEAVES,
+        _grads_by_hand() + "_BACKWARD_ROOTS.append(c.grad_fn)\n"
+        "for t in (a, b):\n"
+        "    _BACKWARD_FILLED[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
+    ),
+    "write-setup-helper-state-by-text": (
+        TWO_LEAVES,
+        _grads_by_hand() + "backward = torch.autograd.backward\n"
+        "getattr(backward, '_ro' + 'ots').append(c.grad_fn)\n"
+        "for t in (a, b):\n"
+        "    getattr(backward, '_filled')[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
     ),
     # 5. patching what the checker's own code would use
     "patch-copy-deepcopy": (MLP, lambda ex: _deepcopy_is_mine(ex)),
@@ -375,6 +402,8 @@ SAYS = {
     "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
     "patch-setup-helper-code": "Your code changed the exercise's own helper shares_memory_with_model in place",
     "patch-setup-helper-hides-a-tensor": "Your code changed the exercise's own helper _returned in place",
+    "write-setup-helper-state": "Your code reaches _BACKWARD_ROOTS (line 6), the exercise's own state",
+    "write-setup-helper-state-by-text": "the exercise's own state that its checks read",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
     "prompt-the-host-first": "Your code sent the checker a prompt of its own",
     "prompt-the-host-in-a-call": "Your code sent the checker a prompt of its own",

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from . import origin, wire
+from . import origin, privates, wire
 from .context import Context
 from .guard import Tampered
 from .namespaces import (
@@ -627,6 +627,9 @@ def run(payload: dict, client: Client) -> dict:
                 "exercise's helpers as the setup defined them, so this attempt fails. Solve the exercise without "
                 "redefining it."
             )
+        touched = _touches_setup_state(payload, setup, code)
+        if touched:
+            return _failed(touched)
         client._trace("run", begun.get("trace"))
         code_error = code_error_from(begun.get("error"))
         world = World(client, "main", begun.get("names") or {})
@@ -781,6 +784,21 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
+    """A sentence where the learner's code names the setup's private state (privates.py)."""
+    from .runner import world_setup
+
+    setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
+    found = privates.reached(code, privates.of_setup(*setups))
+    if found is None:
+        return None
+    name, line = found
+    return (
+        f"Your code reaches {name} (line {line}), the exercise's own state that its checks read, so this attempt "
+        "fails: solve the exercise without touching the setup's private names."
+    )
 
 
 # A trivial exercise a spare kernel verifies in both roles while it waits (rehearse).

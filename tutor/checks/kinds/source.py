@@ -128,7 +128,7 @@ def _names_rule(key: str) -> bool:
     return not key.endswith("[]=") and key not in CONSTRUCTS and key[:1] not in "'\"0123456789-"
 
 
-def _folded(node, depth: int = 0) -> str | None:
+def folded(node, depth: int = 0) -> str | None:
     """The text a string expression of literals only makes (``"cu" + "da"``, ``f"cu{'da'}"``),
     else None."""
     if depth > 50:
@@ -136,11 +136,11 @@ def _folded(node, depth: int = 0) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _folded(node.left, depth + 1), _folded(node.right, depth + 1)
+        left, right = folded(node.left, depth + 1), folded(node.right, depth + 1)
         return left + right if left is not None and right is not None else None
     if isinstance(node, ast.JoinedStr):
         parts = [
-            _folded(v.value if isinstance(v, ast.FormattedValue) else v, depth + 1)
+            folded(v.value if isinstance(v, ast.FormattedValue) else v, depth + 1)
             for v in node.values
             if not (isinstance(v, ast.FormattedValue) and (v.format_spec or v.conversion != -1))
         ]
@@ -247,10 +247,10 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                 root = _view_root(node.func.value)
                 if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
                     wrote(root, line)
-        folded = _folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
-        if folded is not None:  # "cu" + "da" is the literal 'cuda'
-            add(repr(folded), line)
-            add(f'"{folded}"', line)
+        text = folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
+        if text is not None:  # "cu" + "da" is the literal 'cuda'
+            add(repr(text), line)
+            add(f'"{text}"', line)
         if isinstance(node, ast.Constant) and not isinstance(node.value, type(...)):
             add(repr(node.value), line)
             if isinstance(node.value, str):
