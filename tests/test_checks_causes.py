@@ -372,3 +372,20 @@ def test_a_variance_call_more_is_not_a_biased_one_in_place_of_the_unbiased():
     assert "variance" not in text, text
     swapped = said("v = x.var(0, unbiased=False)\nout = v\n", "v = x.var(0)\nout = v\n")
     assert "the reference computes an unbiased variance" in swapped, swapped
+
+
+def test_values_the_setup_gave_are_said_so_where_only_the_gradient_changed():
+    # in-place/sgd-step with the update into a copy (w.clone().sub_) and w.grad cleared: w is
+    # not untouched (its .grad changed), but its values are still the setup's, which is the
+    # cause, not "1.25 times the expected value" (the step is a scaling for this loss).
+    setup = "import torch\nw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()\n"
+    solution = "with torch.no_grad():\n    w -= 0.1 * w.grad\nw.grad = None\n"
+    code = "with torch.no_grad():\n    w.clone().sub_(0.1 * w.grad)\nw.grad = None\n"
+    r = verify(code, solution, [check(kind="tensor", expr="w")], setup=setup)
+    assert not r["passed"]
+    text = "\n".join(r["mistakes"])
+    assert "w still holds exactly the values the setup gave it" in text, text
+    assert "times the expected" not in text and "constant factor" not in text
+    # Where the values are right and the gradient is what differs, the values are no cause.
+    r = verify("w.grad *= 2\n", "pass\n", [check(kind="tensor", expr="w", compare=["values", "grad"])], setup=setup)
+    assert not r["passed"] and "values the setup gave it" not in "\n".join(r["mistakes"])

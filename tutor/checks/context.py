@@ -106,6 +106,7 @@ class Context:
         self.code = ""  # the learner's source (source checks read it)
         self.solution = ""  # the reference solution's source
         self.untouched: set = set()  # the setup's tensors the code left as setup made them (untouched.py)
+        self.kept: set = set()  # names holding, at the end, the values the setup gave them (untouched.py)
         self.reads: dict | None = None  # the normal runs' tensor reads, for the device run (reads.py)
         # name shown -> (learner's value, expected value) of each value or tensor check that failed
         self.failed_values: dict = {}

@@ -4,6 +4,8 @@ comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
 
+import torch
+
 from . import copywrites, counts, edits, errorcause, signatures, swapped, tracediff, unfilled, updates
 from .scan import compare_namespaces
 
@@ -50,11 +52,14 @@ def _graph_failed(results, ctx) -> bool:
     return any(not r.get("passed") and (found(r.get("details")) or about_graph(r)) for r in results)
 
 
-def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = None, failing=()) -> list:
+def diagnose(
+    ctx, results, code: str, solution: str, unchanged: list | None = None, failing=(), kept: list | None = None
+) -> list:
     """[(sentence, id)] for the result's ``mistakes``, most explanatory first; the id is
     ``auto:TOPIC`` where the sentence has a topic, else None (the host names it).
     ``unchanged``: the failing checks' names the code left exactly as the setup made them;
-    ``failing``: the failing checks' expressions."""
+    ``failing``: the failing checks' expressions; ``kept``: the failing checks' names that end
+    with the setup's values, though something else of them (their .grad) changed."""
     found: list = []  # (sentence, topic)
     if ctx.code_error is not None:
         cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename, message=ctx.code_error.evalue or "")
@@ -69,6 +74,15 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
             (
                 f"{name} is still exactly what the setup made: nothing your code did to it is left, where the "
                 "reference leaves it changed (its values, its .grad or whether it requires grad)",
+                None,
+            )
+        )
+    kept = [name for name in kept or [] if _values_differ(ctx, name)]
+    for name in kept if ctx.code_error is None else []:
+        found.append(
+            (
+                f"{name} still holds exactly the values the setup gave it: no change your code made to its "
+                "values is left (an update that went into a copy, or one that never ran)",
                 None,
             )
         )
@@ -111,7 +125,7 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
             # The code raised: its names hold what it left half done, so no reading of their
             # values (a factor, a shift) is established; the exception is.
             continue
-        if reading and any(f.startswith((f"{name} ", f"{name}[", f"{name}.")) for name in unchanged):
+        if reading and any(f.startswith((f"{name} ", f"{name}[", f"{name}.")) for name in unchanged + kept):
             continue  # nor a reading of a value the code never changed
         if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
             found.append((f, ctx.topics.get(f)))
@@ -134,6 +148,18 @@ def diagnose(ctx, results, code: str, solution: str, unchanged: list | None = No
         found += [(s, None) for s in swapped.swapped(*_compared(ctx))]
     found += [(e, None) for e in _for_errors(ctx, results)]
     return _unique(found)
+
+
+def _values_differ(ctx, name: str) -> bool:
+    """Whether the learner's tensor ``name`` has the reference's shape and other values (what
+    makes "it still holds the setup's values" the cause, not an aside)."""
+    mine, theirs = ctx.learner.get(name), ctx.ref.get(name)
+    if not isinstance(mine, torch.Tensor) or not isinstance(theirs, torch.Tensor) or mine.shape != theirs.shape:
+        return False
+    try:
+        return not torch.equal(mine.detach().cpu(), theirs.detach().cpu())
+    except RuntimeError:
+        return False
 
 
 def _compared(ctx) -> tuple[dict, dict]:

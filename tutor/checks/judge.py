@@ -638,6 +638,7 @@ def run(payload: dict, client: Client) -> dict:
         ctx.tracer = tracer
         ctx.code, ctx.solution = code, solution
         ctx.untouched = {n for n in begun.get("untouched") or [] if isinstance(n, str)}
+        ctx.kept = {n for n in begun.get("kept") or [] if isinstance(n, str)}
         ctx.reads = {"ref": ref_reads}  # the learner's kernel keeps the learner's own
 
         def device_run():

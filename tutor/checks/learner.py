@@ -482,6 +482,7 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
     answer = {"error": _error(error), "trace": _events("run")}
     if main:
         answer["untouched"] = untouched.untouched(ns, before)
+        answer["kept"] = untouched.kept_values(ns, before)
     replaced = sorted(k for k, v in helpers.items() if k in ns and ns[k] is not v and k.startswith("_"))
     # Which of the setup's helpers the code rebound: the judge knows which of them its checks call.
     answer["rebound"] = sorted(

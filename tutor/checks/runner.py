@@ -266,6 +266,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     code_error = None
     guard = None
     left: list = []
+    kept: list = []
     if setup_error is None:
         # The learner's own prints stream as usual (the engine caps a flood).
         seed_all(seed)
@@ -278,6 +279,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
             with _recording(tracer, "learner"), reads["learner"].recording():
                 code_error = run_code(code, learner, YOUR_CODE, "code")
             left = untouched.untouched(learner, before)
+            kept = untouched.kept_values(learner, before)
             if guard is not None:
                 guard.verify("while it ran")
     stage("checks")
@@ -285,7 +287,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     ctx = Context(learner, ref, device, seed, code_error, solution_error)
     ctx.tracer = tracer
     ctx.code, ctx.solution = code, solution  # source checks read them
-    ctx.untouched = set(left)
+    ctx.untouched, ctx.kept = set(left), set(kept)
     ctx.reads = reads
     result = evaluate(payload, ctx, setup_error, quiet, guard=guard, stage=stage)
     # A pass must hold on other data too (see judge.run, which does the same across kernels).
@@ -375,8 +377,13 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
                 for c, r in zip(checks, results, strict=False)
                 if not r["passed"] and str(c.get("expr") or "").strip() in ctx.untouched
             ]
+            kept = [
+                str(c.get("expr")).strip()
+                for c, r in zip(checks, results, strict=False)
+                if not r["passed"] and str(c.get("expr") or "").strip() in ctx.kept - ctx.untouched
+            ]
             exprs = [str(c.get("expr") or "") for c, r in zip(checks, results, strict=False) if not r["passed"]]
-            found = diagnose(ctx, results, code, solution, unchanged, exprs)
+            found = diagnose(ctx, results, code, solution, unchanged, exprs, kept)
             messages = [(m, i) for m, i in found if m not in said]
     passed = error is None and all(r["passed"] for r in results)
     # The device run repeats setup and code: only when the first run left room in the limit.

@@ -56,6 +56,23 @@ def untouched(ns: dict, taken: dict) -> list:
     return sorted(names)
 
 
+def kept_values(ns: dict, taken: dict) -> list:
+    """The names bound, at the end, to a tensor with the dtype, shape and values one of the
+    setup's tensors of that name had: the same object or not, its .grad and requires_grad
+    as they may be (a step that never moved a weight, but cleared its gradient)."""
+    names = []
+    for name, (_, copy, _, _) in taken.items():
+        now = ns.get(name)
+        if type(now) not in (torch.Tensor, torch.nn.Parameter) or now.is_meta:
+            continue
+        try:
+            if now.dtype == copy.dtype and now.shape == copy.shape and torch.equal(now.detach(), copy):
+                names.append(name)
+        except RuntimeError:
+            continue
+    return sorted(names)
+
+
 def _same_grad(now: object, before: object) -> bool:
     if now is None or before is None:
         return now is None and before is None
