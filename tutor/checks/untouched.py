@@ -63,7 +63,7 @@ def kept_values(ns: dict, taken: dict) -> list:
     names = []
     for name, (_, copy, _, _) in taken.items():
         now = ns.get(name)
-        if type(now) not in (torch.Tensor, torch.nn.Parameter) or now.is_meta:
+        if not isinstance(now, torch.Tensor) or type(now) not in (torch.Tensor, torch.nn.Parameter) or now.is_meta:
             continue
         try:
             if now.dtype == copy.dtype and now.shape == copy.shape and torch.equal(now.detach(), copy):
