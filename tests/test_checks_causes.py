@@ -389,3 +389,36 @@ def test_values_the_setup_gave_are_said_so_where_only_the_gradient_changed():
     # Where the values are right and the gradient is what differs, the values are no cause.
     r = verify("w.grad *= 2\n", "pass\n", [check(kind="tensor", expr="w", compare=["values", "grad"])], setup=setup)
     assert not r["passed"] and "values the setup gave it" not in "\n".join(r["mistakes"])
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "says"),
+    [
+        # torch.tensor([classes]) for torch.tensor(classes)
+        ([[0, 2, 1, 1]], [0, 2, 1, 1], "brackets around the data given to torch.tensor"),
+        # a target taken as data[i:i+1] where data[i] was meant
+        ([5.0], 5.0, "a slice of length 1 where an index was meant"),
+        ([[1.0, 2.0]], [1.0, 2.0], "x[i:i+1] keeps the dim x[i] drops"),
+        ([1.0, 2.0], [[1.0, 2.0]], "an index where a slice of length 1 was meant"),
+    ],
+)
+def test_a_size_one_dim_is_read_with_the_slices_and_brackets_that_make_one(actual, expected, says):
+    import torch
+
+    from tutor.checks import causes
+
+    sentence = causes.reshaped("t", torch.tensor(actual), torch.tensor(expected))
+    assert sentence is not None and says in sentence, sentence
+
+
+def test_a_list_of_values_one_step_late_is_read_as_values_recorded_late():
+    # training-loop/train-step returning the loss computed after opt.step(): each loss is the
+    # reference's next one, which is no slice at all.
+    import torch
+
+    from tutor.checks import causes
+
+    expected = torch.tensor([1.6, 0.8, 0.44, 0.29, 0.22])
+    actual = torch.tensor([0.8, 0.44, 0.29, 0.22, 0.18])
+    sentence = causes.explain("losses", actual, expected)
+    assert sentence is not None and "values recorded one step late (a loss read after the update)" in sentence

@@ -269,17 +269,21 @@ def _window(name, a, e, tol):
         h, t = tuple(head), tuple(tail)
         if _match(e[h], e[t], tol):
             continue  # constant along the dim: a shift changes nothing
+        # A sequence of values recorded one step late or early (a loss read after the update
+        # that should have been read before it) shifts the same way as a slice.
+        late = ", or values recorded one step late (a loss read after the update)" if a.ndim == 1 else ""
+        early = ", or values recorded one step early" if a.ndim == 1 else ""
         if _match(a[t], e[h], tol):
             return (
                 f"{name} along dim {dim} holds at index i the expected value at i+1 (all but the last index): "
                 f"consistent with an off-by-one along that dim (a slice or window that starts one place late, or an "
-                f"end one place short)"
+                f"end one place short{late})"
             )
         if _match(a[h], e[t], tol):
             return (
                 f"{name} along dim {dim} holds at index i the expected value at i-1 (all but the first index): "
                 f"consistent with an off-by-one along that dim (a slice or window that starts one place early, or an "
-                f"end, such as <= for <, one place too far)"
+                f"end, such as <= for <, one place too far{early})"
             )
     return None
 
@@ -296,14 +300,15 @@ def reshaped(name: str, actual, expected, tol=None) -> str | None:
         if a.ndim > e.ndim:
             return (
                 f"{name} has the expected values with an extra dim of size 1 (shape {a.shape}, expected {e.shape}): "
-                f"consistent with keepdim=True where the reference reduces without it, an unsqueeze too many, or a "
-                f"reshape or view to a shape with an extra 1"
+                f"consistent with keepdim=True where the reference reduces without it, an unsqueeze too many, a "
+                f"slice of length 1 where an index was meant (x[i:i+1] keeps the dim x[i] drops), brackets around "
+                f"the data given to torch.tensor (torch.tensor([x])), or a reshape or view to a shape with an extra 1"
             )
         if a.ndim < e.ndim:
             return (
                 f"{name} has the expected values without the size-1 dim the reference keeps (shape {a.shape}, "
-                f"expected {e.shape}): consistent with keepdim=True missing, a squeeze too many, or a reshape or "
-                f"flatten that drops it"
+                f"expected {e.shape}): consistent with keepdim=True missing, a squeeze too many, an index where a "
+                f"slice of length 1 was meant (x[i] drops the dim x[i:i+1] keeps), or a reshape or flatten that drops it"
             )
     if a.ndim != e.ndim:
         return None
