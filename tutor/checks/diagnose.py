@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from . import copywrites, counts, edits, errorcause, signatures, swapped, tracediff, unfilled, updates
+from . import copywrites, counts, edits, errorcause, signatures, sourcefacts, swapped, tracediff, unfilled, updates
 from .scan import compare_namespaces
 
 
@@ -104,7 +104,13 @@ def diagnose(
             # "backward() ran twice" is what "x.grad is 2x the expected gradient" says better
             if not (topic == "backward_count" and "zero_grad" in finding_topics):
                 found.append((sentence, topic))
-    for source_rule in (tracediff.direct_forward, tracediff.never_freezes):
+    source_rules = (
+        tracediff.direct_forward,
+        tracediff.never_freezes,
+        sourcefacts.once_only,
+        sourcefacts.fresh_state_each_call,
+    )
+    for source_rule in source_rules:
         sentence = source_rule(code, solution)
         if sentence:
             found.append((sentence, None))

@@ -1,0 +1,85 @@
+"""Facts about the shape of the learner's code that the source alone establishes, said
+when a check fails and the reference's code does not share them: a loop that can run its
+body only once (a ``return`` or ``break`` as its last statement), and a function that
+builds a new optimizer each time it is called (its state, Adam's moments or SGD's
+momentum, then starts empty on every call).
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Where an optimizer's or scaler's state lives across calls: a new one in each call forgets it.
+STATEFUL = frozenset(
+    {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "GradScaler"}
+)
+
+
+def _tree(source: str) -> ast.AST | None:
+    try:
+        return ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _loops_ending_in_exit(tree: ast.AST) -> list[tuple[ast.stmt, ast.stmt]]:
+    """(loop, its exit) for each for/while whose body ends with a plain return or break."""
+    found: list[tuple[ast.stmt, ast.stmt]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:
+            last = node.body[-1]
+            if isinstance(last, (ast.Return, ast.Break)):
+                found.append((node, last))
+    return found
+
+
+def once_only(code: str, solution: str) -> str | None:
+    """A loop of the learner's that ends with an unconditional return or break, where no loop
+    of the reference's does: its body runs once at most."""
+    mine, theirs = _tree(code), _tree(solution)
+    if mine is None or theirs is None or _loops_ending_in_exit(theirs):
+        return None
+    for loop, exit_ in _loops_ending_in_exit(mine):
+        kind = "while" if isinstance(loop, ast.While) else "for"
+        text = ast.unparse(exit_)
+        after = (
+            "the first pass returns from the function" if isinstance(exit_, ast.Return) else "the first pass ends it"
+        )
+        return (
+            f"the {kind} loop at line {loop.lineno} runs its body once at most: its last statement, `{text}` "
+            f"(line {exit_.lineno}), is inside the loop, so {after}"
+        )
+    return None
+
+
+def _built_in_functions(tree: ast.AST) -> dict[str, tuple[str, int]]:
+    """{function name: (the class it builds, line)} for stateful objects built in a function's body."""
+    out: dict[str, tuple[str, int]] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if name in STATEFUL and fn.name not in out:
+                    out[fn.name] = (name, node.lineno)
+    return out
+
+
+def fresh_state_each_call(code: str, solution: str) -> str | None:
+    """A function of the learner's that builds an optimizer (or a GradScaler) each time it
+    runs, where the reference's function of that name builds none."""
+    mine, theirs = _tree(code), _tree(solution)
+    if mine is None or theirs is None:
+        return None
+    ours = _built_in_functions(theirs)
+    reference_functions = {n.name for n in ast.walk(theirs) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for function, (cls, line) in _built_in_functions(mine).items():
+        if function in reference_functions and function not in ours:
+            return (
+                f"your {function} builds a new {cls} each time it runs (line {line}): what it keeps between steps "
+                f"(momentum, Adam's moment estimates, a scale) starts empty on every call, where the reference's "
+                f"{function} builds none"
+            )
+    return None
