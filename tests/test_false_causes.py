@@ -315,15 +315,43 @@ def test_a_second_step_is_not_set_against_a_step_after_each_backward_the_referen
     """mixed-precision/scale-by-hand with opt.step() inside the loop over parameters: the
     reference skipped the step of the call whose gradients overflowed, so it does not step
     once after each backward(); the sentence says only what the reference's order shows."""
-    from types import SimpleNamespace
-
     from tutor.checks import tracediff
 
-    def events(letters: str):
-        kinds = {"Z": "zero_grad", "B": "backward", "S": "step"}
-        return [SimpleNamespace(kind=kinds[c], name="opt" if c != "B" else "loss", info={}) for c in letters]
-
+    events = _protocol_events
     skipped = tracediff._optimizer(events("ZBSS"), events("ZBZBS"))  # theirs: one call skipped
     assert skipped is not None and skipped.endswith("where the reference never steps twice with no backward() between")
     each = tracediff._optimizer(events("ZBSS"), events("ZBS"))
     assert each is not None and each.endswith("where the reference steps once after each backward()")
+
+
+def _protocol_events(letters: str, stale: bool | None = None):
+    from types import SimpleNamespace
+
+    kinds = {"Z": "zero_grad", "B": "backward", "S": "step", "C": "clip"}
+    return [
+        SimpleNamespace(kind=kinds[c], name="loss" if c == "B" else "opt", info={"stale": stale} if c == "B" else {})
+        for c in letters
+    ]
+
+
+def test_a_zero_grad_after_the_step_is_named_only_where_a_backward_added_onto_old_gradients():
+    """optimizers/untouched-head with zero_grad() moved after step(): the first backward() adds
+    onto the warm-up's gradients. Onto no gradients at all, the order changes nothing."""
+    from tutor.checks import tracediff
+
+    said = tracediff._optimizer(_protocol_events("BSZ", stale=True), _protocol_events("ZBS"))
+    assert said == (
+        "your code calls opt.zero_grad() only after loss.backward(), where the reference calls it first: that "
+        "backward() added onto gradients already in .grad, left from before"
+    )
+    assert tracediff._optimizer(_protocol_events("BSZ", stale=False), _protocol_events("ZBS")) is None
+
+
+def test_a_clip_inside_the_loop_of_micro_batches_is_named():
+    from tutor.checks import tracediff
+
+    said = tracediff._optimizer(_protocol_events("ZBCBCBCS"), _protocol_events("ZBBBCS"))
+    assert said is not None and said.startswith(
+        "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step()"
+    )
+    assert tracediff._optimizer(_protocol_events("ZBBBCS"), _protocol_events("ZBBBCS")) is None

@@ -55,7 +55,9 @@ def step(model, opt, x, y):
 
 
 def test_a_new_optimizer_in_each_call_is_named_and_the_one_given_is_not():
-    fresh = STEP.replace("    opt.zero_grad()", "    opt = torch.optim.Adam(model.parameters(), lr=0.01)\n    opt.zero_grad()")
+    fresh = STEP.replace(
+        "    opt.zero_grad()", "    opt = torch.optim.Adam(model.parameters(), lr=0.01)\n    opt.zero_grad()"
+    )
     sentence = sourcefacts.fresh_state_each_call(fresh, STEP)
     assert sentence is not None and sentence.startswith("your step builds a new Adam each time it runs (line 3)")
     assert sourcefacts.fresh_state_each_call(STEP, STEP) is None

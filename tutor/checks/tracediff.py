@@ -182,10 +182,21 @@ def _clip_order(ls: str, rs: str) -> str | None:
             if "S" in seq[:i]
         )
 
+    def clips_before_a_backward(seq):
+        # a clip with a backward() after it and no step() between: the later gradient adds
+        # onto clipped ones (a clip inside a loop of micro-batches)
+        return any(seq[i] == "C" and "B" in seq[i:].split("S", 1)[0] for i in range(len(seq)))
+
     if "C" in rs and "C" not in ls:
         return (
             "the reference clips the gradients (clip_grad_norm_) between backward() and step(); your code never "
             "clips them"
+        )
+    if clips_before_a_backward(ls) and not clips_before_a_backward(rs):
+        return (
+            "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step(): that "
+            "backward() adds unclipped gradients onto the clipped ones, and the norm it returns is of a partial "
+            "sum; the reference clips only after the last backward() before step()"
         )
     if clips_after_step(ls) and not clips_after_step(rs):
         return (
@@ -261,6 +272,19 @@ def _optimizer(learner, ref, code=""):
         return (
             f"your code calls zero_grad() between {loss}.backward() and {lopt}.step(): it wipes the gradients "
             f"backward() just computed, so step() has nothing to apply; clear them before the forward pass instead"
+        )
+    if (
+        lz
+        and rz
+        and "B" in ls
+        and "B" in rs
+        and ls.index("B") < ls.index("Z")
+        and rs.index("Z") < rs.index("B")
+        and _added_up(learner)
+    ):
+        return (
+            f"your code calls {lopt}.zero_grad() only after {loss}.backward(), where the reference calls it "
+            f"first: that backward() added onto gradients already in .grad, left from before"
         )
     if rz and not lz and lb and _added_up(learner):
         return (
