@@ -422,3 +422,19 @@ def test_a_list_of_values_one_step_late_is_read_as_values_recorded_late():
     actual = torch.tensor([0.8, 0.44, 0.29, 0.22, 0.18])
     sentence = causes.explain("losses", actual, expected)
     assert sentence is not None and "values recorded one step late (a loss read after the update)" in sentence
+
+
+def test_a_square_and_a_square_root_of_the_expected_values_are_read_as_such():
+    # hooks/output-grads recording grad.pow(2).sum() where the norm was meant
+    import torch
+
+    from tutor.checks import causes
+
+    expected = torch.tensor([1.02358, 0.5, 2.25])
+    said = causes.explain("norms", expected**2, expected)
+    assert said is not None and said.startswith("norms is the square of the expected value"), said
+    said = causes.explain("var", expected.sqrt(), expected)
+    assert said is not None and said.startswith("var is the square root of the expected value"), said
+    # All equal: a square is a constant factor too, and which it is cannot be told.
+    said = causes.explain("c", torch.full((3,), 4.0), torch.full((3,), 2.0))
+    assert said is not None and "square" not in said

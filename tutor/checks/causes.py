@@ -90,7 +90,7 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
     tol = _tol(np.asarray(actual), tol)
     if _match(a, e, tol):
         return None
-    for find in (_sign, _factor, _offset, _along, _clamped, _reversed, _rolled, _window):
+    for find in (_sign, _power, _factor, _offset, _along, _clamped, _reversed, _rolled, _window):
         found = find(name, a, e, tol)
         if found:
             return found
@@ -162,6 +162,25 @@ def _factor(name, a, e, tol):
         f"{name} is {times} the expected value everywhere: consistent with a constant factor missing, extra or "
         f"wrong (a scale such as 1/sqrt(d), a learning rate, a divisor)"
     )
+
+
+def _power(name, a, e, tol):
+    """The square of the expected value, or its square root, element by element (values that
+    vary, so that no constant factor reads the same)."""
+    if a.size < 2 or _match(e, np.full_like(e, float(np.median(e))), tol):
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        if _match(a, e * e, tol) and not _match(e, e * e, tol):
+            return (
+                f"{name} is the square of the expected value at every element: consistent with a square root "
+                f"missing (a squared norm where the norm was meant, a variance where a standard deviation was)"
+            )
+        if (e >= 0).all() and _match(a, np.sqrt(e), tol) and not _match(e, np.sqrt(e), tol):
+            return (
+                f"{name} is the square root of the expected value at every element: consistent with a square root "
+                f"too many (a norm where its square was meant, a standard deviation where a variance was)"
+            )
+    return None
 
 
 def _offset(name, a, e, tol):
