@@ -11,7 +11,18 @@ MASK = torch.ones(_T, _T, dtype=torch.bool, device=DEVICE).triu(diagonal=1)
 class _Reference(nn.Module):
     """The block as the prompt describes it, to load your block's weights into."""
 
-    def __init__(self, d_model, nhead, pre_norm=True, residual=True, attn_norm="ln1", mlp_norm="ln2", add_normed=False):
+    def __init__(
+        self,
+        d_model,
+        nhead,
+        pre_norm=True,
+        residual=True,
+        attn_norm="ln1",
+        mlp_norm="ln2",
+        add_normed=False,
+        added_to_normed=False,
+        mlp_reads_input=False,
+    ):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
         self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
@@ -20,6 +31,8 @@ class _Reference(nn.Module):
         self.pre_norm, self.residual = pre_norm, residual
         self.attn_norm, self.mlp_norm = attn_norm, mlp_norm  # which LayerNorm each sublayer reads
         self.add_normed = add_normed  # the slip of adding to the normalised x instead of x
+        self.added_to_normed = added_to_normed  # attention's output added to ln1(x), not to x
+        self.mlp_reads_input = mlp_reads_input  # the MLP reads ln2 of the block's input, not of x + attn
 
     def forward(self, x, mask):
         if self.add_normed:
@@ -30,8 +43,9 @@ class _Reference(nn.Module):
         if self.pre_norm:
             h = getattr(self, self.attn_norm)(x)
             a = self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
-            x = x + a if self.residual else a
-            m = self.mlp(getattr(self, self.mlp_norm)(x))
+            before = x
+            x = (h if self.added_to_normed else x) + a if self.residual else a
+            m = self.mlp(getattr(self, self.mlp_norm)(before if self.mlp_reads_input else x))
             return x + m if self.residual else m
         a = self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
         x = self.ln1(x + a)
