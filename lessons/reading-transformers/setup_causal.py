@@ -36,6 +36,16 @@ def _inverted(causal_mask):
         return False
 
 
+def _blocks_past(causal_mask):
+    """A boolean mask with True (blocked) somewhere below the diagonal: a position kept from
+    an earlier one."""
+    try:
+        mask = causal_mask(_T, DEVICE)
+        return mask.dtype == torch.bool and mask.shape == (_T, _T) and bool(mask.cpu().tril(diagonal=-1).any())
+    except Exception:
+        return False
+
+
 def _nan(causal_mask):
     try:
         return bool(encoded_with(causal_mask).isnan().any())
