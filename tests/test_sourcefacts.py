@@ -65,6 +65,22 @@ def test_a_new_optimizer_in_each_call_is_named_and_the_one_given_is_not():
     assert sourcefacts.fresh_state_each_call(fresh, fresh) is None
 
 
+def test_a_function_that_never_returns_a_value_is_named_where_the_references_does():
+    code = "def run(model, x, training):\n    with torch.set_grad_enabled(training):\n        out = model(x)\n"
+    solution = "def run(model, x, training):\n    with torch.set_grad_enabled(training):\n        return model(x)\n"
+    said = sourcefacts.returns_nothing(code, solution)
+    assert said == (
+        "your run (line 1) has no return statement with a value, so every call of it gives None, where the "
+        "reference's run returns a value"
+    )
+    assert sourcefacts.returns_nothing(solution, solution) is None
+    # A value returned from a nested function only is still none of the outer one's.
+    nested = "def run(model, x, training):\n    def inner():\n        return model(x)\n    inner()\n"
+    assert sourcefacts.returns_nothing(nested, solution) is not None
+    # Where the reference's returns nothing either, it is no finding.
+    assert sourcefacts.returns_nothing(code, code) is None
+
+
 @pytest.mark.slow
 def test_the_loop_that_returns_early_is_said_when_the_check_fails():
     setup = "import torch\nlayers = [lambda t: t + 1, lambda t: t * 2, lambda t: t - 3]\nx = torch.ones(3)\n"

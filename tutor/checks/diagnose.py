@@ -109,6 +109,7 @@ def diagnose(
         tracediff.never_freezes,
         sourcefacts.once_only,
         sourcefacts.fresh_state_each_call,
+        sourcefacts.returns_nothing,
     )
     for source_rule in source_rules:
         sentence = source_rule(code, solution)

@@ -52,6 +52,48 @@ def once_only(code: str, solution: str) -> str | None:
     return None
 
 
+def _functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions and methods by name (the first of each name)."""
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in out:
+            out[node.name] = node
+    return out
+
+
+def _gives_a_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's own body (not a nested function's) returns or yields a value."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def returns_nothing(code: str, solution: str) -> str | None:
+    """A function of the learner's that never returns a value, where the reference's function
+    of that name does: every call of it gives None."""
+    mine, theirs = _tree(code), _tree(solution)
+    if mine is None or theirs is None:
+        return None
+    reference = _functions(theirs)
+    for name, fn in _functions(mine).items():
+        if name.startswith("__") or name not in reference:
+            continue
+        if _gives_a_value(reference[name]) and not _gives_a_value(fn):
+            return (
+                f"your {name} (line {fn.lineno}) has no return statement with a value, so every call of it gives "
+                f"None, where the reference's {name} returns a value"
+            )
+    return None
+
+
 def _built_in_functions(tree: ast.AST) -> dict[str, tuple[str, int]]:
     """{function name: (the class it builds, line)} for stateful objects built in a function's body."""
     out: dict[str, tuple[str, int]] = {}
