@@ -438,3 +438,16 @@ def test_a_square_and_a_square_root_of_the_expected_values_are_read_as_such():
     # All equal: a square is a constant factor too, and which it is cannot be told.
     said = causes.explain("c", torch.full((3,), 4.0), torch.full((3,), 2.0))
     assert said is not None and "square" not in said
+
+
+def test_a_factor_that_varies_along_one_dim_is_read_as_a_per_feature_scale():
+    # modules/standardize multiplying by std where it divides: the ratio is std² per column
+    import torch
+
+    from tutor.checks import causes
+
+    x = torch.arange(12.0).reshape(3, 4) - 5
+    std = torch.tensor([0.5, 2.0, 3.0, 1.5])
+    said = causes.explain("out", x * std, x / std)
+    assert said is not None and said.startswith("out is the expected value times a factor that varies only along dim 1")
+    assert "a standard deviation that multiplies where it should divide" in said

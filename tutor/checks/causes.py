@@ -90,7 +90,7 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
     tol = _tol(np.asarray(actual), tol)
     if _match(a, e, tol):
         return None
-    for find in (_sign, _power, _factor, _offset, _along, _clamped, _reversed, _rolled, _window):
+    for find in (_sign, _power, _factor, _offset, _along, _scaled_along, _clamped, _reversed, _rolled, _window):
         found = find(name, a, e, tol)
         if found:
             return found
@@ -218,6 +218,32 @@ def _along(name, a, e, tol):
                 f"{name} is the expected value {sign} a term that varies only along {_dims([keep])} (the same for "
                 f"every index of {_dims(others)}; {name} - expected = [{shown}] along {_dims([keep])}): consistent "
                 f"with an additive term broadcast like a bias (a bias, a mean) missing, extra or wrong"
+            )
+    return None
+
+
+def _scaled_along(name, a, e, tol):
+    """The ratio varies along one dim and is the same along the others: a factor broadcast
+    like a per-feature scale (a std that multiplies where it should divide, a gain)."""
+    if a.ndim < 2:
+        return None
+    for keep in range(a.ndim):
+        others = tuple(i for i in range(a.ndim) if i != keep)
+        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 2:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # each slice's best factor (least squares); a slice of zeros has none to find
+            factor = (a * e).sum(axis=others, keepdims=True) / (e * e).sum(axis=others, keepdims=True)
+        if not np.isfinite(factor).all() or _match(factor, np.full_like(factor, float(np.median(factor))), tol):
+            continue  # one factor everywhere is _factor's reading
+        if _match(a, e * factor, tol):
+            flat = np.squeeze(factor)
+            shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")
+            return (
+                f"{name} is the expected value times a factor that varies only along {_dims([keep])} (the same for "
+                f"every index of {_dims(others)}; {name} / expected = [{shown}] along {_dims([keep])}): consistent "
+                f"with a per-feature scale missing, extra or wrong (a standard deviation that multiplies where it "
+                f"should divide, a gain, a normaliser)"
             )
     return None
 
