@@ -41,10 +41,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tutor.checks import runner  # noqa: E402
-from tutor.checks.edits import EDIT_PHRASE, MISSING_PHRASE, MOVED_PHRASE  # noqa: E402
+from tutor.checks.edits import EDIT_PHRASE, EXTRA_PHRASE, MISSING_PHRASE, MOVED_PHRASE, PLACE_PHRASE  # noqa: E402
 from tutor.grading.mutants import mutants  # noqa: E402
 from tutor.grading.verify import build_payload, verdict_from_result  # noqa: E402
 from tutor.packs.loader import check_pack  # noqa: E402
+
+# The sentences read off the reference's own statements: a mutant of the reference is named
+# by them trivially, so the benchmark counts without them too.
+EDIT_PHRASES = (EDIT_PHRASE, MISSING_PHRASE, MOVED_PHRASE, EXTRA_PHRASE, PLACE_PHRASE)
 
 BUGGY = Path(__file__).resolve().parent / "buggy"
 SEEDED = Path(__file__).resolve().parent / "seeded"
@@ -296,9 +300,7 @@ def table(kept: list) -> None:
 
 
 def _without_edits(text: str) -> str:
-    return "\n".join(
-        line for line in text.splitlines() if not any(p in line for p in (EDIT_PHRASE, MISSING_PHRASE, MOVED_PHRASE))
-    )
+    return "\n".join(line for line in text.splitlines() if not any(p in line for p in EDIT_PHRASES))
 
 
 def outcome_without_edits(outcome: str, text: str | None, mistakes: list | None, cues: list) -> str:
@@ -307,7 +309,7 @@ def outcome_without_edits(outcome: str, text: str | None, mistakes: list | None,
     rule names nearly every mutant; the value, trace and error causes are counted apart."""
     if outcome not in ("named", "misleading", "silent"):
         return outcome
-    rest = [m for m in mistakes or [] if not any(p in m for p in (EDIT_PHRASE, MISSING_PHRASE, MOVED_PHRASE))]
+    rest = [m for m in mistakes or [] if not any(p in m for p in EDIT_PHRASES)]
     if any(re.search(c, _without_edits(text or "")) for c in cues):
         return "named"
     return "misleading" if rest else "silent"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor.checks.edits import one_edit, one_missing, one_moved
+from tutor.checks.edits import one_edit, one_extra, one_missing, one_moved, one_place
 
 WHERE = "differs from the reference's matching statement only in"
 
@@ -410,3 +410,36 @@ def test_a_move_is_named_in_the_learner_s_own_names_and_not_across_other_names()
     assert moved(code.replace("logits = model(x)", "logits = net(x)"), ref) is None
     # nor one name of the learner's for two of the reference's
     assert moved(code.replace("shapes.append(out.shape)", "shapes.append(m.shape)"), ref) is None
+
+
+LOADER = "loader = make_loader(0)\nfirst = epoch_order(loader)\nsecond = epoch_order(loader)\n"
+
+
+def test_the_one_statement_the_code_adds_is_named_with_its_line():
+    code = LOADER.replace("second =", "loader.generator.manual_seed(0)\nsecond =")
+    assert one_extra(code, LOADER) == [
+        (
+            "your code matches the reference's statement for statement but for one it adds, line 3: "
+            "loader.generator.manual_seed(0) (the reference has nothing there)",
+            "edit:extra",
+        )
+    ]
+    assert one_extra(LOADER, LOADER) == [] and one_extra(LOADER, code) == []  # one it lacks is one_missing's
+
+
+def test_the_one_place_code_differs_from_the_reference_is_shown_where_no_edit_kind_names_it():
+    code = LOADER.replace("second = epoch_order(loader)", "second = epoch_order(make_loader(0))")
+    assert one_edit(code, LOADER) == []  # no edit of a kind it names
+    said = one_place(code, LOADER)
+    assert said == [
+        (
+            "line 3 of your code is the one place it differs from the reference's, which it matches statement for "
+            "statement elsewhere: `make_loader(0)` there is what to look at",
+            "edit:place",
+        )
+    ]
+    # Two places differ: neither is the one place.
+    two = code.replace("first = epoch_order(loader)", "first = epoch_order(make_loader(1))")
+    assert one_place(two, LOADER) == []
+    # Where an edit of a kind is named, that sentence says it better.
+    assert one_place(LOADER.replace("(0)", "(1)"), LOADER) == []

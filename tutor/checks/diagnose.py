@@ -120,7 +120,9 @@ def diagnose(
     found += (
         edits.one_edit(code, solution, ctx.learner)
         or edits.one_missing(code, solution)
+        or edits.one_extra(code, solution)
         or edits.one_moved(code, solution)
+        or edits.one_place(code, solution, ctx.learner)
     )
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]

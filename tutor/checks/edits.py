@@ -20,6 +20,8 @@ import types
 EDIT_PHRASE = "differs from the reference's matching statement only"
 MISSING_PHRASE = "matches the reference's statement for statement but for one it lacks"
 MOVED_PHRASE = "matches the reference's statement for statement but for their order"
+EXTRA_PHRASE = "matches the reference's statement for statement but for one it adds"
+PLACE_PHRASE = "is the one place it differs from the reference's"
 
 # Functions and methods whose int arguments are dims.
 DIM_FUNCTIONS = frozenset(
@@ -220,6 +222,10 @@ def _up(node: ast.AST, parents: dict, steps: int) -> ast.AST:
 
 def _op_text(node: ast.AST) -> str:
     return ast.unparse(node)
+
+
+def _clipped(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _even(n) -> bool:
@@ -479,17 +485,30 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
     items in the other order, something off by one, another dim, or another of the
     reference's values in a value's place. ``values``: the learner's namespace (the setup's
     values; a tensor of one element summed is its mean)."""
+    return _edits(code, solution, values)[0]
+
+
+def one_place(code: str, solution: str, values: dict | None = None) -> list:
+    """At most one (sentence, topic) where no edit ``one_edit`` names is found and the two
+    programs differ in one place only, one part of one statement: the failure comes from
+    there, and the sentence shows that part of the learner's code (not the reference's)."""
+    named, place = _edits(code, solution, values)
+    return [] if named else place
+
+
+def _edits(code: str, solution: str, values: dict | None) -> tuple[list, list]:
     try:
         mine_tree, theirs_tree = ast.parse(code or ""), ast.parse(solution or "")
     except SyntaxError:
-        return []
+        return [], []
     mine, theirs = _statements(mine_tree), _statements(theirs_tree)
     if len(mine) > MAX_STATEMENTS or len(theirs) > MAX_STATEMENTS:
-        return []
+        return [], []
     parents, ref_parents = _parents(mine_tree), _parents(theirs_tree)
     values = values or {}
     mine_dumps = {ast.dump(p) for _, p in mine}
     theirs_dumps = {ast.dump(p) for _, p in theirs}
+    only_place: list = []  # an edit of no kind named here, in the one statement that differs
     for stmt, part in sorted(mine, key=lambda sp: (sp[0].lineno, sp[0].col_offset)):
         if ast.dump(part) in theirs_dumps:
             continue  # written as the reference writes it: no edit
@@ -498,7 +517,7 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
                 continue  # the reference's statement is in the learner's code as it is: not this one
             in_place = _in_place(stmt, ref_stmt, mine_tree, values)
             if in_place:
-                return [(in_place, "edit:in-place")]
+                return [(in_place, "edit:in-place")], []
             if type(ref_stmt) is not type(stmt):
                 continue
             found: list = []
@@ -511,7 +530,17 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
                 continue  # lists of other lengths, a loop's target and iterable crossed: no one edit
             if isinstance(parents.get(a), ast.UnaryOp) and isinstance(ref_parents.get(b), ast.UnaryOp):
                 a, b = parents[a], ref_parents[b]  # -2 for -1: the number is the place
-            kind = _kind(a, b, parents, sole=_sole(mine_tree, theirs_tree, stmt, ref_stmt))
+            sole = _sole(mine_tree, theirs_tree, stmt, ref_stmt)
+            kind = _kind(a, b, parents, sole=sole)
+            if kind is None and sole and not only_place:
+                line = getattr(a, "lineno", stmt.lineno)
+                only_place.append(
+                    (
+                        f"line {line} of your code {PLACE_PHRASE}, which it matches statement for statement "
+                        f"elsewhere: `{_clipped(_op_text(a))}` there is what to look at",
+                        "edit:place",
+                    )
+                )
             if kind is None or (kind == "reduction" and (_divided_later(mine_tree, stmt) or _scalar(a.value, values))):
                 continue
             if kind == "swap" and isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub) and _sign_lost(a, parents):
@@ -521,11 +550,11 @@ def one_edit(code: str, solution: str, values: dict | None = None) -> list:
             if kind == "name":
                 said = _other_name(a, b, stmt, mine_tree, theirs_tree, values)
                 if said:
-                    return [(said, "edit:name")]
+                    return [(said, "edit:name")], []
                 continue
             line = getattr(a, "lineno", stmt.lineno)
-            return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")]
-    return []
+            return [(_sentence(kind, line, a, b, parents, ref_parents), f"edit:{kind}")], []
+    return [], only_place
 
 
 # ---------------------------------------------------------------- a statement missing
@@ -592,21 +621,11 @@ def one_missing(code: str, solution: str) -> list:
     for statement and in order, but for one simple statement of the reference's that it
     lacks (left out or written as ``pass``). Prints, asserts and docstrings are not
     compared. Then that statement is the one difference, and the reference with it passes."""
-    import difflib
-
-    flat = _simple_statements(code, solution)
-    if flat is None:
+    diff = _one_difference(code, solution)
+    if diff is None:
         return []
-    mine, theirs = flat
+    (tag, i1, _, j1, j2), mine, theirs = diff
     mine_tree = ast.parse(code or "")
-    keys = [(d, t) for d, t, _, _ in mine]
-    ref_keys = [(d, t) for d, t, _, _ in theirs]
-    opcodes = [
-        op for op in difflib.SequenceMatcher(None, keys, ref_keys, autojunk=False).get_opcodes() if op[0] != "equal"
-    ]
-    if len(opcodes) != 1:
-        return []
-    tag, i1, _, j1, j2 = opcodes[0]
     if tag != "insert" or j2 - j1 != 1:
         return []
     _, text, stmt, owner = theirs[j1]
@@ -632,6 +651,44 @@ def one_missing(code: str, solution: str) -> list:
             "edit:missing",
         )
     ]
+
+
+def one_extra(code: str, solution: str) -> list:
+    """At most one (sentence, topic): where the learner's code is the reference's, statement
+    for statement and in order, but for one simple statement the reference does not have."""
+    diff = _one_difference(code, solution)
+    if diff is None:
+        return []
+    (tag, i1, i2, _, _), mine, _ = diff
+    if tag != "delete" or i2 - i1 != 1:
+        return []
+    _, text, stmt, owner = mine[i1]
+    if stmt is None or _header(stmt) is not None:
+        return []  # a block's header or a whole block: not one statement
+    where = f" in {owner}()" if owner else ""
+    return [
+        (
+            f"your code {EXTRA_PHRASE}{where}, line {stmt.lineno}: {text} (the reference has nothing there)",
+            "edit:extra",
+        )
+    ]
+
+
+def _one_difference(code: str, solution: str):
+    """((tag, i1, i2, j1, j2), mine, theirs) where the two flattened sources differ in one
+    run of statements only (difflib's opcode), else None."""
+    import difflib
+
+    flat = _simple_statements(code, solution)
+    if flat is None:
+        return None
+    mine, theirs = flat
+    keys = [(d, t) for d, t, _, _ in mine]
+    ref_keys = [(d, t) for d, t, _, _ in theirs]
+    opcodes = [
+        op for op in difflib.SequenceMatcher(None, keys, ref_keys, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    return (opcodes[0], mine, theirs) if len(opcodes) == 1 else None
 
 
 def _simple_statements(code: str, solution: str):
