@@ -451,3 +451,36 @@ def test_a_factor_that_varies_along_one_dim_is_read_as_a_per_feature_scale():
     said = causes.explain("out", x * std, x / std)
     assert said is not None and said.startswith("out is the expected value times a factor that varies only along dim 1")
     assert "a standard deviation that multiplies where it should divide" in said
+
+
+def test_one_column_wrong_is_read_on_a_case_large_enough_to_show_it():
+    # tensors/follow-the-input with a column of zeros for the bias column of ones: the case the
+    # check reports (the smallest, 1 x 1) has too few values to read, a larger one shows it.
+    fn = [
+        check(
+            kind="function",
+            name="add_bias_column",
+            cases=8,
+            args=[{"type": "tensor", "shape": ["n", "d"]}],
+            dims={"n": [1, 5], "d": [1, 4]},
+        )
+    ]
+    solution = "def add_bias_column(x):\n    return torch.cat([x, x.new_ones(x.shape[0], 1)], dim=1)\n"
+    text = said(solution.replace("new_ones", "new_zeros"), solution, fn)
+    assert "result differs from the expected value only at index" in text and "that column's values are wrong" in text
+    assert text.startswith("for x of shape (") or "\nfor x of shape (" in text, text
+
+
+def test_one_column_off_by_a_constant_is_not_read_as_a_bias_for_every_column():
+    import torch
+
+    from tutor.checks import causes
+
+    e = torch.arange(15.0).reshape(5, 3)
+    a = e.clone()
+    a[:, 2] -= 1
+    said = causes.explain("out", a, e)
+    assert said == (
+        "out differs from the expected value only at index 2 of dim 1, by -1 at every index of dim 0: that column's "
+        "values are wrong (a constant such as 0 where 1 belongs, say) or have a term added"
+    )

@@ -211,7 +211,16 @@ def _along(name, a, e, tol):
             continue
         term = np.median(d, axis=others, keepdims=True)
         if _match(a, e + term, tol) and not _match(a, e + float(np.median(d)), tol):
-            flat = np.squeeze(term)
+            flat = np.atleast_1d(np.squeeze(term))
+            off = [i for i in range(flat.size) if abs(float(flat[i])) > tol[1] + tol[0] * abs(float(flat[i]))]
+            if len(off) == 1 and flat.size >= 3:
+                # One index along the dim differs, by the same amount at every index of the others.
+                i = off[0]
+                return (
+                    f"{name} differs from the expected value only at index {i} of {_dims([keep])}, by "
+                    f"{_num(float(flat[i]))} at every index of {_dims(others)}: that {_slot(keep, a.ndim)}'s values "
+                    f"are wrong (a constant such as 0 where 1 belongs, say) or have a term added"
+                )
             sign = "minus" if (flat < 0).sum() > (flat > 0).sum() else "plus"
             shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")
             return (
@@ -220,6 +229,10 @@ def _along(name, a, e, tol):
                 f"with an additive term broadcast like a bias (a bias, a mean) missing, extra or wrong"
             )
     return None
+
+
+def _slot(dim: int, ndim: int) -> str:
+    return "column" if ndim == 2 and dim == 1 else "row" if ndim == 2 and dim == 0 else "slice"
 
 
 def _scaled_along(name, a, e, tol):

@@ -278,6 +278,16 @@ class Context:
             if k:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
 
+    def absorb_reading_of(self, problems, case: str) -> None:
+        """A reading of values (a term along a dim, a factor) found on another failing case
+        than the one a check reports (a larger one, where a small case has too few values to
+        read): said with the case it holds for."""
+        for p in problems:
+            pattern = (p.data or {}).get("pattern")
+            if isinstance(pattern, str) and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
+                self.note(f"for {case}, {pattern}", _pattern_topic(pattern))
+                return
+
     def _grad_multiple(self, name: str, k: int, inputs) -> None:
         calls, uncleared, before = self._backward_calls()
         if uncleared >= k:

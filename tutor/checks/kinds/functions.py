@@ -569,7 +569,14 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         failures.sort(key=lambda f: f[0])
         _, case, dev, sentences, details, (expected, actual), where = failures[0]
         inputs = list(zip(labels, case.args, strict=False))
-        ctx.absorb(details.pop("absorb", []), inputs)  # signatures of the case reported, not of others
+        reported = details.pop("absorb", [])
+        ctx.absorb(reported, inputs)  # signatures of the case reported, not of others
+        if not any((p.data or {}).get("pattern") for p in reported):
+            # Too few values in the case reported to read (a 1 x 2 result): the largest failing
+            # case may show how the values differ, said with its own inputs.
+            larger = max(failures[1:], key=lambda f: f[0][:2], default=None)
+            if larger is not None and larger[4].get("absorb"):
+                ctx.absorb_reading_of(larger[4]["absorb"], f"{larger[1].describe()} on {larger[2]}")
         if details.get("raised") is not None:
             ctx.note_error_cause(details.pop("raised"), "your function")
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
