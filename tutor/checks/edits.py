@@ -532,7 +532,10 @@ def _edits(code: str, solution: str, values: dict | None) -> tuple[list, list]:
                 a, b = parents[a], ref_parents[b]  # -2 for -1: the number is the place
             sole = _sole(mine_tree, theirs_tree, stmt, ref_stmt)
             kind = _kind(a, b, parents, sole=sole)
-            if kind is None and sole and not only_place:
+            # Only a part of the statement's value: where the whole value differs, "the one
+            # place" would point at everything the statement computes.
+            whole = a is part or a is getattr(stmt, "value", None)
+            if kind is None and sole and not only_place and not whole:
                 line = getattr(a, "lineno", stmt.lineno)
                 only_place.append(
                     (
