@@ -484,3 +484,14 @@ def test_one_column_off_by_a_constant_is_not_read_as_a_bias_for_every_column():
         "out differs from the expected value only at index 2 of dim 1, by -1 at every index of dim 0: that column's "
         "values are wrong (a constant such as 0 where 1 belongs, say) or have a term added"
     )
+
+
+def test_a_count_one_off_is_read_as_off_by_one_and_none_at_all_is_not():
+    from tutor.checks.compare import value_problems
+
+    (problem,) = value_problems(15, 16, "len(ds)")
+    assert problem.data["pattern"].startswith("len(ds) is one fewer than expected: consistent with a count off by one")
+    (problem,) = value_problems(0, 1, "n")
+    assert not (problem.data or {}).get("pattern")
+    (problem,) = value_problems(True, False, "flag")
+    assert not (problem.data or {}).get("pattern")

@@ -631,6 +631,19 @@ def crossed(actual, expected, name: str) -> Problem | None:
     )
 
 
+def _one_off(name: str, actual, expected) -> str | None:
+    """An integer one more or one fewer than expected (neither of them 0, where "none at all"
+    says more): a count off by one."""
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in (actual, expected))
+    if not ints or 0 in (actual, expected) or abs(int(actual) - int(expected)) != 1:
+        return None
+    more = "one more" if actual > expected else "one fewer"
+    return (
+        f"{name} is {more} than expected: consistent with a count off by one (a - 1 or + 1 too many or missing, "
+        f"< where <= belongs, a range that starts or ends one place off)"
+    )
+
+
 def _numbers_relation(name: str, actual, expected, tol) -> str | None:
     """How a list of numbers is the expected list transformed (shifted by one, scaled, one
     item more), as for tensors; None for lists of anything but real numbers."""
@@ -663,6 +676,7 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         sentence = f"{name} is {sa}, expected {se}"
         both_real = isinstance(actual, numbers.Real) and isinstance(expected, numbers.Real)
         pattern = patterns.scale(name, actual, expected) if both_real and not isinstance(actual, bool) else None
+        pattern = pattern or _one_off(name, actual, expected)
         if pattern:
             return [Problem("value", sentence, se, sa, {"pattern": pattern})]
         if not (isinstance(actual, number) and isinstance(expected, number)) and type(actual) is not type(expected):
