@@ -112,6 +112,23 @@ def _ignores_out_grad(Value):
     return found
 
 
+def _stops_the_walk(Value):
+    """The operations after which backward() never runs the operand's own _backward: in
+    op(x * 3), the product gets its gradient from op, but x gets none."""
+    ops = {"**": lambda a: a**2, "tanh": lambda a: a.tanh(), "relu": lambda a: a.relu()}
+    found = []
+    for name, op in ops.items():
+        try:
+            x = Value(0.25)
+            product = x * Value(3.0)
+            op(product).backward()
+        except Exception:
+            continue
+        if product.grad != 0 and x.grad == 0:
+            found.append(name)
+    return found
+
+
 def _assigns_own_grad(Value):
     """The operations whose _backward assigns self.grad = ... instead of adding into it: in
     op(a) + a, the add's share (1) reaches a first, and an assignment then overwrites it."""
