@@ -81,6 +81,33 @@ def test_a_function_that_never_returns_a_value_is_named_where_the_references_doe
     assert sourcefacts.returns_nothing(code, code) is None
 
 
+BEST = """
+best_loss = float("inf")
+best_epoch = None
+for epoch in range(1, 4):
+    loss = losses[epoch - 1]
+    if loss < best_loss:
+        best_loss = loss
+        best_epoch = epoch
+"""
+
+
+def test_a_name_bound_once_to_a_constant_and_never_again_is_named_with_its_end_value():
+    code = BEST.replace("        best_loss = loss\n", "")
+    said = sourcefacts.bound_once(code, BEST, {"best_loss": float("inf")}, {"best_loss": 0.125})
+    assert said == (
+        "best_loss keeps the value line 2 gives it (inf): no line of your code assigns it again, where the "
+        "reference's ends at 0.125"
+    )
+    # Bound again (a loop target, a global in a function), or ending as the reference's: no finding.
+    assert sourcefacts.bound_once(BEST, BEST, {"best_loss": 0.5}, {"best_loss": 0.125}) is None
+    assert sourcefacts.bound_once(code, BEST, {"best_loss": 0.125}, {"best_loss": 0.125}) is None
+    with_global = code + "def f():\n    global best_loss\n    best_loss = 0\n"
+    assert sourcefacts.bound_once(with_global, BEST, {"best_loss": float("inf")}, {"best_loss": 0.125}) is None
+    by_text = code + "globals()['best_loss'] = 0.5\n"
+    assert sourcefacts.bound_once(by_text, BEST, {"best_loss": float("inf")}, {"best_loss": 0.125}) is None
+
+
 @pytest.mark.slow
 def test_the_loop_that_returns_early_is_said_when_the_check_fails():
     setup = "import torch\nlayers = [lambda t: t + 1, lambda t: t * 2, lambda t: t - 3]\nx = torch.ones(3)\n"

@@ -111,6 +111,9 @@ def diagnose(
         sourcefacts.fresh_state_each_call,
         sourcefacts.returns_nothing,
     )
+    kept_constant = sourcefacts.bound_once(code, solution, ctx.learner, ctx.ref) if ctx.code_error is None else None
+    if kept_constant:
+        found.append((kept_constant, None))
     for source_rule in source_rules:
         sentence = source_rule(code, solution)
         if sentence:

@@ -1,8 +1,9 @@
 """Facts about the shape of the learner's code that the source alone establishes, said
 when a check fails and the reference's code does not share them: a loop that can run its
-body only once (a ``return`` or ``break`` as its last statement), and a function that
-builds a new optimizer each time it is called (its state, Adam's moments or SGD's
-momentum, then starts empty on every call).
+body only once (a ``return`` or ``break`` as its last statement), a function that builds a
+new optimizer each time it is called (its state, Adam's moments or SGD's momentum, then
+starts empty on every call), a function that never returns a value, and a name the code
+binds once to a constant and never again (a best loss that stays ``inf``).
 """
 
 from __future__ import annotations
@@ -124,4 +125,69 @@ def fresh_state_each_call(code: str, solution: str) -> str | None:
                 f"(momentum, Adam's moment estimates, a scale) starts empty on every call, where the reference's "
                 f"{function} builds none"
             )
+    return None
+
+
+SCALARS = (int, float, bool, type(None))
+
+
+def _top_level_constant(node: ast.expr) -> bool:
+    """A literal number, None or bool, or float("inf") and the like."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, SCALARS)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _top_level_constant(node.operand)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("float", "int")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+    )
+
+
+def _bindings(tree: ast.AST) -> dict[str, list[ast.AST]]:
+    """Every place a name is bound: assigned, augmented, a loop or with target, deleted,
+    declared global or nonlocal (a function may then rebind it)."""
+    out: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.setdefault(node.id, []).append(node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                out.setdefault(name, []).append(node)
+    return out
+
+
+RUNS_TEXT = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr"})
+
+
+def _shown(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
+
+
+def bound_once(code: str, solution: str, learner: dict, ref: dict) -> str | None:
+    """A top-level name the learner's code binds once, to a constant, and never again, that
+    ends with that value where the reference's ends with another: the one place that could
+    have changed it is not in the code."""
+    mine, theirs = _tree(code), _tree(solution)
+    if mine is None or theirs is None:
+        return None
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in RUNS_TEXT for n in ast.walk(mine)):
+        return None  # names bound by text: the source does not show every binding
+    places = _bindings(mine)
+    ref_places = _bindings(theirs)
+    for stmt in getattr(mine, "body", []):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        name = stmt.targets[0].id
+        if len(places.get(name, [])) != 1 or len(ref_places.get(name, [])) < 2 or not _top_level_constant(stmt.value):
+            continue
+        value, expected = learner.get(name), ref.get(name)
+        if not (isinstance(value, SCALARS) and isinstance(expected, SCALARS)) or value == expected:
+            continue
+        return (
+            f"{name} keeps the value line {stmt.lineno} gives it ({_shown(value)}): no line of your code assigns it "
+            f"again, where the reference's ends at {_shown(expected)}"
+        )
     return None
