@@ -640,7 +640,8 @@ def _one_off(name: str, actual, expected) -> str | None:
     more = "one more" if actual > expected else "one fewer"
     return (
         f"{name} is {more} than expected: consistent with a count off by one (a - 1 or + 1 too many or missing, "
-        f"< where <= belongs, a range that starts or ends one place off)"
+        f"< where <= belongs, a range that starts or ends one place off, or something counted or measured one "
+        f"step early or late)"
     )
 
 
