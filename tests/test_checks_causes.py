@@ -495,3 +495,15 @@ def test_a_count_one_off_is_read_as_off_by_one_and_none_at_all_is_not():
     assert not (problem.data or {}).get("pattern")
     (problem,) = value_problems(True, False, "flag")
     assert not (problem.data or {}).get("pattern")
+
+
+def test_a_factor_within_a_tenth_of_a_percent_of_a_count_is_named_with_the_count():
+    # debugging-lab/loss-floor with reduction='sum': Adam's steps drift a little from the mean's,
+    # so the losses are 90 times the expected within 0.1% (90.05 here), not to float rounding; 90
+    # is y's length.
+    setup = "import torch\ny = torch.zeros(90)\nexpected = [1.2, 0.8, 0.5, 0.3]\n"
+    code = "losses = [v * 90.05 for v in expected]\n"
+    r = verify(code, "losses = list(expected)\n", [check(kind="value", expr="losses")], setup=setup)
+    text = "\n".join(r["mistakes"])
+    assert "losses is 90 times the expected value, consistent with a sum where a mean over 90 values was meant" in text
+    assert "exactly" not in text

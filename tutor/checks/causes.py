@@ -11,6 +11,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from . import signatures
+
 MAX_ELEMENTS = 100_000  # larger values are not searched
 MAX_ROLL_WORK = 2_000_000  # elements compared over every shift of a dim; past it, shifts of 1 and 2 only
 MAX_SOURCES = 24  # tensors of the reference's namespace (or a call's inputs) tried as a reduction's input
@@ -158,10 +160,15 @@ def _factor(name, a, e, tol):
         )
     k = round(1 / c) if abs(c) < 1 else 0
     times = f"1/{k} of" if abs(k) >= 2 and abs(1 / c - k) < 1e-3 * abs(k) else f"{_num(c)} times"
-    return (
+    sentence = (
         f"{name} is {times} the expected value everywhere: consistent with a constant factor missing, extra or "
         f"wrong (a scale such as 1/sqrt(d), a learning rate, a divisor)"
     )
+    # A whole factor (or its inverse) may be a count of values, which the context can name.
+    up = round(c) if c >= 2 and abs(c - round(c)) < 1e-3 * c else 0
+    if up or (k >= 2 and times.startswith("1/")):
+        return signatures.near_factor(sentence, name, up or k, bool(up))
+    return sentence
 
 
 def _power(name, a, e, tol):

@@ -270,7 +270,9 @@ class Context:
                 size = self._count_named(pattern.k, inputs, pattern.name)
                 # a plain str either way: only plain data crosses to the host
                 pattern = (
-                    signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size) if size else str(pattern)
+                    signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size, exact=pattern.exact)
+                    if size
+                    else str(pattern)
                 )
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it

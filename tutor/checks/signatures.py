@@ -39,6 +39,7 @@ class Scaled(str):
     name: str
     k: int
     up: bool  # k times (else 1/k)
+    exact: bool = True  # within float rounding; else within 0.1% (a trajectory that drifted a little)
 
 
 def exact_factor(name: str, k: int, up: bool) -> Scaled:
@@ -48,7 +49,14 @@ def exact_factor(name: str, k: int, up: bool) -> Scaled:
     return out
 
 
-def factor_of_a_size(name: str, k: int, up: bool, size: str, grad: bool = False) -> str:
+def near_factor(sentence: str, name: str, k: int, up: bool) -> Scaled:
+    """A reading of ``name`` as k (or 1/k) times the expected value within 0.1%."""
+    out = Scaled(sentence)
+    out.name, out.k, out.up, out.exact = name, k, up, False
+    return out
+
+
+def factor_of_a_size(name: str, k: int, up: bool, size: str, grad: bool = False, exact: bool = True) -> str:
     """``size`` names where the count k comes from ("the size of x's dimension 0")."""
     if grad:
         return (
@@ -57,13 +65,14 @@ def factor_of_a_size(name: str, k: int, up: bool, size: str, grad: bool = False)
         )
     # The count matches a size, which is all that is established: the same numbers come from
     # a divisor (or a count) that is off by that factor, whatever the reduction.
+    exactly = "exactly " if exact else ""
     if up:
         return (
-            f"{name} is exactly {k} times the expected value, consistent with a sum where a mean over {k} values "
+            f"{name} is {exactly}{k} times the expected value, consistent with a sum where a mean over {k} values "
             f"was meant, or a divisor {k} times too small ({k} is {size})"
         )
     return (
-        f"{name} is exactly 1/{k} of the expected value, consistent with a mean over {k} values where their sum "
+        f"{name} is {exactly}1/{k} of the expected value, consistent with a mean over {k} values where their sum "
         f"was meant, or a divisor {k} times too large, such as a count that includes what should not count "
         f"({k} is {size})"
     )
