@@ -255,7 +255,7 @@ CASES = (
         "shipped",
         "h = torch.sigmoid(x @ w)\nwith torch.no_grad():\n    h *= 2\nloss = h.sum()\nloss.backward()\n",
         ("writing through .data hides the change",),
-        "h *= 2 overwrote, in place, the output that sigmoid saved",
+        "h was changed in place after sigmoid saved it for its backward pass",
     ),
 )
 

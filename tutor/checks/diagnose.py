@@ -3,6 +3,7 @@ first difference of the protocol traces, built-in signatures found by the checks
 comparing both namespaces, and in the exception messages, each said once."""
 
 import inspect
+import re
 
 import torch
 
@@ -120,13 +121,18 @@ def diagnose(
             found.append((sentence, None))
     # The reference's statements with one edit (a sum for a mean, operands swapped, off by
     # one), with one of them missing, or with one in another place.
-    found += (
+    edited = (
         edits.one_edit(code, solution, ctx.learner)
         or edits.one_missing(code, solution)
         or edits.one_extra(code, solution)
         or edits.one_moved(code, solution)
-        or edits.one_place(code, solution, ctx.learner)
     )
+    # Else the one place the code differs, unless a sentence already points at that line
+    # (the exception it raised there says more).
+    for sentence, topic in edited or edits.one_place(code, solution, ctx.learner):
+        line = re.match(r"line (\d+) of your code", sentence)
+        if edited or line is None or not any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
+            found.append((sentence, topic))
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
         found += [(s, None) for s in copywrites.lost_writes(code, ctx.learner)]

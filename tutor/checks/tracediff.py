@@ -8,6 +8,7 @@ per segment (the code's run, or one check's calls into the learner's functions).
 """
 
 import ast
+import re
 
 from .describe import plural
 
@@ -183,9 +184,9 @@ def _clip_order(ls: str, rs: str) -> str | None:
         )
 
     def clips_before_a_backward(seq):
-        # a clip with a backward() after it and no step() between: the later gradient adds
-        # onto clipped ones (a clip inside a loop of micro-batches)
-        return any(seq[i] == "C" and "B" in seq[i:].split("S", 1)[0] for i in range(len(seq)))
+        # a clip between two backward() calls with no step() among them: the later gradient
+        # adds onto clipped ones (a clip inside a loop of micro-batches)
+        return any(re.search(r"B[^S]*C[^S]*B", segment) for segment in seq.split("S"))
 
     if "C" in rs and "C" not in ls:
         return (
