@@ -507,3 +507,16 @@ def test_a_factor_within_a_tenth_of_a_percent_of_a_count_is_named_with_the_count
     text = "\n".join(r["mistakes"])
     assert "losses is 90 times the expected value, consistent with a sum where a mean over 90 values was meant" in text
     assert "exactly" not in text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "out = x @ torch.ones(4, 3, dtype=torch.float64)\n",
+        "w = torch.tensor([1.0, 1.0, 3.0], dtype=torch.float64)\n"
+        "out = torch.nn.functional.cross_entropy(x[:, :3], torch.zeros(6, dtype=torch.long), weight=w)\n",
+    ],
+)
+def test_tensors_of_two_dtypes_in_one_operation_are_named(code):
+    text = said(code, "out = x[:, :3]\n")
+    assert "tensors of different dtypes met in one operation" in text, text

@@ -276,6 +276,20 @@ ERRORS = (
         "call super().__init__() first in your module's __init__: nn.Module sets up the registries that "
         "layers, parameters and buffers are recorded in",
     ),
+    *(
+        (
+            needle,
+            "tensors of different dtypes met in one operation (float32 and float64, say): give them one dtype (a "
+            "tensor you create can follow the input's: dtype=x.dtype, or x.new_tensor(...))",
+        )
+        for needle in (
+            "expected scalar type Float but found Double",
+            "expected scalar type Double but found Float",
+            "expected m1 and m2 to have the same dtype",
+            "expected both vectors to have same dtype",
+            "expected mat1 and mat2 to have the same dtype",
+        )
+    ),
     (
         "expected scalar type Long",
         "class indices for cross_entropy / nll_loss must be integers (torch.long): convert them with .long()",
