@@ -148,6 +148,14 @@ def test_loss_on_probabilities():
         setup,
     )
     assert "the cross-entropy loss received probabilities (each row sums to 1)" in text
+    # A softmax over the batch: the columns sum to 1, not the rows.
+    text = said(
+        "loss = F.cross_entropy(logits.softmax(dim=0), torch.tensor([0, 1]))",
+        "loss = F.cross_entropy(logits, torch.tensor([0, 1]))",
+        [check(kind="tensor", expr="loss", rtol=1e-5)],
+        setup,
+    )
+    assert "received values that sum to 1 down each column, over the batch (a softmax along dim 0)" in text
 
 
 def test_loss_tensors_kept_instead_of_item():

@@ -636,8 +636,17 @@ def _probability_like(x, log: bool = False) -> str | None:
             if log:
                 return "not log-probabilities" if bool((x > 0).any()) else None
             dim = 1 if x.dim() > 1 else 0
-            if bool((x >= 0).all()) and bool(torch.allclose(x.sum(dim), torch.ones((), device=x.device), atol=1e-4)):
+            one = torch.ones((), device=x.device)
+            if bool((x >= 0).all()) and bool(torch.allclose(x.sum(dim), one, atol=1e-4)):
                 return "probabilities"
+            # a softmax over the batch (dim=0): every column sums to 1 instead
+            if (
+                x.dim() > 1
+                and x.shape[0] > 1
+                and bool((x >= 0).all())
+                and bool(torch.allclose(x.sum(0), one, atol=1e-4))
+            ):
+                return "probabilities along dim 0"
     except Exception:
         return None
     return None

@@ -832,6 +832,12 @@ def _losses(learner, ref):
                     "F.nll_loss (or nn.NLLLoss) received values that are not log-probabilities: it expects "
                     "F.log_softmax(logits, dim=1), not logits or probabilities"
                 )
+            if e.info.get("looks") == "probabilities along dim 0":
+                return (
+                    "the cross-entropy loss received values that sum to 1 down each column, over the batch (a "
+                    "softmax along dim 0): nn.CrossEntropyLoss and F.cross_entropy apply log_softmax themselves, "
+                    "along the classes, and want the raw logits; drop the softmax"
+                )
             return (
                 "the cross-entropy loss received probabilities (each row sums to 1): nn.CrossEntropyLoss and "
                 "F.cross_entropy apply log_softmax themselves and want the raw logits; drop the softmax"
