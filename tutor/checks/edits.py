@@ -624,16 +624,11 @@ def one_missing(code: str, solution: str) -> list:
     for statement and in order, but for one simple statement of the reference's that it
     lacks (left out or written as ``pass``). Prints, asserts and docstrings are not
     compared. Then that statement is the one difference, and the reference with it passes."""
-    diff = _one_difference(code, solution)
-    if diff is None:
+    lone = _lone_statement(code, solution, "insert")
+    if lone is None:
         return []
-    (tag, i1, _, j1, j2), mine, theirs = diff
+    i1, mine, (text, _, owner) = lone
     mine_tree = ast.parse(code or "")
-    if tag != "insert" or j2 - j1 != 1:
-        return []
-    _, text, stmt, owner = theirs[j1]
-    if stmt is None or _header(stmt) is not None:
-        return []  # a block's header or a whole block: not one statement
     where = f" in {owner}()" if owner else ""
     before = next((m[2] for m in reversed(mine[:i1]) if m[2] is not None), None)
     after = next((m[2] for m in mine[i1:] if m[2] is not None), None)
@@ -659,15 +654,10 @@ def one_missing(code: str, solution: str) -> list:
 def one_extra(code: str, solution: str) -> list:
     """At most one (sentence, topic): where the learner's code is the reference's, statement
     for statement and in order, but for one simple statement the reference does not have."""
-    diff = _one_difference(code, solution)
-    if diff is None:
+    lone = _lone_statement(code, solution, "delete")
+    if lone is None:
         return []
-    (tag, i1, i2, _, _), mine, _ = diff
-    if tag != "delete" or i2 - i1 != 1:
-        return []
-    _, text, stmt, owner = mine[i1]
-    if stmt is None or _header(stmt) is not None:
-        return []  # a block's header or a whole block: not one statement
+    _, _, (text, stmt, owner) = lone
     where = f" in {owner}()" if owner else ""
     return [
         (
@@ -675,6 +665,23 @@ def one_extra(code: str, solution: str) -> list:
             "edit:extra",
         )
     ]
+
+
+def _lone_statement(code: str, solution: str, tag: str):
+    """(where in the learner's statements, the learner's flattened statements, (text, statement,
+    owner)) where the one difference between the two sources is one simple statement the
+    reference has and the code lacks (``tag`` "insert") or the code has and the reference lacks
+    ("delete"); None otherwise (a block's header or a whole block is not one statement)."""
+    diff = _one_difference(code, solution)
+    if diff is None:
+        return None
+    (found, i1, i2, j1, j2), mine, theirs = diff
+    if found != tag or (i2 - i1 if tag == "delete" else j2 - j1) != 1:
+        return None
+    _, text, stmt, owner = mine[i1] if tag == "delete" else theirs[j1]
+    if stmt is None or _header(stmt) is not None:
+        return None
+    return i1, mine, (text, stmt, owner)
 
 
 def _one_difference(code: str, solution: str):
