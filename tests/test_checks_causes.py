@@ -490,7 +490,7 @@ def test_a_count_one_off_is_read_as_off_by_one_and_none_at_all_is_not():
     from tutor.checks.compare import value_problems
 
     (problem,) = value_problems(15, 16, "len(ds)")
-    assert problem.data["pattern"].startswith("len(ds) is one fewer than expected: consistent with a count off by one")
+    assert problem.data["pattern"].startswith("len(ds) is one fewer than expected: something counted or done once")
     (problem,) = value_problems(0, 1, "n")
     assert not (problem.data or {}).get("pattern")
     (problem,) = value_problems(True, False, "flag")
@@ -520,3 +520,16 @@ def test_a_factor_within_a_tenth_of_a_percent_of_a_count_is_named_with_the_count
 def test_tensors_of_two_dtypes_in_one_operation_are_named(code):
     text = said(code, "out = x[:, :3]\n")
     assert "tensors of different dtypes met in one operation" in text, text
+
+
+def test_one_wrong_element_is_no_per_feature_scale():
+    # views-strides/transpose-view with the write lost in a copy: one element differs, and a
+    # single element "is" any factor of its expected value.
+    import torch
+
+    from tutor.checks import causes
+
+    expected = torch.tensor([[0.0, 1.0], [99.0, 4.0], [2.0, 5.0]])
+    actual = expected.clone()
+    actual[1, 0] = 3.0
+    assert causes.explain("t", actual, expected) is None

@@ -443,3 +443,18 @@ def test_the_one_place_code_differs_from_the_reference_is_shown_where_no_edit_ki
     assert one_place(two, LOADER) == []
     # Where an edit of a kind is named, that sentence says it better.
     assert one_place(LOADER.replace("(0)", "(1)"), LOADER) == []
+
+
+def test_a_part_that_differs_beside_two_statements_moved_is_not_the_one_place():
+    # debugging-lab/invisible-layers with super().__init__() after the layers, written as a
+    # list where the reference passes a generator: two differences, neither the one place.
+    reference = (
+        "class MLP(nn.Module):\n    def __init__(self, sizes):\n        super().__init__()\n"
+        "        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))\n"
+    )
+    code = (
+        "class MLP(nn.Module):\n    def __init__(self, sizes):\n"
+        "        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])\n"
+        "        super().__init__()\n"
+    )
+    assert one_place(code, reference) == []

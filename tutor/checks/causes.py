@@ -256,6 +256,12 @@ def _scaled_along(name, a, e, tol):
             factor = (a * e).sum(axis=others, keepdims=True) / (e * e).sum(axis=others, keepdims=True)
         if not np.isfinite(factor).all() or _match(factor, np.full_like(factor, float(np.median(factor))), tol):
             continue  # one factor everywhere is _factor's reading
+        # Each scaled slice must show its factor twice or more (a single wrong element "is" any
+        # factor), and more than one slice must be scaled.
+        scaled = ~np.isclose(factor, 1.0, rtol=tol[0], atol=tol[1])
+        shown_twice = (e != 0).sum(axis=others, keepdims=True) >= 2
+        if int(scaled.sum()) < 2 or not shown_twice[scaled].all():
+            continue
         if _match(a, e * factor, tol):
             flat = np.squeeze(factor)
             shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")

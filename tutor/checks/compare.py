@@ -639,9 +639,9 @@ def _one_off(name: str, actual, expected) -> str | None:
         return None
     more = "one more" if actual > expected else "one fewer"
     return (
-        f"{name} is {more} than expected: consistent with a count off by one (a - 1 or + 1 too many or missing, "
-        f"< where <= belongs, a range that starts or ends one place off, or something counted or measured one "
-        f"step early or late)"
+        f"{name} is {more} than expected: something counted or done once too often or too few times, such as "
+        f"a - 1 or + 1, < for <=, a range's start or end, a division rounded down where it should round up (or "
+        f"the reverse), a call or a step once too many or too few, or a value measured one step early or late"
     )
 
 

@@ -453,11 +453,14 @@ def _in_place(stmt: ast.stmt, ref_stmt: ast.stmt, tree: ast.AST, values: dict) -
 
 
 def _outline(tree: ast.AST, leaving: ast.stmt) -> list:
-    """Every statement of ``tree`` but ``leaving``, in order: a simple one whole, a compound
+    """Every statement of ``tree`` in order, ``leaving`` as a placeholder: a simple one whole, a compound
     one's header (a def's name, parameters and decorators, a class's name and bases)."""
     out: list = []
     for stmt in ast.walk(tree):
-        if not isinstance(stmt, ast.stmt) or stmt is leaving:
+        if stmt is leaving:
+            out.append("<the statement compared>")  # its place counts: a statement moved past it is a difference
+            continue
+        if not isinstance(stmt, ast.stmt):
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(("def", stmt.name, ast.dump(stmt.args), [ast.dump(d) for d in stmt.decorator_list]))
