@@ -83,7 +83,8 @@ def diagnose(
         found.append(
             (
                 f"{name} still holds exactly the values the setup gave it: no change your code made to its "
-                "values is left (an update that went into a copy, or one that never ran)",
+                "values is left (an update that went into a copy, one that never ran, or one that applied nothing, "
+                "such as a step after its gradient was cleared)",
                 None,
             )
         )
