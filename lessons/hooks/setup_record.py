@@ -67,6 +67,28 @@ def _names_after_one_backward(record_grads):
     return set(grads)
 
 
+def _hooked_but_empty(record_grads):
+    # every parameter has a hook, yet the dict returned is empty after a backward
+    try:
+        model = _fresh()
+        grads, _ = record_grads(model)
+        _loss(model, _X).backward()
+        hooked = all(p._backward_hooks for p in model.parameters())
+        return hooked and isinstance(grads, dict) and not grads
+    except Exception:
+        return False
+
+
+def _keys_not_names(record_grads):
+    # the dict has keys after a backward, none of them a parameter's name
+    try:
+        names = {name for name, _ in _fresh().named_parameters()}
+        keys = _names_after_one_backward(record_grads)
+        return bool(keys) and not keys & names
+    except Exception:
+        return False
+
+
 def _late_binding(record_grads):
     return _names_after_one_backward(record_grads) == {"4.bias"}
 
