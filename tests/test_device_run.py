@@ -121,6 +121,8 @@ def test_setup_statistics_left_on_the_cpu_fail_as_on_a_gpu():
     assert not r["passed"]
     text = str(r)
     assert "when DEVICE is a GPU" in text and "at least two devices" in text
+    # What that error means is said, as for an error of the normal run.
+    assert any(m.startswith("tensors on different devices met in one operation") for m in r["mistakes"]), r
 
 
 def test_errors_of_metas_missing_data_are_not_device_errors():

@@ -27,7 +27,7 @@ from time import monotonic as _monotonic
 
 import torch
 
-from . import typedin, untouched
+from . import signatures, typedin, untouched
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
 from .devicerun import device_problems
@@ -395,8 +395,13 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
         results = _with_device_run(payload, results, checks, device_run, ctx.reads)
         if not all(r["passed"] for r in results):
             # The device run failed it: the conditions as they were met before it ran (its
-            # failures are not the checks' own, which passed).
+            # failures are not the checks' own, which passed); where none holds, what the
+            # error it raised is known to mean (tensors on two devices).
             messages = authored(set())
+            for r in results if not messages else []:
+                meaning = signatures.for_error(r.get("message") or "") if not r["passed"] else None
+                if meaning and all(meaning != m for m, _ in messages):
+                    messages.append((meaning, None))
     if guard is not None:
         guard.verify("while the checks ran it")
     results = _tests_as_checks(results, checks)
