@@ -533,3 +533,14 @@ def test_one_wrong_element_is_no_per_feature_scale():
     actual = expected.clone()
     actual[1, 0] = 3.0
     assert causes.explain("t", actual, expected) is None
+
+
+def test_slices_set_to_zero_are_no_per_feature_scale():
+    # modules/mlp with a ReLU after the last layer: columns negative in every row become 0
+    import torch
+
+    from tutor.checks import causes
+
+    expected = torch.tensor([[-1.0, 2.0, -3.0, -0.5], [-2.0, 1.5, -1.0, -0.25], [-0.5, 3.0, -2.0, -1.0]])
+    said = causes.explain("out", expected.clamp(min=0), expected)
+    assert said is None or "per-feature scale" not in said, said

@@ -258,6 +258,8 @@ def _scaled_along(name, a, e, tol):
             continue  # one factor everywhere is _factor's reading
         # Each scaled slice must show its factor twice or more (a single wrong element "is" any
         # factor), and more than one slice must be scaled.
+        if np.isclose(factor, 0.0, atol=tol[1]).any():
+            continue  # a slice set to 0 is no scale (a ReLU or a mask zeroed it)
         scaled = ~np.isclose(factor, 1.0, rtol=tol[0], atol=tol[1])
         shown_twice = (e != 0).sum(axis=others, keepdims=True) >= 2
         if int(scaled.sum()) < 2 or not shown_twice[scaled].all():
