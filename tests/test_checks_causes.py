@@ -544,3 +544,16 @@ def test_slices_set_to_zero_are_no_per_feature_scale():
     expected = torch.tensor([[-1.0, 2.0, -3.0, -0.5], [-2.0, 1.5, -1.0, -0.25], [-0.5, 3.0, -2.0, -1.0]])
     said = causes.explain("out", expected.clamp(min=0), expected)
     assert said is None or "per-feature scale" not in said, said
+
+
+def test_a_multiple_of_a_reduction_of_a_numpy_array_over_the_wrong_dim_is_named():
+    # numpy-parity/grad-parity: db = 2 * R.sum(axis=0) / R.size, written with axis=1
+    setup = "import numpy as np\nR = np.arange(32.0).reshape(16, 2) / 7\n"
+    r = verify(
+        "db = 2.0 * R.sum(axis=1) / R.size\n",
+        "db = 2.0 * R.sum(axis=0) / R.size\n",
+        [check(kind="tensor", expr="torch.as_tensor(db)")],
+        setup="import torch\n" + setup,
+    )
+    text = "\n".join(r["mistakes"])
+    assert "is 0.0625 * R.sum(dim=1) where the reference computes 0.0625 * R.sum(dim=0): sum over the wrong dim" in text

@@ -431,6 +431,8 @@ _OVER_ALL: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 
 
 def _as_float(t) -> torch.Tensor | None:
+    if isinstance(t, np.ndarray) and t.dtype.kind in "biuf":
+        t = torch.from_numpy(t)  # a NumPy array is reduced as a tensor is (NumPy parity)
     if not isinstance(t, torch.Tensor) or t.is_meta or t.ndim < 2 or t.numel() > MAX_ELEMENTS:
         return None
     if t.layout != torch.strided or t.is_complex() or t.dtype == torch.bool:
@@ -458,13 +460,15 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
             found = _reduction_of(t, f, e, tol)
             if found is None:
                 continue
+            *found, c = found
+            found = tuple(found)
             for dim in range(t.ndim):
                 for keep in (False, True):
                     if (dim, keep) == found:
                         continue
                     other = f(t, dim, keep)
-                    if other is not None and _match(a, other.numpy().astype(np.float64), tol):
-                        return _reduction_sentence(name, str(label), op, found, (dim, keep))
+                    if other is not None and _match(a, c * other.numpy().astype(np.float64), tol):
+                        return _reduction_sentence(name, str(label), op, found, (dim, keep), c)
             whole = _OVER_ALL.get(op)
             if whole is not None and a.size == 1 and _match(a.reshape(()), whole(t).numpy().astype(np.float64), tol):
                 return (
@@ -475,18 +479,28 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
 
 
 def _reduction_of(t: torch.Tensor, f, e: np.ndarray, tol):
+    """(dim, keepdim, c): the expected value is c times the reduction of t over dim (c is 1
+    for the reduction itself, 2 / n for the gradient of a mean of squares, say)."""
     for dim in range(t.ndim):
         for keep in (False, True):
             r = f(t, dim, keep)
-            if r is not None and _match(e, r.numpy().astype(np.float64), tol):
-                return dim, keep
+            if r is None:
+                continue
+            r = r.numpy().astype(np.float64)
+            if _match(e, r, tol):
+                return dim, keep, 1.0
+            if r.shape == e.shape and (r != 0).any():
+                c = float(np.dot(r.ravel(), e.ravel()) / np.dot(r.ravel(), r.ravel()))
+                if c != 0 and _match(e, c * r, tol):
+                    return dim, keep, c
     return None
 
 
-def _reduction_sentence(name: str, label: str, op: str, ref, mine) -> str:
+def _reduction_sentence(name: str, label: str, op: str, ref, mine, c: float = 1.0) -> str:
     def call(dim_keep):
         dim, keep = dim_keep
-        return f"{label}.{op}(dim={dim}{', keepdim=True' if keep else ''})"
+        text = f"{label}.{op}(dim={dim}{', keepdim=True' if keep else ''})"
+        return text if c == 1.0 else f"{_num(c)} * {text}"
 
     if ref[0] == mine[0]:
         how = "keepdim=True is missing" if ref[1] else "keepdim=True is extra"

@@ -145,8 +145,8 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
 
 
 def reference_tensors(ctx: Context) -> list:
-    """The reference's tensors, by name: what an expected value may be a reduction of."""
-    return [(k, v) for k, v in ctx.ref.items() if isinstance(v, torch.Tensor) and not k.startswith("_")]
+    """The reference's tensors and NumPy arrays, by name: what an expected value may be a reduction of."""
+    return [(k, v) for k, v in ctx.ref.items() if isinstance(v, (torch.Tensor, np.ndarray)) and not k.startswith("_")]
 
 
 def _relation_problem(sentence: str, expected=None, actual=None):
