@@ -557,3 +557,18 @@ def test_a_multiple_of_a_reduction_of_a_numpy_array_over_the_wrong_dim_is_named(
     )
     text = "\n".join(r["mistakes"])
     assert "is 0.0625 * R.sum(dim=1) where the reference computes 0.0625 * R.sum(dim=0): sum over the wrong dim" in text
+
+
+def test_a_change_made_the_other_way_from_a_value_in_play_is_named():
+    # numpy-parity/sgd-step-parity with W + lr * dW for W - lr * dW
+    setup = (
+        "import torch\nimport numpy as np\nW = np.arange(6.0).reshape(3, 2) / 5\ndW = np.ones((3, 2)) * np.arange(2)\n"
+    )
+    r = verify(
+        "W_next = W + 0.1 * dW\n",
+        "W_next = W - 0.1 * dW\n",
+        [check(kind="tensor", expr="torch.as_tensor(W_next)")],
+        setup=setup,
+    )
+    text = "\n".join(r["mistakes"])
+    assert "is W changed by the expected amount the other way" in text, text

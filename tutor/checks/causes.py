@@ -478,6 +478,26 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
     return None
 
 
+def reversed_change(name: str, actual, expected, sources, tol=None) -> str | None:
+    """The expected value is one of ``sources`` changed by some amount, and the learner's is
+    that source changed by the same amount the other way (an update added where it is
+    subtracted: W + lr * dW for W - lr * dW)."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None or a.shape != e.shape:
+        return None
+    tol = _tol(np.asarray(expected), tol)
+    for label, source in list(sources)[:MAX_SOURCES]:
+        s = _numeric(source.detach().cpu() if isinstance(source, torch.Tensor) and not source.is_meta else source)
+        if s is None or s.shape != e.shape or str(label).startswith("_") or _match(e, s, tol):
+            continue
+        if _match(a - s, s - e, tol) and not _match(a, e, tol):
+            return (
+                f"{name} is {label} changed by the expected amount the other way: {name} - {label} is "
+                f"-(expected - {label}) (a change added where it is subtracted, or the reverse: a sign)"
+            )
+    return None
+
+
 def _reduction_of(t: torch.Tensor, f, e: np.ndarray, tol):
     """(dim, keepdim, c): the expected value is c times the reduction of t over dim (c is 1
     for the reduction itself, 2 / n for the gradient of a mean of squares, say)."""

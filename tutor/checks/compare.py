@@ -379,7 +379,10 @@ def tensor_problems(
                 pattern = patterns.explain(name, a_np, e_np) or (
                     None
                     if data.get("grad_multiple")
-                    else causes.explain(name, a_np, e_np, tol)
+                    # a change from a value in play made the other way says more than how
+                    # the two results differ
+                    else causes.reversed_change(name, a_np, e_np, sources, tol)
+                    or causes.explain(name, a_np, e_np, tol)
                     or causes.reduced(name, a_np, e_np, sources, tol)
                     or causes.normalised(name, a_np, e_np)
                 )
