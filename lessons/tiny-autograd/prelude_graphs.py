@@ -117,11 +117,39 @@ def _diamond_grads_after_backward(Value):
         return None
 
 
-def _nothing_reached_the_leaves(Value):
-    """backward() leaves the output's .grad at 1 and every leaf's at 0: each _backward ran
-    while the gradient above it was still 0 (children first, a seed set after the walk), or
-    none passes anything on."""
-    return _diamond_grads_after_backward(Value) == (1.0, 0.0, 0.0)
+def _backward_runs(Value):
+    """[(node's name, the output's .grad then)] in the order backward() ran the diamond's
+    _backward functions (each wrapped to record it), or None if it raised."""
+    try:
+        a, b = Value(2.0), Value(3.0)
+        c = a * b
+        p, q = c * a, c * b
+        out = p + q
+        runs = []
+        for label, node in (("a", a), ("b", b), ("c", c), ("p", p), ("q", q), ("out", out)):
+            def wrapped(run=node._backward, label=label):
+                runs.append((label, float(out.grad)))
+                return run()
+            node._backward = wrapped
+        out.backward()
+        return runs
+    except Exception:
+        return None
+
+
+def _children_first(Value):
+    """Every node's _backward ran, the output's after the others: children before parents."""
+    runs = _backward_runs(Value)
+    names = [label for label, _ in runs or []]
+    return sorted(names) == ["a", "b", "c", "out", "p", "q"] and names.index("out") > names.index("c")
+
+
+def _seeded_after(Value):
+    """Every node's _backward ran, parents first, while the output's .grad was still 0."""
+    runs = _backward_runs(Value)
+    names = [label for label, _ in runs or []]
+    ordered = sorted(names) == ["a", "b", "c", "out", "p", "q"] and names.index("out") < names.index("c")
+    return ordered and all(seed == 0.0 for _, seed in runs) and _diamond_grads_after_backward(Value) == (1.0, 0.0, 0.0)
 
 
 def _output_not_seeded(Value):
