@@ -80,11 +80,13 @@ def _hooked_but_empty(record_grads):
 
 
 def _keys_not_names(record_grads):
-    # the dict has keys after a backward, none of them a parameter's name
+    # the dict returned has keys after a backward, none of them a parameter's name
     try:
-        names = {name for name, _ in _fresh().named_parameters()}
-        keys = _names_after_one_backward(record_grads)
-        return bool(keys) and not keys & names
+        model = _fresh()
+        grads, _ = record_grads(model)
+        _loss(model, _X).backward()
+        names = {name for name, _ in model.named_parameters()}
+        return isinstance(grads, dict) and bool(grads) and not set(grads) & names
     except Exception:
         return False
 
