@@ -36,4 +36,3 @@ def _how_it_uses_global(split_indices):
     except Exception:
         pass
     return None
-
