@@ -160,7 +160,10 @@ def test_mistakes_when_code_and_failed_check_in_order_then_builtins():
     # authored matches lead; built-in signatures stay quiet once an author has spoken
     assert r["mistakes"] == ["Look at x.grad.", "Two backward passes.", "That is the classic double backward."]
     alone = verify(wrong, solution, [check(kind="value", expr="x.grad", id="grad")])
-    assert len(alone["mistakes"]) == 1 and alone["mistakes"][0].startswith("gradients accumulated: ")
+    # the built-in sentences: the statement the code adds to the reference's, and what it did
+    assert len(alone["mistakes"]) == 2, alone["mistakes"]
+    assert alone["mistakes"][0].startswith("your code matches the reference's statement for statement but for one it adds")
+    assert alone["mistakes"][1].startswith("gradients accumulated: ")
     ok = verify(solution, solution, [check(kind="value", expr="x.grad", id="grad")], mistakes=mistakes)
     assert ok["mistakes"] == []
 
