@@ -162,7 +162,9 @@ def test_mistakes_when_code_and_failed_check_in_order_then_builtins():
     alone = verify(wrong, solution, [check(kind="value", expr="x.grad", id="grad")])
     # the built-in sentences: the statement the code adds to the reference's, and what it did
     assert len(alone["mistakes"]) == 2, alone["mistakes"]
-    assert alone["mistakes"][0].startswith("your code matches the reference's statement for statement but for one it adds")
+    assert alone["mistakes"][0].startswith(
+        "your code matches the reference's statement for statement but for one it adds"
+    )
     assert alone["mistakes"][1].startswith("gradients accumulated: ")
     ok = verify(solution, solution, [check(kind="value", expr="x.grad", id="grad")], mistakes=mistakes)
     assert ok["mistakes"] == []
