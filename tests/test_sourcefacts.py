@@ -43,6 +43,9 @@ def test_an_exit_under_a_condition_or_in_the_reference_too_is_no_finding():
     assert sourcefacts.once_only(early, LAYERS) is None
     idiom = "def first(xs):\n    for x in xs:\n        return x\n"
     assert sourcefacts.once_only(idiom, idiom) is None
+    # A pass that continues never reaches the return: the loop may run many times.
+    skipping = "def first(xs):\n    for x in xs:\n        if x < 0:\n            continue\n        return x\n"
+    assert sourcefacts.once_only(skipping, LAYERS) is None
 
 
 STEP = """

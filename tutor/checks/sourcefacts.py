@@ -23,13 +23,27 @@ def _tree(source: str) -> ast.AST | None:
         return None
 
 
+def _continues(loop: ast.stmt) -> bool:
+    """Whether the loop's own body holds a ``continue`` (not one of a loop or function inside
+    it): a pass that continues never reaches the exit at the end."""
+    todo: list[ast.AST] = list(getattr(loop, "body", []))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Continue):
+            return True
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _loops_ending_in_exit(tree: ast.AST) -> list[tuple[ast.stmt, ast.stmt]]:
-    """(loop, its exit) for each for/while whose body ends with a plain return or break."""
+    """(loop, its exit) for each for/while whose body ends with a plain return or break that
+    every pass reaches (no ``continue`` in the body)."""
     found: list[tuple[ast.stmt, ast.stmt]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:
             last = node.body[-1]
-            if isinstance(last, (ast.Return, ast.Break)):
+            if isinstance(last, (ast.Return, ast.Break)) and not _continues(node):
                 found.append((node, last))
     return found
 
