@@ -52,3 +52,10 @@ def test_no_reference_or_accepted_solution_of_the_built_in_pack_names_its_setups
             setups = [exercise.setup, *exercise.variants]
             for code in [exercise.solution, *exercise.accepted_solutions]:
                 assert privates.reached(code, privates.of_setup(*setups)) is None, exercise.id
+
+
+def test_a_helpers_local_names_are_not_the_setups_state():
+    setup = "def _helper(x):\n    _tmp = x * 2\n    return _tmp\n_kept = 1\ndef _count():\n    global _calls\n    _calls = 1\n"
+    names, _ = privates.of_setup(setup)
+    assert names == {"_kept", "_calls"}
+    assert privates.reached("_tmp = 3\nprint(_tmp)\n", privates.of_setup(setup)) is None

@@ -35,16 +35,35 @@ class Privates(NamedTuple):
     attributes: frozenset[str]  # set as attributes of objects other than ``self`` (``._roots``)
 
 
+def _module_level(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of the module's own statements, not of a function's or a class's body (a
+    helper's local ``_tmp`` is no state of the namespace, and a learner may use the name)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def of_setup(*setups: str) -> Privates:
-    """Private names the setups bind, and private attributes they set on objects other
-    than ``self`` (an instance's own fields are its class's business)."""
+    """Private names the setups bind at module level (or declare global), and private
+    attributes they set anywhere on objects other than ``self`` (an instance's own fields are
+    its class's business)."""
     names: set[str] = set()
     attributes: set[str] = set()
     for source in setups:
         tree = _parsed(source or "")
-        for node in ast.walk(tree) if tree is not None else ():
+        if tree is None:
+            continue
+        for node in _module_level(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and _private(node.id):
                 names.add(node.id)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                names.update(name for name in node.names if _private(name))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _private(node.attr):
                 on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
                 if not on_self:
