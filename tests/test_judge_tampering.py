@@ -523,6 +523,38 @@ def test_a_right_answer_still_passes(catalog):
     assert verdict.passed, verdict.feedback()
 
 
+@pytest.mark.parametrize(
+    "kept",
+    ["g = globals()", "ring = [1]\nring.append(ring)", "nested = [0]\nfor _ in range(40):\n    nested = [nested]"],
+    ids=["globals", "list-in-itself", "40-deep"],
+)
+def test_a_right_answer_that_also_keeps_what_cannot_cross_whole_still_passes(catalog, kept):
+    # The learner's names cross to the judge after the code ran: a value no check reads that
+    # cannot cross whole (the namespace itself, a cycle, a deep nest) crosses as an opaque
+    # record, and the rest is judged. Before, the whole answer was refused as "not data".
+    exercise = catalog.find_exercise(TWO_LEAVES).exercise
+    verdict = verify(catalog, TWO_LEAVES, exercise.solution + kept + "\n")
+    assert verdict.passed, verdict.feedback()
+
+
+def test_rebinding_a_helper_through_globals_is_told_as_that(catalog):
+    # Through a dict held in a name, under a key computed at run time: the judge still sees
+    # the helper rebound, and says so (not that the kernel sent something that is not data).
+    exercise = catalog.find_exercise(TWO_LEAVES).exercise
+    code = exercise.solution.replace("c.backward(retain_graph=True)", "") + textwrap.dedent(
+        """
+        g = globals()
+        g["_grad_" + "from_backward"] = lambda t: True
+        g["_backward" + "_ran"] = lambda t: True
+        a.grad = b.detach().clone()
+        b.grad = (a + 2 * b).detach().clone()
+        """
+    )
+    verdict = verify(catalog, TWO_LEAVES, code)
+    assert not verdict.passed
+    assert "replaced the exercise's own helper" in verdict.feedback(), verdict.feedback()
+
+
 def test_probes_name_real_exercises(catalog):
     for target, _ in PROBES.values():
         assert catalog.find_exercise(target) is not None, target

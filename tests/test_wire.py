@@ -349,3 +349,58 @@ def _message(body):
 def test_a_frame_that_breaks_the_contract_is_refused_in_one_sentence(text, said):
     with pytest.raises(wire.WireError, match=said):
         wire.load(text)
+
+
+def _ring():
+    ring: list = [1, 2]
+    ring.append(ring)
+    return ring
+
+
+def _deep(levels: int):
+    tree: dict = {}
+    node = tree
+    for _ in range(levels):
+        node["child"] = {}
+        node = node["child"]
+    return tree
+
+
+def _namespace_holding_itself():
+    ns: dict = {"x": torch.ones(2)}
+    ns["g"] = ns  # what ``g = globals()`` puts in a learner's names
+    return ns
+
+
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        (_ring(), "holds itself"),
+        (_namespace_holding_itself(), "holds itself"),
+        (_deep(60), "too large or too deeply nested"),
+        ([[[0]]] * 3 + [list(range(wire.MAX_ITEMS + 5))], "too large to send"),
+    ],
+    ids=["list-in-itself", "namespace-in-itself", "dicts-60-deep", "longer-than-the-budget"],
+)
+def test_what_a_sender_cannot_send_whole_still_crosses_inside_an_answer(value, why):
+    # An answer (the learner's names, nested as the learner's side nests them) holding a
+    # value that cannot cross whole is still read: that value is one opaque record saying
+    # why, and the rest arrives. Before, the judge refused the whole answer ("nested too
+    # deeply"), and a correct solution that also kept such a value failed.
+    names = wire.Prepared(wire.Preparer({})({"kept": value, "w": torch.arange(3.0)}))
+    answer = wire.load(wire.encode({"names": names, "error": None}), wire.Decoder())
+    assert answer["names"]["w"].tolist() == [0.0, 1.0, 2.0]
+    found = []
+
+    def walk(v, depth=0):
+        if isinstance(v, wire.Opaque):
+            found.append(v)
+        elif isinstance(v, dict) and depth < 80:
+            for item in v.values():
+                walk(item, depth + 1)
+        elif isinstance(v, list | tuple) and depth < 80:
+            for item in v:
+                walk(item, depth + 1)
+
+    walk(answer["names"]["kept"])
+    assert found and any(why in str(o.why) for o in found)

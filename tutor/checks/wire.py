@@ -45,8 +45,14 @@ import torch
 WIRE_VERSION = 1
 _GRAD: Any = torch.Tensor.grad  # the descriptor itself: a tensor's own `grad` attribute cannot answer for it
 TAG = "~"
+# What a sender sends of one message: deeper values, and containers past the item budget,
+# go as opaque records. Readers allow the envelope around a value (an answer, its names, a
+# call's results: a few levels) and the opaque records a spent budget leaves (at most as
+# many again), so whatever a sender prepared is read back.
 MAX_DEPTH = 24
 MAX_ITEMS = 200_000
+_READ_DEPTH = MAX_DEPTH + 8
+_READ_ITEMS = 2 * MAX_ITEMS + 1_000
 MAX_BYTES = 512 * 1024 * 1024  # of one message (base64 text), both ways
 
 # Modules the judge imports itself when the learner's namespace holds them: a check's
@@ -75,6 +81,7 @@ class Preparer:
         self.modules_as_records = modules_as_records
         self.items = 0
         self._memo: dict = {}
+        self._open: set = set()  # ids of the containers being prepared (a cycle comes back to one)
         self._storages: list = []  # (first byte, size, storage) of the tensors sent so far
 
     def handle(self, obj, kind: str) -> dict:
@@ -123,11 +130,8 @@ class Preparer:
             return self._array(value)
         if isinstance(value, np.generic) and kind.__module__ == "numpy":
             return {TAG: "npscalar", "dtype": str(value.dtype), "value": self(value.item(), depth + 1)}
-        if kind in (list, tuple, set, frozenset):
-            items = [self(v, depth + 1) for v in value]
-            return items if kind is list else {TAG: kind.__name__, "items": items}
-        if kind is dict or kind is _OrderedDict:
-            return {TAG: "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]}
+        if kind in (list, tuple, set, frozenset, dict, _OrderedDict):
+            return self._container(value, kind, depth)
         if kind is range:
             return {TAG: "range", "args": [value.start, value.stop, value.step]}
         if kind is slice:
@@ -147,6 +151,23 @@ class Preparer:
         if isinstance(value, BaseException):
             return raised(value)
         return self.handle(value, "callable" if callable(value) else "object")
+
+    def _container(self, value, kind, depth: int):
+        # A container inside itself (``g = globals()``, a list appended to itself) and one
+        # larger than what is left of the message's budget go as one opaque record each:
+        # the rest of the answer still crosses, and a check that reads them says why not.
+        if id(value) in self._open:
+            return {TAG: "opaque", "type": _type_name(value), "why": "a container that holds itself"}
+        if self.items + len(value) > MAX_ITEMS:
+            return {TAG: "opaque", "type": _type_name(value), "why": "too large to send"}
+        self._open.add(id(value))
+        try:
+            if kind is dict or kind is _OrderedDict:
+                return {TAG: "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]}
+            items = [self(v, depth + 1) for v in value]
+            return items if kind is list else {TAG: kind.__name__, "items": items}
+        finally:
+            self._open.discard(id(value))
 
     def _tensor(self, t, depth: int) -> dict:
         key = ("t", id(t))
@@ -624,7 +645,10 @@ def _read_frame(text: str):
     return _FrameReader(storages).read(structure, 0)
 
 
-_FRAME_DEPTH = 4 * MAX_DEPTH + 16  # a value's record nests a few levels of its own (items, pairs)
+# A value's record nests a few levels of its own (items, pairs, a tensor's fields), and
+# holds a dozen or so entries per value (a tensor's record about twenty).
+_FRAME_DEPTH = 4 * _READ_DEPTH + 16
+_FRAME_ITEMS = 32 * _READ_ITEMS
 
 
 class _FrameReader:
@@ -635,7 +659,7 @@ class _FrameReader:
 
     def read(self, value, depth: int):
         self.items += 1
-        if self.items > MAX_ITEMS or depth > _FRAME_DEPTH:
+        if self.items > _FRAME_ITEMS or depth > _FRAME_DEPTH:
             raise WireError("a value nested too deeply or with too many items")
         kind = type(value)
         if value is None or kind is bool or kind is int or kind is float or kind is str:
@@ -891,7 +915,7 @@ class Decoder:
 
     def __call__(self, value, depth: int = 0):
         self.items += 1
-        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
+        if self.items > _READ_ITEMS or depth > _READ_DEPTH:
             raise WireError("a value nested too deeply or with too many items")
         kind = type(value)
         if value is None or kind in (bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size):
