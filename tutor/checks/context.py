@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import causes, errorcause, signatures
+from . import causes, errorcause, signatures, wrongdim
 from .describe import exception_phrase, shorten
 from .guard import scan
 from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, own_frames, seed_all
@@ -250,6 +250,9 @@ class Context:
         cause = errorcause.sentence(data, ename, what)
         if cause:
             self.note(cause)  # no topic: its id is a hash of the sentence, one per line and error
+            dim = wrongdim.sentence(data, str(exc), self.code, self.solution)
+            if dim:
+                self.note(dim)
 
     def note(self, message: str, topic: str | None = None) -> None:
         if message not in self.findings:

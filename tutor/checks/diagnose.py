@@ -7,7 +7,19 @@ import re
 
 import torch
 
-from . import copywrites, counts, edits, errorcause, signatures, sourcefacts, swapped, tracediff, unfilled, updates
+from . import (
+    copywrites,
+    counts,
+    edits,
+    errorcause,
+    signatures,
+    sourcefacts,
+    swapped,
+    tracediff,
+    unfilled,
+    updates,
+    wrongdim,
+)
 from .scan import compare_namespaces
 
 
@@ -66,6 +78,9 @@ def diagnose(
         cause = errorcause.sentence(ctx.code_error.context, ctx.code_error.ename, message=ctx.code_error.evalue or "")
         if cause:
             found.append((cause, None))
+            dim = wrongdim.sentence(ctx.code_error.context, ctx.code_error.evalue or "", code, solution)
+            if dim:
+                found.append((dim, None))
     unchanged = unchanged or []
     # After an exception the code may have stopped before the lines that change them: an
     # untouched name then says nothing about what the code does.

@@ -1,0 +1,483 @@
+"""A dim that makes the learner's failing line run: ``logits.argmax(dim=0) == y`` raises for
+logits of shape (200, 2), and with dim 1 the same line runs on the same shapes.
+
+The line is not run again, and no code of the learner's runs here: the statement is read
+(ast) and worked out on meta tensors of the shapes its tensors had when it raised
+(errorcause.context), by a small interpreter that knows tensors, their shapes and a fixed
+list of torch functions and methods, and nothing else (a call of anything else, a module,
+a name that held no tensor: a value it does not know, which nothing further is worked out
+from). Each integer that names a dim (``dim=``, the dims of ``transpose``, ``cat``'s,
+``shape[k]``) is tried with each other dim of its tensor. It is said only when all of these
+hold:
+
+- the line as written raises on those shapes too (a shape error: sizes that do not match);
+- exactly one place has another dim that makes it run, and only one such dim;
+- the reference's code uses the same function or method with that dim, and not with the
+  learner's (so the reference reads the dims that way too, on tensors it names alike).
+
+It is then "consistent with" a wrong dim: established is that the line runs with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import torch
+
+from .describe import shorten
+
+# What a shape error says: the sizes of two tensors do not fit together.
+SHAPE_ERRORS = re.compile(
+    r"must match the size of tensor|Sizes of tensors must match|shapes cannot be multiplied|"
+    r"Dimension out of range|is invalid for input of size|size mismatch|Expected size|"
+    r"expected .*(?:size|shape|dim)|does not match|cannot be broadcast|stack expects each tensor",
+    re.I,
+)
+
+# Methods worked out on meta tensors; the positions of their dim arguments.
+METHOD_DIMS: dict[str, tuple] = {
+    "argmax": (0,),
+    "argmin": (0,),
+    "sum": (0,),
+    "mean": (0,),
+    "max": (0,),
+    "min": (0,),
+    "amax": (0,),
+    "amin": (0,),
+    "softmax": (0,),
+    "log_softmax": (0,),
+    "logsumexp": (0,),
+    "cumsum": (0,),
+    "std": (0,),
+    "var": (0,),
+    "prod": (0,),
+    "squeeze": (0,),
+    "unsqueeze": (0,),
+    "transpose": (0, 1),
+    "size": (0,),
+    "norm": (),
+    "all": (0,),
+    "any": (0,),
+}
+METHODS = set(METHOD_DIMS) | {
+    "float", "double", "long", "int", "bool", "half", "view", "reshape", "flatten", "permute", "t",
+    "matmul", "mm", "bmm", "expand", "repeat", "contiguous", "clone", "detach", "abs", "exp", "log",
+    "sqrt", "pow", "eq", "ne", "gt", "lt", "ge", "le", "masked_fill", "add", "sub", "mul", "div",
+    "relu", "sigmoid", "tanh", "type_as", "view_as", "expand_as", "reshape_as", "new_ones",
+    "new_zeros", "new_full", "new_empty", "neg", "square", "clamp", "dim", "numel",
+}  # fmt: skip
+# torch.<name> (and torch.nn.functional.<name>, F.<name>): the position of their dim argument.
+FUNCTION_DIMS: dict[str, tuple] = {
+    "cat": (1,),
+    "concat": (1,),
+    "stack": (1,),
+    "softmax": (1,),
+    "log_softmax": (1,),
+    "argmax": (1,),
+    "argmin": (1,),
+    "sum": (1,),
+    "mean": (1,),
+    "max": (1,),
+    "min": (1,),
+    "logsumexp": (1,),
+    "cumsum": (1,),
+    "squeeze": (1,),
+    "unsqueeze": (1,),
+    "transpose": (1, 2),
+}
+FUNCTIONS = set(FUNCTION_DIMS) | {
+    "matmul", "bmm", "mm", "ones", "zeros", "full", "empty", "ones_like", "zeros_like", "full_like",
+    "where", "exp", "log", "sqrt", "tril", "triu", "relu", "sigmoid", "tanh", "maximum", "minimum",
+    "clamp", "abs", "eye", "cross_entropy", "nll_loss", "mse_loss", "linear",
+}  # fmt: skip
+DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "float", "long", "double", "int"}
+BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Pow: lambda a, b: a**b,
+    ast.MatMult: lambda a, b: a @ b,
+    ast.Mod: lambda a, b: a % b,
+}
+COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.Gt: lambda a, b: a > b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.GtE: lambda a, b: a >= b,
+}
+MAX_TRIES = 200  # evaluations of one line, all places and dims together
+
+
+class _Unknown:
+    """A value the interpreter does not know (a module's output, a number it was not given)."""
+
+
+UNKNOWN = _Unknown()
+
+
+class _Refused(Exception):
+    """Something this interpreter does not work out: nothing is said."""
+
+
+class _Interpreter:
+    def __init__(self, tensors: dict):
+        self.tensors = tensors  # name or dotted name -> meta tensor
+
+    def run(self, node: ast.AST):
+        try:
+            self.eval(node)
+        except _Refused:
+            raise
+        except Exception as exc:  # what torch raised for these shapes
+            return exc
+        return None
+
+    def eval(self, node):
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (int, float, bool, str)) or node.value is None:
+                return node.value
+            raise _Refused
+        if isinstance(node, ast.Name):
+            return self.tensors.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp):
+            return self.binary(BINARY.get(type(node.op)), self.eval(node.left), self.eval(node.right))
+        if isinstance(node, ast.UnaryOp):
+            value = self.eval(node.operand)
+            if value is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node.op, ast.USub):
+                return -value
+            if isinstance(node.op, ast.Invert) and isinstance(value, torch.Tensor):
+                return ~value
+            if isinstance(node.op, ast.UAdd):
+                return value
+            raise _Refused
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise _Refused
+            return self.binary(COMPARE.get(type(node.ops[0])), self.eval(node.left), self.eval(node.comparators[0]))
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.eval(e) for e in node.elts]
+        raise _Refused
+
+    @staticmethod
+    def binary(op, a, b):
+        if op is None:
+            raise _Refused
+        if a is UNKNOWN or b is UNKNOWN:
+            # A number it was not given (math.sqrt(d)) scales a tensor elementwise and keeps its
+            # shape; anything else is not known.
+            known = b if a is UNKNOWN else a
+            return known * 1 if isinstance(known, torch.Tensor) and op is not BINARY[ast.MatMult] else UNKNOWN
+        if not isinstance(a, (torch.Tensor, int, float, bool)) or not isinstance(b, (torch.Tensor, int, float, bool)):
+            raise _Refused
+        if op is BINARY[ast.Pow] and _huge_power(a, b):
+            raise _Refused  # 10 ** 10 ** 9, written on the learner's line, would take the judge's time
+        return op(a, b)
+
+    def attribute(self, node: ast.Attribute):
+        dotted = _dotted(node)
+        if dotted in self.tensors:
+            return self.tensors[dotted]
+        if dotted is not None and dotted.startswith("torch.") and dotted[6:] in DTYPES:
+            return getattr(torch, dotted[6:])
+        owner = self.eval(node.value)
+        if isinstance(owner, torch.Tensor):
+            if node.attr == "shape":
+                return tuple(owner.shape)
+            if node.attr in ("T", "mT"):
+                return getattr(owner, node.attr)
+            if node.attr in ("dtype", "ndim"):
+                return getattr(owner, node.attr)
+            if node.attr == "device":
+                return torch.device("meta")
+        return UNKNOWN
+
+    def subscript(self, node: ast.Subscript):
+        owner = self.eval(node.value)
+        if owner is UNKNOWN:
+            return UNKNOWN
+        index = node.slice
+        if isinstance(owner, tuple) and all(isinstance(s, int) for s in owner):  # a shape
+            key = self.eval(index)
+            if not isinstance(key, int):
+                raise _Refused
+            return owner[key]
+        if isinstance(owner, torch.Tensor):
+            return owner[self.index(index)]
+        raise _Refused
+
+    def index(self, node):
+        if isinstance(node, ast.Tuple):
+            return tuple(self.index(e) for e in node.elts)
+        if isinstance(node, ast.Slice):
+            parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
+            if any(p is not None and not isinstance(p, int) for p in parts):
+                raise _Refused
+            return slice(*parts)
+        value = self.eval(node)
+        if value is None or value is Ellipsis or isinstance(value, int):
+            return value
+        raise _Refused
+
+    def call(self, node: ast.Call):
+        func = node.func
+        args = [self.eval(a) for a in node.args if not isinstance(a, ast.Starred)]
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise _Refused
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise _Refused
+            kwargs[kw.arg] = torch.device("meta") if kw.arg == "device" else self.eval(kw.value)
+        values = [*args, *kwargs.values()]
+        dotted = _dotted(func) if isinstance(func, ast.Attribute) else None
+        name = _torch_function(dotted)
+        if name is not None:
+            if any(v is UNKNOWN for v in _flat(values)):
+                return UNKNOWN
+            if name in ("ones", "zeros", "full", "empty", "eye"):
+                kwargs["device"] = torch.device("meta")
+            space = torch.nn.functional if name in ("cross_entropy", "nll_loss", "mse_loss", "linear") else torch
+            return getattr(space, name)(*args, **kwargs)
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value)
+            if isinstance(owner, torch.Tensor) and func.attr in METHODS:
+                if any(v is UNKNOWN for v in _flat(values)):
+                    return UNKNOWN
+                return getattr(owner, func.attr)(*args, **kwargs)
+        if isinstance(func, ast.Name) and func.id == "len" and len(args) == 1 and isinstance(args[0], torch.Tensor):
+            return len(args[0])
+        return UNKNOWN  # a module, the learner's own function, .item(): not worked out
+
+
+def _huge_power(a, b) -> bool:
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    return not (abs(b) <= 64 and abs(a) < 2**32)
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _torch_function(dotted: str | None) -> str | None:
+    if dotted is None:
+        return None
+    for prefix in ("torch.nn.functional.", "F.", "torch."):
+        if dotted.startswith(prefix):
+            name = dotted[len(prefix) :]
+            return name if name in FUNCTIONS else None
+    return None
+
+
+class _Place:
+    """An integer in the line that names a dim: where it is, what it is, how many dims it counts."""
+
+    def __init__(self, node: ast.expr, call: str, slot, receiver: ast.AST | None, whole: ast.AST):
+        self.node, self.call, self.slot, self.receiver, self.whole = node, call, slot, receiver, whole
+
+    def text(self, value: int | None = None) -> str:
+        """The call (or ``X.shape[k]``) as written, or with ``value`` for this dim."""
+        if value is None:
+            return ast.unparse(self.whole)
+        original = self.value
+        _set(self.node, value)
+        try:
+            return ast.unparse(self.whole)
+        finally:
+            _set(self.node, original)
+
+    @property
+    def value(self) -> int:
+        return _int(self.node)
+
+
+def _int(node) -> int:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return -inner.value
+    raise ValueError
+
+
+def _is_int(node) -> bool:
+    try:
+        _int(node)
+    except ValueError:
+        return False
+    return True
+
+
+def _places(tree: ast.AST) -> list:
+    """Every dim the line names in a call this module knows, and every ``X.shape[k]``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            if _is_int(node.slice):
+                out.append(_Place(node.slice, "shape", 0, node.value.value, node))
+            continue
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        name = _torch_function(_dotted(node.func))
+        if name is not None:
+            positions, receiver = FUNCTION_DIMS.get(name, ()), node.args[0] if node.args else None
+            offset = 1
+        elif node.func.attr in METHOD_DIMS:
+            name, positions, receiver, offset = node.func.attr, METHOD_DIMS[node.func.attr], node.func.value, 0
+        else:
+            continue
+        for position in positions:
+            if position < len(node.args) and _is_int(node.args[position]):
+                out.append(_Place(node.args[position], name, position - offset, receiver, node))
+        for kw in node.keywords:
+            if kw.arg in ("dim", "dim0", "dim1") and _is_int(kw.value):
+                slot = {"dim": 0, "dim0": 0, "dim1": 1}[kw.arg]
+                out.append(_Place(kw.value, name, slot, receiver, node))
+    return out
+
+
+def _receiver_dims(place: _Place, run: _Interpreter) -> int | None:
+    try:
+        value = run.eval(place.receiver) if place.receiver is not None else None
+    except Exception:
+        return None
+    if isinstance(value, list) and value and all(isinstance(v, torch.Tensor) for v in value):
+        value = value[0]  # cat / stack: the tensors' dims
+    if not isinstance(value, torch.Tensor):
+        return None
+    return value.dim() + (1 if place.call in ("unsqueeze", "stack") else 0)
+
+
+def _set(node, value: int) -> None:
+    if isinstance(node, ast.Constant):
+        node.value = value
+    else:  # -k
+        node.operand.value = -value
+
+
+def _reference_dims(solution: str, call: str, slot: int, dims: int) -> set:
+    """The dims (normalised for ``dims``) the reference's code gives ``call`` at ``slot``."""
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return set()
+    found = set()
+    for place in _places(tree):
+        if place.call == call and (place.slot == slot or call == "transpose"):
+            found.add(place.value % dims)
+    return found
+
+
+def _meta_tensors(entries) -> dict:
+    out = {}
+    for entry in entries or []:
+        if not isinstance(entry, list) or len(entry) < 4 or not isinstance(entry[0], str):
+            continue
+        name, shape, dtype = entry[0], entry[1], entry[2]
+        if not isinstance(shape, list) or not all(type(s) is int and 0 <= s < 2**40 for s in shape):
+            continue
+        kind = getattr(torch, str(dtype), None)
+        if not isinstance(kind, torch.dtype):
+            continue
+        out[name] = torch.empty(shape, dtype=kind, device="meta")
+    return out
+
+
+def _statement(code: str, line: int) -> ast.AST | None:
+    """The expression of the one-line statement at ``line`` of ``code`` (its value for an
+    assignment, a return, an expression), or None."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr))
+            and node.lineno == line
+            and node.end_lineno == line
+        ):
+            return node.value
+    return None
+
+
+def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
+    """The sentence for a shape error at the learner's line (``ctx_data``: errorcause.context),
+    or None where the conditions above do not all hold."""
+    if not isinstance(ctx_data, dict) or not isinstance(ctx_data.get("line"), int) or not code or not solution:
+        return None
+    if not SHAPE_ERRORS.search(message or ""):
+        return None
+    expr = _statement(code, ctx_data["line"])
+    if expr is None:
+        return None
+    run = _Interpreter(_meta_tensors(ctx_data.get("tensors")))
+    try:
+        if run.run(expr) is None:
+            return None  # on these shapes the line runs: its error is not the shapes'
+        found = []
+        tries = 0
+        for place in _places(expr):
+            dims = _receiver_dims(place, run)
+            if not dims:
+                continue
+            original = place.value
+            working = set()
+            for other in range(dims):
+                if other == original % dims or tries >= MAX_TRIES:
+                    continue
+                tries += 1
+                _set(place.node, other)
+                try:
+                    if run.run(expr) is None:
+                        working.add(other)
+                finally:
+                    _set(place.node, original)
+            if working:
+                found.append((place, dims, working))
+    except _Refused:
+        return None
+    if len(found) != 1 or len(found[0][2]) != 1:
+        return None
+    place, dims, working = found[0]
+    other = next(iter(working))
+    reference = _reference_dims(solution, place.call, place.slot, dims)
+    if other not in reference or place.value % dims in reference:
+        return None
+    return _said(place, other, ctx_data)
+
+
+def _said(place: _Place, other: int, ctx_data) -> str:
+    # The shapes are the error's own sentence's (errorcause): said once, however many calls raised.
+    change = f"`{shorten(place.text(other), 80)}` in place of `{shorten(place.text(), 80)}`"
+    cause = "a size taken from " if place.call == "shape" else ""
+    return (
+        f"line {ctx_data['line']} runs on these same shapes with {change}: consistent with {cause}the wrong dim there"
+    )
