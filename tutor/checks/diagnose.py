@@ -8,6 +8,7 @@ import re
 import torch
 
 from . import (
+    arguments,
     copywrites,
     counts,
     edits,
@@ -149,6 +150,12 @@ def diagnose(
         line = re.match(r"line (\d+) of your code", sentence)
         if edited or line is None or not any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
             found.append((sentence, topic))
+    # A torch call both make once, set otherwise (no momentum, reduction='sum'), unless an
+    # edit sentence already names that line.
+    for sentence in arguments.other_settings(code, solution):
+        line = re.match(r"line (\d+) of your code", sentence)
+        if line is None or not any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
+            found.append((sentence, None))
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
         found += [(s, None) for s in copywrites.lost_writes(code, ctx.learner)]
