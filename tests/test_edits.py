@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tutor.checks import edits
 from tutor.checks.edits import one_edit, one_extra, one_missing, one_moved, one_place
 
 WHERE = "differs from the reference's matching statement only in"
@@ -162,6 +163,19 @@ def test_dims_counted_from_either_end_are_named_where_nothing_else_differs():
     code = "import math\n\ndef attention(q, k, v):\n    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
     text = said(code + "    return s.softmax(dim=0) @ v\n", code + "    return s.softmax(dim=-1) @ v\n")
     assert text.startswith("line 5 of your code") and "along dim 0, the reference's along dim -1" in text
+
+
+def test_a_sign_or_an_inverse_operation_is_named_where_the_rest_is_the_same():
+    assert said("d = w * x + b + Engine(y)\n", "d = w * x + b + Engine(-y)\n") == (
+        f"line 1 of your code {WHERE} Engine(y) where it has Engine(-y): the opposite sign"
+    )
+    assert "w + lr * g where it has w - lr * g: the opposite sign" in said("w = w + lr * g\n", "w = w - lr * g\n")
+    assert "f(x / s) where it has f(x * s): the inverse operation" in said("out = f(x / s)\n", "out = f(x * s)\n")
+    # the whole value negated and then squared, or taken absolute: no difference
+    assert said("loss = (-d) ** 2\n", "loss = d ** 2\n") is None
+    assert said("loss = abs(-d)\n", "loss = abs(d)\n") is None
+    # another operator that is not the inverse (a power for a product) is another edit
+    assert said("y = a ** b\n", "y = a * b\n") is None
 
 
 def test_another_dim_is_named_as_a_dim_not_as_off_by_one():
@@ -458,3 +472,35 @@ def test_a_part_that_differs_beside_two_statements_moved_is_not_the_one_place():
         "        super().__init__()\n"
     )
     assert one_place(code, reference) == []
+
+
+def test_the_same_two_operands_taken_the_inverse_way_are_named_wherever_the_statements_differ():
+    code = "def hook(module, args):\n    return (args[0] / s,) + tuple(args[1:])\n"
+    solution = "def hook(module, args):\n    return (args[0] * s,)\n"
+    assert edits.one_inverse(code, solution) == [
+        (
+            "line 2 of your code has args[0] / s where the reference's code has args[0] * s: the same two operands, "
+            "the inverse operation",
+            "edit:inverse",
+        )
+    ]
+    assert "the opposite sign" in edits.one_inverse("z = pred + y\nout = z * 2\n", "out = 2 * (pred - y)\n")[0][0]
+
+
+@pytest.mark.parametrize(
+    "code, solution",
+    [
+        # the learner takes them both ways (a normalisation undone later): no one inverse
+        ("a = x / s\nb = a * s\nc = x * s\n", "c = x * s\n"),
+        # the reference does too
+        ("c = x / s\n", "a = x / s\nc = x * s\n"),
+        # two operations the inverse way: which one is the bug is not established
+        ("a = x / s\nb = u - v\n", "a = x * s\nb = u + v\n"),
+        # constants only
+        ("a = 2 / 3\n", "a = 2 * 3\n"),
+        # other operands
+        ("a = x / t\n", "a = x * s\n"),
+    ],
+)
+def test_no_inverse_is_named_where_it_is_not_the_one_difference_of_that_kind(code, solution):
+    assert edits.one_inverse(code, solution) == []

@@ -143,6 +143,7 @@ def diagnose(
         or edits.one_missing(code, solution)
         or edits.one_extra(code, solution)
         or edits.one_moved(code, solution)
+        or edits.one_inverse(code, solution)
     )
     # Else the one place the code differs, unless a sentence already points at that line
     # (the exception it raised there says more).

@@ -199,7 +199,26 @@ def _kind(mine, theirs, parents: dict, sole: bool = False) -> str | None:
         return "off-by-one" if abs(m - t) == 1 else None
     if isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare) and len(mine.ops) == len(theirs.ops) == 1:
         return "off-by-one" if (type(mine.ops[0]), type(theirs.ops[0])) in OFF_BY_ONE_OPS else None
-    return None
+    return _sign_or_operator(mine, theirs)
+
+
+def _negated(a, b) -> bool:
+    return isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and _same(a.operand, b)
+
+
+def _sign_or_operator(mine, theirs) -> str | None:
+    """``y`` for ``-y`` (or the reverse), ``a + b`` for ``a - b``: "sign"; ``a / b`` for
+    ``a * b``: "operator". The rest of both is the same, so the value differs by exactly that."""
+    if _negated(mine, theirs) or _negated(theirs, mine):
+        return "sign"
+    if not (isinstance(mine, ast.BinOp) and isinstance(theirs, ast.BinOp)):
+        return None
+    if not (_same(mine.left, theirs.left) and _same(mine.right, theirs.right)):
+        return None
+    ops = {type(mine.op), type(theirs.op)}
+    if ops == {ast.Add, ast.Sub}:
+        return "sign"
+    return "operator" if ops == {ast.Mult, ast.Div} else None
 
 
 LIFTED = (ast.Constant, ast.Name, ast.UnaryOp, ast.BinOp, ast.Slice, ast.keyword)
@@ -307,6 +326,10 @@ def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: di
             f"{where} in {shown} where it has {ref_shown}: your code works along dim {_int(mine)}, the reference's "
             f"along dim {_int(theirs)}"
         )
+    if kind == "sign":
+        return f"{where} in {shown} where it has {ref_shown}: the opposite sign"
+    if kind == "operator":
+        return f"{where} in {shown} where it has {ref_shown}: the inverse operation"
     return f"{where} in {shown} where it has {ref_shown}: off by one"
 
 
@@ -553,6 +576,8 @@ def _edits(code: str, solution: str, values: dict | None) -> tuple[list, list]:
                 continue
             if kind == "swap" and isinstance(a, (ast.Tuple, ast.List)) and _unordered(a, parents):
                 continue
+            if kind == "sign" and (_negated(a, b) or _negated(b, a)) and _sign_lost(a, parents):
+                continue  # (-d) ** 2, abs(-d): the whole value negated, then its sign dropped
             if kind == "name":
                 said = _other_name(a, b, stmt, mine_tree, theirs_tree, values)
                 if said:
@@ -650,6 +675,50 @@ def one_missing(code: str, solution: str) -> list:
             f"your code {MISSING_PHRASE}{where}: {text} "
             "(the reference runs it there; your code has nothing in its place)",
             "edit:missing",
+        )
+    ]
+
+
+INVERSE = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+
+
+def _binary_ops(tree: ast.AST) -> dict:
+    """{(left, right) as dumped: {operator type: the first such BinOp}} for + - * / with at
+    least one operand that is not a constant."""
+    out: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in INVERSE:
+            if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+                continue
+            out.setdefault((ast.dump(node.left), ast.dump(node.right)), {}).setdefault(type(node.op), node)
+    return out
+
+
+def one_inverse(code: str, solution: str) -> list:
+    """At most one (sentence, topic): an operation of the learner's whose two operands the
+    reference's code combines with the inverse operation (``args[0] / s`` where it has
+    ``args[0] * s``; ``a + b`` where it has ``a - b``), where neither source also combines
+    them the other's way. Wherever the statements around it differ, the two operations are
+    the same operands taken the other way, and that is said."""
+    try:
+        mine, theirs = _binary_ops(ast.parse(code or "")), _binary_ops(ast.parse(solution or ""))
+    except SyntaxError:
+        return []
+    found = []
+    for key, ops in mine.items():
+        for op, node in ops.items():
+            inverse = INVERSE[op]
+            if inverse in (theirs.get(key) or {}) and op not in theirs[key] and inverse not in ops:
+                found.append((node, theirs[key][inverse]))
+    if len(found) != 1:
+        return []
+    node, ref = found[0]
+    kind = "the opposite sign" if isinstance(node.op, (ast.Add, ast.Sub)) else "the inverse operation"
+    return [
+        (
+            f"line {node.lineno} of your code has {_clipped(_op_text(node))} where the reference's code has "
+            f"{_clipped(_op_text(ref))}: the same two operands, {kind}",
+            "edit:inverse",
         )
     ]
 
