@@ -130,6 +130,31 @@ def test_a_wrong_reduction_dim_in_a_function_is_named_with_the_argument():
     assert "logits.log_softmax(dim=0) where the reference computes logits.log_softmax(dim=1)" in text
 
 
+def test_a_result_shaped_as_an_input_reduced_over_another_dim_is_named_from_shapes_alone():
+    # (x * mask).sum(dim=2) where the reference sums dim 1: the values are of another tensor
+    # (x masked), so only the shapes tell, and they tell one dim each.
+    fn = [check(kind="function", name="f", cases=4, args=[{"type": "tensor", "shape": [2, 3, 4]}])]
+    mask = "torch.arange(x.shape[1]) < 2"
+    text = said(
+        f"import torch\ndef f(x):\n    return (x * ({mask})[None, :, None]).sum(dim=2)\n",
+        f"import torch\ndef f(x):\n    return (x * ({mask})[None, :, None]).sum(dim=1)\n",
+        fn,
+    )
+    assert (
+        "result has the shape of x, (2, 3, 4), without dim 2, where the expected value has it without dim 1: "
+        "consistent with reducing over dim 2 where dim 1 was meant" in text
+    )
+
+
+def test_no_reduction_dim_is_read_from_shapes_that_more_than_one_dim_gives():
+    from tutor.checks import causes
+
+    sources = [("x", __import__("torch").zeros(3, 3, 4))]
+    assert causes.reduced_shape("out", (3, 3), (3, 4), sources) is None  # (3, 3) is x without dim 2 only...
+    # ... but (3, 4) is x without dim 0 or dim 1: which one was meant is not established
+    assert causes.reduced_shape("out", (3, 4), (3, 3), sources) is None
+
+
 def test_an_exception_names_the_line_and_the_shapes_on_it():
     text = said("h = x * 2\nout = h @ W\n", "out = x @ W.T")
     assert (

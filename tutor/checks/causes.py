@@ -478,6 +478,29 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
     return None
 
 
+def reduced_shape(name: str, actual_shape, expected_shape, sources) -> str | None:
+    """Shapes only (the values tell nothing: the learner reduced something else of the same
+    shape): the learner's shape is one of ``sources``' without one dim, and the expected shape
+    is it without another, each dim the only one that gives that shape."""
+    actual_shape, expected_shape = tuple(actual_shape), tuple(expected_shape)
+    if len(actual_shape) != len(expected_shape) or actual_shape == expected_shape:
+        return None
+    for label, source in list(sources)[:MAX_SOURCES]:
+        shape = tuple(getattr(source, "shape", ()))
+        if str(label).startswith("_") or len(shape) != len(expected_shape) + 1:
+            continue
+        without = [shape[:d] + shape[d + 1 :] for d in range(len(shape))]
+        mine = [d for d, s in enumerate(without) if s == actual_shape]
+        theirs = [d for d, s in enumerate(without) if s == expected_shape]
+        if len(mine) == 1 and len(theirs) == 1:
+            dims = ", ".join(str(n) for n in shape)
+            return (
+                f"{name} has the shape of {label}, ({dims}), without dim {mine[0]}, where the expected value has it "
+                f"without dim {theirs[0]}: consistent with reducing over dim {mine[0]} where dim {theirs[0]} was meant"
+            )
+    return None
+
+
 def reversed_change(name: str, actual, expected, sources, tol=None) -> str | None:
     """The expected value is one of ``sources`` changed by some amount, and the learner's is
     that source changed by the same amount the other way (an update added where it is

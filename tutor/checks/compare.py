@@ -290,6 +290,7 @@ def tensor_problems(
                     or causes.reshaped(name, a_np, e_np, tol)
                     or causes.reduced(name, a_np, e_np, sources, tol)
                 )
+            pattern = pattern or causes.reduced_shape(name, actual.shape, expected.shape, sources)
             out.append(
                 Problem("shape", f"{name} has shape {a}, expected {e}", e, a, {"pattern": pattern} if pattern else None)
             )
