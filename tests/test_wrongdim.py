@@ -50,6 +50,26 @@ def test_a_size_read_from_the_wrong_dim_is_named():
     assert "a size taken from the wrong dim" in said
 
 
+def test_a_size_from_the_wrong_dim_on_the_line_that_made_a_tensor_of_the_failing_line_is_named():
+    # The line that raises (the cat) is the reference's own; the column of ones it joins was
+    # made one line earlier with x.shape[1] rows. That line, worked out again from x, gives
+    # the ones the failing line held, and with x.shape[0] the cat runs.
+    code = "import torch\ndef add(x):\n    ones = torch.ones(x.shape[1], 1)\n    return torch.cat([x, ones], dim=1)\n"
+    solution = (
+        "import torch\ndef add(x):\n    ones = x.new_ones(x.shape[0], 1)\n    return torch.cat([x, ones], dim=1)\n"
+    )
+    data = _data(4, "", x=((5, 1), "float32"), ones=((1, 1), "float32"))
+    said = wrongdim.sentence(data, "Sizes of tensors must match except in dimension 1", code, solution)
+    assert said == (
+        "line 4 runs on these same shapes with `x.shape[0]` in place of `x.shape[1]` at line 3: "
+        "consistent with a size taken from the wrong dim there"
+    )
+    # ones bound twice in the function: which binding made it is not read
+    twice = code.replace("    return", "    ones = ones * 1\n    return")
+    data = _data(5, "", x=((5, 1), "float32"), ones=((1, 1), "float32"))
+    assert wrongdim.sentence(data, "Sizes of tensors must match except in dimension 1", twice, solution) is None
+
+
 @pytest.mark.parametrize(
     "code, solution, shapes, message",
     [

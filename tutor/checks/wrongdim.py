@@ -11,9 +11,14 @@ from). Each integer that names a dim (``dim=``, the dims of ``transpose``, ``cat
 hold:
 
 - the line as written raises on those shapes too (a shape error: sizes that do not match);
-- exactly one place has another dim that makes it run, and only one such dim;
-- the reference's code uses the same function or method with that dim, and not with the
-  learner's (so the reference reads the dims that way too, on tensors it names alike).
+- the reference's code uses the same function or method with the other dim, and not with
+  the learner's (so the reference reads the dims that way too, on tensors it names alike);
+- exactly one such change, at one place, makes the line run.
+
+The places tried are the failing line's, and those of the one earlier line of the same
+function that binds a tensor the failing line uses, where that line, worked out from the
+failing line's tensors, gives the shape the tensor had (``ones = torch.ones(x.shape[1], 1)``
+before ``torch.cat([x, ones], dim=1)``).
 
 It is then "consistent with" a wrong dim: established is that the line runs with it.
 """
@@ -411,21 +416,90 @@ def _meta_tensors(entries) -> dict:
     return out
 
 
-def _statement(code: str, line: int) -> ast.AST | None:
-    """The expression of the one-line statement at ``line`` of ``code`` (its value for an
-    assignment, a return, an expression), or None."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return None
+def _statement(tree: ast.AST, line: int) -> ast.stmt | None:
+    """The one-line statement at ``line`` with a value (an assignment, a return, an
+    expression), or None."""
     for node in ast.walk(tree):
         if (
             isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr))
             and node.lineno == line
             and node.end_lineno == line
+            and node.value is not None
         ):
-            return node.value
+            return node
     return None
+
+
+def _owner(tree: ast.AST, stmt: ast.stmt) -> ast.AST:
+    """The innermost function holding ``stmt`` (the module where none does)."""
+    holding = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.lineno < stmt.lineno <= (node.end_lineno or 0)
+    ]
+    return max(holding, key=lambda node: node.lineno) if holding else tree
+
+
+def _earlier_bindings(tree: ast.AST, stmt: ast.stmt, tensors: dict) -> list:
+    """(name, statement) for each tensor on the failing line that one earlier one-line
+    ``name = ...`` of the same function binds, and nothing else binds there."""
+    owner = _owner(tree, stmt)
+    params = {a.arg for a in ast.walk(owner) if isinstance(a, ast.arg)} if owner is not tree else set()
+    out = []
+    for name in tensors:
+        if "." in name or name in params:
+            continue
+        binds = [
+            n
+            for n in ast.walk(owner)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
+        ]
+        assigns = [
+            n
+            for n in ast.walk(owner)
+            if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == name
+        ]
+        if len(binds) == 1 and len(assigns) == 1:
+            bound = assigns[0]
+            if bound.lineno < stmt.lineno and bound.end_lineno == bound.lineno:
+                out.append((name, bound))
+    return out
+
+
+def _fixes(place: _Place, stmt: ast.stmt, failing: ast.stmt, run: _Interpreter, tries: list):
+    """Each other dim at ``place`` (in ``stmt``: the failing line, or an earlier one binding a
+    name the failing line uses) with which the failing line runs."""
+    dims = _receiver_dims(place, run)
+    if not dims:
+        return dims, set()
+    original, working = place.value, set()
+    target = stmt.targets[0].id if stmt is not failing else None  # type: ignore[attr-defined]
+    for other in range(dims):
+        if other == original % dims or tries[0] >= MAX_TRIES:
+            continue
+        tries[0] += 1
+        _set(place.node, other)
+        try:
+            if target is None:
+                runs = run.run(failing.value) is None  # type: ignore[attr-defined]
+            else:
+                try:
+                    value = run.eval(stmt.value)  # type: ignore[attr-defined]
+                except _Refused:
+                    raise
+                except Exception:
+                    continue
+                again = _Interpreter({**run.tensors, target: value})
+                runs = isinstance(value, torch.Tensor) and again.run(failing.value) is None  # type: ignore[attr-defined]
+            if runs:
+                working.add(other)
+        finally:
+            _set(place.node, original)
+    return dims, working
 
 
 def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
@@ -435,49 +509,48 @@ def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
         return None
     if not SHAPE_ERRORS.search(message or ""):
         return None
-    expr = _statement(code, ctx_data["line"])
-    if expr is None:
-        return None
-    run = _Interpreter(_meta_tensors(ctx_data.get("tensors")))
     try:
-        if run.run(expr) is None:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    failing = _statement(tree, ctx_data["line"])
+    if failing is None:
+        return None
+    tensors = _meta_tensors(ctx_data.get("tensors"))
+    run = _Interpreter(tensors)
+    found = []
+    tries = [0]
+    try:
+        if run.run(failing.value) is None:  # type: ignore[attr-defined]
             return None  # on these shapes the line runs: its error is not the shapes'
-        found = []
-        tries = 0
-        for place in _places(expr):
-            dims = _receiver_dims(place, run)
-            if not dims:
+        statements: list = [failing]
+        for name, bound in _earlier_bindings(tree, failing, tensors):
+            try:
+                value = run.eval(bound.value)
+            except Exception:
                 continue
-            original = place.value
-            working = set()
-            for other in range(dims):
-                if other == original % dims or tries >= MAX_TRIES:
-                    continue
-                tries += 1
-                _set(place.node, other)
-                try:
-                    if run.run(expr) is None:
-                        working.add(other)
-                finally:
-                    _set(place.node, original)
-            if working:
-                found.append((place, dims, working))
+            # Worked out from the failing line's tensors, it gives what the name held there.
+            if isinstance(value, torch.Tensor) and value.shape == tensors[name].shape:
+                statements.append(bound)
+        for stmt in statements:
+            for place in _places(stmt.value):
+                dims, working = _fixes(place, stmt, failing, run, tries)
+                reference = _reference_dims(solution, place.call, place.slot, dims) if dims else set()
+                if place.value % dims in reference if dims else True:
+                    continue  # the reference's own dim: the shapes went wrong elsewhere
+                found += [(place, other, stmt) for other in working if other in reference]
     except _Refused:
         return None
-    if len(found) != 1 or len(found[0][2]) != 1:
+    if len(found) != 1:
         return None
-    place, dims, working = found[0]
-    other = next(iter(working))
-    reference = _reference_dims(solution, place.call, place.slot, dims)
-    if other not in reference or place.value % dims in reference:
-        return None
-    return _said(place, other, ctx_data)
+    place, other, stmt = found[0]
+    return _said(place, other, ctx_data["line"], stmt.lineno)
 
 
-def _said(place: _Place, other: int, ctx_data) -> str:
+def _said(place: _Place, other: int, line: int, at: int) -> str:
     # The shapes are the error's own sentence's (errorcause): said once, however many calls raised.
     change = f"`{shorten(place.text(other), 80)}` in place of `{shorten(place.text(), 80)}`"
+    if at != line:
+        change += f" at line {at}"
     cause = "a size taken from " if place.call == "shape" else ""
-    return (
-        f"line {ctx_data['line']} runs on these same shapes with {change}: consistent with {cause}the wrong dim there"
-    )
+    return f"line {line} runs on these same shapes with {change}: consistent with {cause}the wrong dim there"
