@@ -149,8 +149,9 @@ def _signature(target):
         return None
 
 
-def other_settings(code: str, solution: str) -> list[str]:
-    """One sentence per torch call both sources make once with a literal setting that differs."""
+def other_settings(code: str, solution: str) -> list[tuple[str, str, list[str]]]:
+    """(sentence, the callee's name, the settings it names) per torch call both sources make
+    once with a literal setting that differs."""
     mine, theirs = _calls(code), _calls(solution)
     said = []
     for name in sorted(set(mine) & set(theirs)):
@@ -163,7 +164,7 @@ def other_settings(code: str, solution: str) -> list[str]:
         ours, reference = _settings(mine[name][0], signature), _settings(theirs[name][0], signature)
         if ours is None or reference is None:
             continue
-        parts = []
+        parts, named = [], []
         for param, value in ours.items():
             other = reference.get(param, OPAQUE)
             if value is OPAQUE or other is OPAQUE or _same(value, other):
@@ -176,14 +177,16 @@ def other_settings(code: str, solution: str) -> list[str]:
             else:
                 theirs_said = f"the reference's passes another {param}"
             parts.append(f"{own}, where {theirs_said}")
+            named.append(param)
         if parts:
             call = mine[name][0]
             short = name.rsplit(".", 1)[-1]
-            said.append(
+            text = (
                 f"line {call.lineno} of your code, `{shorten(ast.unparse(call), 80)}`, "
                 + "; ".join(parts[:MAX_SAID])
                 + ("" if len(parts) <= MAX_SAID else f" (and {len(parts) - MAX_SAID} more settings of {short})")
             )
+            said.append((text, short, named))
     return said
 
 

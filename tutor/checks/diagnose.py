@@ -151,12 +151,6 @@ def diagnose(
         line = re.match(r"line (\d+) of your code", sentence)
         if edited or line is None or not any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
             found.append((sentence, topic))
-    # A torch call both make once, set otherwise (no momentum, reduction='sum'), unless an
-    # edit sentence already names that line.
-    for sentence in arguments.other_settings(code, solution):
-        line = re.match(r"line (\d+) of your code", sentence)
-        if line is None or not any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
-            found.append((sentence, None))
     if ctx.code_error is None:  # after an exception, what the code never reached says nothing
         found += [(s, None) for s in updates.never_updated(code, solution, list(failing), ctx.learner, unchanged)]
         found += [(s, None) for s in copywrites.lost_writes(code, ctx.learner)]
@@ -171,6 +165,15 @@ def diagnose(
             continue  # nor a reading of a value the code never changed
         if ctx.topics.get(f) not in topics or ctx.topics.get(f) is None:
             found.append((f, ctx.topics.get(f)))
+    # A torch call both make once, set otherwise (no momentum, reduction='sum'), unless a
+    # sentence already names that line, or that setting of that call (the trace's loader).
+    for sentence, callee, settings in arguments.other_settings(code, solution):
+        line = re.match(r"line (\d+) of your code", sentence)
+        if line is not None and any(s.startswith(f"line {line.group(1)} of your code") for s, _ in found):
+            continue
+        if any(callee in s and any(f"{name}=" in s for name in settings) for s, _ in found):
+            continue
+        found.append((sentence, None))
     backward_calls = 0
     if ctx.tracer is not None:
         backward = [e for e in ctx.tracer.events("learner") if e.kind == "backward"]
