@@ -292,18 +292,34 @@ PROBES = {
     ),
     # The state a setup helper reads, changed rather than the helper: gradients typed in, then
     # written into what the helper remembers of the backward() calls.
+    # The prelude keeps that state in closure cells, bound to no name: reached through them.
     "write-setup-helper-state": (
         TWO_LEAVES,
-        _grads_by_hand() + "_BACKWARD_ROOTS.append(c.grad_fn)\n"
+        _grads_by_hand() + "backward = torch.autograd.backward\n"
+        "state = dict(zip(backward.__code__.co_freevars, [c.cell_contents for c in backward.__closure__]))\n"
+        "state['roots'].append(c.grad_fn)\n"
         "for t in (a, b):\n"
-        "    _BACKWARD_FILLED[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
+        "    state['filled'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
     ),
     "write-setup-helper-state-by-text": (
         TWO_LEAVES,
         _grads_by_hand() + "backward = torch.autograd.backward\n"
-        "getattr(backward, '_ro' + 'ots').append(c.grad_fn)\n"
+        "cells = getattr(backward, '__clo' + 'sure__')\n"
+        "state = dict(zip(backward.__code__.co_freevars, [getattr(c, 'cell_' + 'contents') for c in cells]))\n"
+        "state['roots'].append(c.grad_fn)\n"
         "for t in (a, b):\n"
-        "    getattr(backward, '_filled')[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
+        "    state['filled'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
+    ),
+    "write-setup-helper-state-through-gc": (
+        TWO_LEAVES,
+        _grads_by_hand() + "import collections, gc\n"
+        "gc.unfreeze()\n"
+        "for o in gc.get_objects():\n"
+        "    if type(o) is collections.deque and o.maxlen == 32:\n"
+        "        o.append(c.grad_fn)\n"
+        "    elif type(o) is collections.OrderedDict:\n"
+        "        for t in (a, b):\n"
+        "            o[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version)\n",
     ),
     # 5. patching what the checker's own code would use
     "patch-copy-deepcopy": (MLP, lambda ex: _deepcopy_is_mine(ex)),
@@ -402,8 +418,10 @@ SAYS = {
     "shadow-setup-helper": "Your code replaced the exercise's own helper shares_memory_with_model",
     "patch-setup-helper-code": "Your code changed the exercise's own helper shares_memory_with_model in place",
     "patch-setup-helper-hides-a-tensor": "Your code changed the exercise's own helper _returned in place",
-    "write-setup-helper-state": "Your code reaches _BACKWARD_ROOTS (line 6), the exercise's own state",
-    "write-setup-helper-state-by-text": "the exercise's own state that its checks read",
+    **{
+        f"write-setup-helper-state{how}": "which reaches objects through the interpreter"
+        for how in ("", "-by-text", "-through-gc")
+    },
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
     "prompt-the-host-first": "Your code sent the checker a prompt of its own",
     "prompt-the-host-in-a-call": "Your code sent the checker a prompt of its own",

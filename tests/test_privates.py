@@ -13,25 +13,66 @@ from tutor.packs.catalog import Catalog
 PRELUDE = Path(__file__).resolve().parent.parent / "lessons" / "autograd" / "prelude_autograd.py"
 
 
-def test_the_autograd_preludes_state_is_private():
-    names, attributes = privates.of_setup(PRELUDE.read_text())
-    assert {"_BACKWARD_ROOTS", "_BACKWARD_FILLED"} <= names and {"_roots", "_filled"} <= attributes
+# A setup that keeps its state under private names and attributes, as a lesson's may.
+KEEPER = (
+    "import torch\n"
+    "_ROOTS, _FILLED = [], {}\n"
+    "def _wrap():\n"
+    "    backward = torch.autograd.backward\n"
+    "    def remembering(*a, **k):\n"
+    "        return backward(*a, **k)\n"
+    "    remembering._roots, remembering._filled = _ROOTS, _FILLED\n"
+    "    torch.autograd.backward = remembering\n"
+    "_wrap()\n"
+)
+
+
+def test_a_setups_private_names_and_attributes_are_its_state():
+    names, attributes = privates.of_setup(KEEPER)
+    assert {"_ROOTS", "_FILLED"} <= names and {"_roots", "_filled"} <= attributes
     assert "_" not in names and "__doc__" not in attributes
+
+
+def test_the_autograd_prelude_keeps_its_record_in_closures_only():
+    # Bound to no name and no attribute: what reaches it goes through the interpreter.
+    names, attributes = privates.of_setup(PRELUDE.read_text())
+    assert names == {"_backward_ran", "_grad_from_backward"}
+    assert attributes == {"_ptfund_remembers"}
 
 
 @pytest.mark.parametrize(
     ("code", "found"),
     [
-        ("_BACKWARD_ROOTS.append(c.grad_fn)\n", ("_BACKWARD_ROOTS", 1)),
+        ("_ROOTS.append(c.grad_fn)\n", ("_ROOTS", 1)),
         ("x = 1\ntorch.autograd.backward._filled.clear()\n", ("_filled", 2)),
         ("getattr(torch.autograd.backward, '_ro' + 'ots').clear()\n", ("_roots", 1)),
-        ("globals()[f'_BACKWARD_{\"FILLED\"}'].clear()\n", ("_BACKWARD_FILLED", 1)),
+        ("globals()[f'_FIL{\"LED\"}'].clear()\n", ("_FILLED", 1)),
         ("c.backward()\n", None),
         ("_backward_ran(c)\n", None),  # calling a helper changes nothing it reads
     ],
 )
 def test_code_that_names_the_setups_state_is_found(code, found):
-    assert privates.reached(code, privates.of_setup(PRELUDE.read_text())) == found
+    assert privates.reached(code, privates.of_setup(KEEPER)) == found
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("cells = torch.autograd.backward.__closure__\n", ("__closure__", 1)),
+        ("x = 1\nstate = [c.cell_contents for c in cells]\n", ("cell_contents", 2)),
+        ("g = f.__globals__\n", ("__globals__", 1)),
+        ("import gc\nfor o in gc.get_objects():\n    pass\n", ("get_objects", 2)),
+        ("import sys\nframe = sys._getframe(1).f_back\n", ("_getframe", 2)),
+        ("from inspect import currentframe\n", ("currentframe", 1)),
+        ("import ctypes\n", ("ctypes", 1)),
+        ("import sys\nsys.settrace(None)\n", ("settrace", 2)),
+        ("cells = getattr(torch.autograd.backward, '__clo' + 'sure__')\n", ("__closure__", 1)),
+        ("c.backward()\nimport gc\ngc.collect()\n", None),  # freeing memory is no reaching
+        ("model.__dict__\nvars(model)\n", None),
+    ],
+)
+def test_code_that_reaches_objects_through_the_interpreter_is_found(code, found):
+    assert privates.internals(code) == found
 
 
 def test_a_classs_own_fields_and_the_learners_own_names_are_not_the_setups():
@@ -52,6 +93,7 @@ def test_no_reference_or_accepted_solution_of_the_built_in_pack_names_its_setups
             setups = [exercise.setup, *exercise.variants]
             for code in [exercise.solution, *exercise.accepted_solutions]:
                 assert privates.reached(code, privates.of_setup(*setups)) is None, exercise.id
+                assert privates.internals(code) is None, exercise.id
 
 
 def test_a_helpers_local_names_are_not_the_setups_state():

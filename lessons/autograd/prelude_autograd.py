@@ -10,10 +10,13 @@ import torch
 # remembered (the last few, by their root node), and so is the .grad each backward() left
 # in the leaves it filled (the tensor and its version counter, so a later write shows).
 # Nothing else of autograd changes: an in-place change to a saved tensor still raises.
+# What they remember lives in this function's closures only, bound to no name and no
+# attribute: code that reaches it all the same goes through the interpreter (closure cells,
+# frames, the garbage collector), which the checker refuses here.
 def _remember_backward():
     backward = torch.autograd.backward
-    if getattr(backward, "_roots", None) is not None:  # this prelude ran before in this kernel
-        return backward._roots, backward._filled
+    if getattr(backward, "_ptfund_remembers", False):  # this prelude ran before in this kernel
+        backward = backward.__wrapped__  # wrapped once: the new record replaces the old
     roots = collections.deque(maxlen=32)
     filled = collections.OrderedDict()  # id(leaf) -> (leaf, its .grad, that .grad's version)
 
@@ -36,10 +39,27 @@ def _remember_backward():
             filled.popitem(last=False)
         return result
 
-    remembering._roots, remembering._filled = roots, filled
+    def backward_ran(t):
+        # Only a backward() that started from t's graph, or from a graph that uses t, counts:
+        # torch.autograd.grad() frees saved tensors too, and gradients it returned that are
+        # then set by hand are not what backward() left in .grad.
+        if t.grad_fn is None:
+            return False
+        return any(node is t.grad_fn for node in _nodes(*list(roots)))
+
+    def grad_from_backward(t):
+        # t.grad is the very tensor the last backward() that filled t left there, unchanged
+        # since: not set by hand, not a backward() that was told to fill other inputs only.
+        entry = filled.get(id(t))
+        if entry is None or t.grad is None:
+            return False
+        leaf, grad, version = entry[0](), entry[1](), entry[2]
+        return leaf is t and grad is t.grad and t.grad._version == version
+
+    remembering._ptfund_remembers = True
     remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
     torch.autograd.backward = remembering
-    return roots, filled
+    return backward_ran, grad_from_backward
 
 
 def _nodes(*roots):
@@ -57,23 +77,4 @@ def _leaves(roots):
     return [node.variable for node in _nodes(*roots) if hasattr(node, "variable")]
 
 
-_BACKWARD_ROOTS, _BACKWARD_FILLED = _remember_backward()
-
-
-def _backward_ran(t):
-    # Only a backward() that started from t's graph, or from a graph that uses t, counts:
-    # torch.autograd.grad() frees saved tensors too, and gradients it returned that are
-    # then set by hand are not what backward() left in .grad.
-    if t.grad_fn is None:
-        return False
-    return any(node is t.grad_fn for node in _nodes(*list(_BACKWARD_ROOTS)))
-
-
-def _grad_from_backward(t):
-    # t.grad is the very tensor the last backward() that filled t left there, unchanged
-    # since: not set by hand, not a backward() that was told to fill other inputs only.
-    entry = _BACKWARD_FILLED.get(id(t))
-    if entry is None or t.grad is None:
-        return False
-    leaf, grad, version = entry[0](), entry[1](), entry[2]
-    return leaf is t and grad is t.grad and t.grad._version == version
+_backward_ran, _grad_from_backward = _remember_backward()

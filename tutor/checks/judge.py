@@ -792,13 +792,24 @@ def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
     from .runner import world_setup
 
     setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-    found = privates.reached(code, privates.of_setup(*setups))
+    state = privates.of_setup(*setups)
+    found = privates.reached(code, state)
+    if found is not None:
+        name, line = found
+        return (
+            f"Your code reaches {name} (line {line}), the exercise's own state that its checks read, so this attempt "
+            "fails: solve the exercise without touching the setup's private names."
+        )
+    # Where the setup keeps such state, reaching objects through the interpreter finds it
+    # without a name; where it keeps none, every check reads data and no rule is needed.
+    found = privates.internals(code) if state.names or state.attributes else None
     if found is None:
         return None
     name, line = found
     return (
-        f"Your code reaches {name} (line {line}), the exercise's own state that its checks read, so this attempt "
-        "fails: solve the exercise without touching the setup's private names."
+        f"Your code uses {name} (line {line}), which reaches objects through the interpreter (closures, frames, "
+        "the garbage collector, raw memory, tracing hooks) rather than by name; that is how the exercise's own "
+        "state, which its checks read, is found, so this attempt fails: solve the exercise without it."
     )
 
 

@@ -1,14 +1,17 @@
 """The setup's own state, which the learner's code has no business touching.
 
 A lesson's setup (its prelude included) keeps what some checks read in the learner's
-kernel under private names: a copy of the start values (``_w0``), the backward() calls it
-remembered (``_BACKWARD_ROOTS``, an attribute ``._roots`` on the function it wrapped).
+kernel under private names: a copy of the start values (``_w0``), a list of what it saw
+(``_ROOTS``, or an attribute ``._roots`` on a function it wrapped), or in closure cells only.
 Rebinding a helper the checks call is caught where the code ran; changing the state such
 a helper reads (appending to its list, writing its dict) is not, and makes its answer
 whatever the code wants. No exercise needs those names, so code that names one, as a
 name, an attribute or text made of literals (given to ``getattr`` or ``globals()[...]``),
-fails. Text computed otherwise is not read here: like frames and the garbage collector, it
-reaches what the learner's kernel holds (docs/trust.md).
+fails. So does code that reaches objects by way of the interpreter rather than by name
+(a function's closure cells or globals, frames, the garbage collector's lists, ctypes,
+trace and audit hooks), where the setup keeps such state: that is how the state is found
+without naming it. Text computed otherwise (not made of literals) is not read here, and
+still reaches what the learner's kernel holds (docs/trust.md).
 """
 
 from __future__ import annotations
@@ -93,6 +96,65 @@ def reached(code: str, privates: Privates) -> tuple[str, int] | None:
         else:
             continue
         if hit:
+            found.append((node.lineno, node.col_offset, name))
+    if not found:
+        return None
+    line, _, name = min(found)
+    return name, line
+
+
+# What reaches objects by way of the interpreter, not by name: closure cells and a
+# function's globals, frames, the collector's lists of objects, raw memory, tracing hooks.
+INTERNAL_ATTRIBUTES = frozenset(
+    {
+        "__closure__",
+        "cell_contents",
+        "__globals__",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "tb_frame",
+        "gi_frame",
+        "get_objects",
+        "get_referrers",
+        "get_referents",
+        "_getframe",
+        "currentframe",
+        "getclosurevars",
+        "getouterframes",
+        "getinnerframes",
+        "_current_frames",
+        "settrace",
+        "setprofile",
+        "addaudithook",
+    }
+)
+INTERNAL_MODULES = frozenset({"ctypes", "_ctypes"})
+
+
+def internals(code: str) -> tuple[str, int] | None:
+    """The first way of reaching objects through the interpreter the code names (an
+    attribute, a name it imports, or literal text of one, as given to ``getattr``), with its
+    line; None if none."""
+    tree = _parsed(code)
+    if tree is None:
+        return None
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name = node.attr if node.attr in INTERNAL_ATTRIBUTES else None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            imported = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            hits = [m for m in modules if m.split(".")[0] in INTERNAL_MODULES]
+            hits += [n for n in imported if n in INTERNAL_ATTRIBUTES]
+            name = hits[0] if hits else None
+        elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)):
+            text = folded(node)
+            name = text if text in INTERNAL_ATTRIBUTES or text in INTERNAL_MODULES else None
+        else:
+            continue
+        if name:
             found.append((node.lineno, node.col_offset, name))
     if not found:
         return None
