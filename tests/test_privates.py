@@ -84,6 +84,9 @@ def test_a_classs_own_fields_and_the_learners_own_names_are_not_the_setups():
         privates.reached("def _backward():\n    pass\nout._backward = _backward\n", privates.of_setup(engine)) is None
     )
     assert privates.of_setup(setup) == ({"_start"}, set())
+    # A method the learner's own class defines is its field too, called on its own nodes.
+    method = "class Value:\n    def _backward(self):\n        pass\nfor v in nodes:\n    v._backward()\n"
+    assert privates.reached(method, privates.of_setup(engine)) is None
     assert privates.reached(learner, privates.of_setup(setup)) is None
 
 

@@ -80,7 +80,15 @@ def reached(code: str, privates: Privates) -> tuple[str, int] | None:
     nodes = list(ast.walk(tree)) if tree is not None else []
     # An attribute the code sets itself is its own object's field (a Value's ._backward in a
     # tiny autograd engine), whatever the setup's objects call theirs.
+    # So is a method or class attribute its own classes define (``def _backward(self)``).
     own = {n.attr for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                own.add(item.name)
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                own.update(t.id for t in targets if isinstance(t, ast.Name))
     attributes = privates.attributes - own
     found = []
     for node in nodes:
