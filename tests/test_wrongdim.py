@@ -64,6 +64,9 @@ def test_a_size_from_the_wrong_dim_on_the_line_that_made_a_tensor_of_the_failing
         "line 4 runs on these same shapes with `x.shape[0]` in place of `x.shape[1]` at line 3: "
         "consistent with a size taken from the wrong dim there"
     )
+    # the reference reads shape[0] of another tensor only: it says nothing of x's
+    other = solution.replace("x.new_ones(x.shape[0], 1)", "x.new_ones(len(x), 1)\n    n = y.shape[0]")
+    assert wrongdim.sentence(data, "Sizes of tensors must match except in dimension 1", code, other) is None
     # ones bound twice in the function: which binding made it is not read
     twice = code.replace("    return", "    ones = ones * 1\n    return")
     data = _data(5, "", x=((5, 1), "float32"), ones=((1, 1), "float32"))

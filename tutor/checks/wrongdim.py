@@ -388,16 +388,21 @@ def _set(node, value: int) -> None:
         node.operand.value = -value
 
 
-def _reference_dims(solution: str, call: str, slot: int, dims: int) -> set:
-    """The dims (normalised for ``dims``) the reference's code gives ``call`` at ``slot``."""
+def _reference_dims(solution: str, place: _Place, dims: int) -> set:
+    """The dims (normalised for ``dims``) the reference's code gives the same call at the
+    same slot; for ``X.shape[k]``, of the same ``X`` (a size of another tensor says nothing)."""
     try:
         tree = ast.parse(solution)
     except SyntaxError:
         return set()
     found = set()
-    for place in _places(tree):
-        if place.call == call and (place.slot == slot or call == "transpose"):
-            found.add(place.value % dims)
+    receiver = ast.unparse(place.receiver) if place.call == "shape" and place.receiver is not None else None
+    for theirs in _places(tree):
+        if theirs.call != place.call or not (theirs.slot == place.slot or place.call == "transpose"):
+            continue
+        if receiver is not None and (theirs.receiver is None or ast.unparse(theirs.receiver) != receiver):
+            continue
+        found.add(theirs.value % dims)
     return found
 
 
@@ -535,7 +540,7 @@ def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
         for stmt in statements:
             for place in _places(stmt.value):
                 dims, working = _fixes(place, stmt, failing, run, tries)
-                reference = _reference_dims(solution, place.call, place.slot, dims) if dims else set()
+                reference = _reference_dims(solution, place, dims) if dims else set()
                 if place.value % dims in reference if dims else True:
                     continue  # the reference's own dim: the shapes went wrong elsewhere
                 found += [(place, other, stmt) for other in working if other in reference]
