@@ -23,6 +23,7 @@ import inspect
 import torch
 
 from .describe import shorten
+from .dotted import dotted_name
 
 # Settings that change how, not what, a call computes.
 IGNORED = frozenset({"foreach", "fused", "capturable", "differentiable", "inplace", "device", "dtype", "out"})
@@ -63,16 +64,14 @@ def _aliases(tree: ast.AST) -> dict[str, str | None]:
 
 
 def _qualified(func: ast.expr, aliases: dict) -> str | None:
-    parts = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name):
+    name = dotted_name(func)
+    if name is None:
         return None
-    base = aliases[func.id] if func.id in aliases else USUAL.get(func.id)
+    head, _, rest = name.partition(".")
+    base = aliases[head] if head in aliases else USUAL.get(head)
     if base is None:
         return None
-    return ".".join([base, *reversed(parts)])
+    return f"{base}.{rest}" if rest else base
 
 
 def _resolve(qualified: str):

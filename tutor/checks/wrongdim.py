@@ -31,6 +31,7 @@ import re
 import torch
 
 from .describe import shorten
+from .dotted import dotted_name
 
 # What a shape error says: the sizes of two tensors do not fit together.
 SHAPE_ERRORS = re.compile(
@@ -192,7 +193,7 @@ class _Interpreter:
         return op(a, b)
 
     def attribute(self, node: ast.Attribute):
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted in self.tensors:
             return self.tensors[dotted]
         if dotted is not None and dotted.startswith("torch.") and dotted[6:] in DTYPES:
@@ -247,7 +248,7 @@ class _Interpreter:
                 raise _Refused
             kwargs[kw.arg] = torch.device("meta") if kw.arg == "device" else self.eval(kw.value)
         values = [*args, *kwargs.values()]
-        dotted = _dotted(func) if isinstance(func, ast.Attribute) else None
+        dotted = dotted_name(func) if isinstance(func, ast.Attribute) else None
         name = _torch_function(dotted)
         if name is not None:
             if any(v is UNKNOWN for v in _flat(values)):
@@ -279,16 +280,6 @@ def _flat(values):
             yield from _flat(v)
         else:
             yield v
-
-
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _torch_function(dotted: str | None) -> str | None:
@@ -351,7 +342,7 @@ def _places(tree: ast.AST) -> list:
             continue
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        name = _torch_function(_dotted(node.func))
+        name = _torch_function(dotted_name(node.func))
         if name is not None:
             positions, receiver = FUNCTION_DIMS.get(name, ()), node.args[0] if node.args else None
             offset = 1

@@ -20,6 +20,7 @@ import tokenize
 
 from ..context import AuthoringError, Context, Outcome
 from ..describe import join_names, plural
+from ..dotted import dotted_name
 
 CONSTRUCTS = {
     "for": (ast.For, ast.AsyncFor),
@@ -32,17 +33,6 @@ CONSTRUCTS = {
     "def": (ast.FunctionDef, ast.AsyncFunctionDef),
     "global": (ast.Global,),
 }
-
-
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 # What makes a view of the tensor it is read from: a write into one writes into that tensor.
@@ -112,7 +102,7 @@ BY_TEXT_CALLS = frozenset(
 def _reached_by_text(call: ast.Call) -> str | None:
     """What a call reaches by a name given as text: ``.grad`` for ``getattr(w, "grad")``,
     DYNAMIC where the text is computed or runs as code; None for any other call."""
-    func = _dotted(call.func) or ""
+    func = dotted_name(call.func) or ""
     if func.removeprefix("builtins.") in BY_NAME and len(call.args) >= 2:
         name = call.args[1]
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -216,7 +206,7 @@ def _used(tree, through=()) -> tuple[dict, dict]:
             if isinstance(node, types):
                 add(name, line)
         if isinstance(node, (ast.Attribute, ast.Name)):
-            dotted = _dotted(node)
+            dotted = dotted_name(node)
             if dotted:
                 root, _, rest = dotted.partition(".")
                 written = [dotted]
@@ -229,7 +219,7 @@ def _used(tree, through=()) -> tuple[dict, dict]:
             if isinstance(node, ast.Attribute):
                 add("." + node.attr, line)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            target = _dotted(node.value)
+            target = dotted_name(node.value)
             if target:
                 add(f"{target}[]=", line)
             root = _view_root(node.value)
