@@ -48,6 +48,11 @@ def test_positional_settings_are_bound_to_their_names():
     [
         # the same settings, written otherwise (a default passed, a positional lr, 1e-1)
         (OPTIMIZER.format(settings="1e-1, momentum=0"), OPTIMIZER.format(settings="lr=0.1")),
+        # a default of None is "off": shuffle=False is the same loader
+        (
+            "from torch.utils.data import DataLoader\nl = DataLoader(ds, batch_size=4)\n",
+            "from torch.utils.data import DataLoader\nl = DataLoader(ds, batch_size=4, shuffle=False)\n",
+        ),
         # how, not what: foreach
         (OPTIMIZER.format(settings="lr=0.1, foreach=False"), OPTIMIZER.format(settings="lr=0.1")),
         # a setting given by a name is not read
@@ -65,7 +70,7 @@ def test_positional_settings_are_bound_to_their_names():
         # not a torch call at all
         ("import numpy as np\nx = np.sum(a, axis=0)\n", "import numpy as np\nx = np.sum(a, axis=1)\n"),
     ],
-    ids=["same-settings", "how-not-what", "a-name", "two-calls", "own-F", "not-torch"],
+    ids=["same-settings", "none-is-off", "how-not-what", "a-name", "two-calls", "own-F", "not-torch"],
 )
 def test_no_setting_is_said_where_none_differs_or_it_is_not_read(code, solution):
     assert _said(code, solution) == []

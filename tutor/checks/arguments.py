@@ -195,6 +195,10 @@ def _positional(call: ast.Call, signature: inspect.Signature, param: str) -> boo
 
 
 def _same(a, b) -> bool:
+    if {type(a), type(b)} == {bool, type(None)}:
+        # A default of None read as "off" (DataLoader's shuffle): None and False are one
+        # setting; None and True are not.
+        return a is not True and b is not True
     if type(a) is bool or type(b) is bool:
         return a is b
     return a == b
