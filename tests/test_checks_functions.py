@@ -37,7 +37,8 @@ def test_zeros_without_device_fails_on_meta_with_the_device_message():
     msg = only(r)["message"]
     assert msg.startswith(
         "blank fails for x of shape (1, 3) float32 on meta: result is on cpu, expected meta: "
-        "create new tensors with device=x.device (or torch.zeros_like / x.new_zeros)"
+        "the expected device is x's: tensors your code creates or moves must follow it "
+        "(device=x.device, torch.zeros_like, x.new_zeros)"
     )
     assert "(10 of 20 cases fail)" in msg  # every meta case; the cpu ones pass
     assert only(r)["details"]["device"] == "meta"

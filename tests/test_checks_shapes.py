@@ -48,5 +48,26 @@ def test_function_dtype_hint_follows_the_input():
     )
     r = verify("def double(x):\n    return torch.zeros(3) + 2 * x.float()\n", "def double(x):\n    return 2 * x\n", [c])
     message = only(r)["message"]
-    assert "result has dtype torch.float32, expected torch.float16: create new tensors with dtype=x.dtype" in message
+    # x.float() casts: the sentence names what must follow x, not that a tensor was made without dtype=.
+    assert "result has dtype torch.float32, expected torch.float16: the expected dtype is x's: " in message
+    assert "tensors your code creates or casts must follow it (dtype=x.dtype" in message
     assert "pass dtype=torch.float16 when creating it" not in message
+
+
+def test_a_cast_result_is_told_by_its_dtype_alone_and_a_wrong_value_still_shows():
+    """Values that are the expected ones rounded to the learner's dtype are the dtype problem,
+    not a second one; a value wrong beyond that precision is still reported."""
+    c = check(
+        kind="function",
+        name="double",
+        args=[{"type": "tensor", "shape": [3], "dtypes": ["float64"]}],
+        cases=3,
+        devices=["cpu"],
+    )
+    ref = "def double(x):\n    return 2 * x\n"
+    message = only(verify("def double(x):\n    return (2 * x).float()\n", ref, [c]))["message"]
+    assert "result has dtype torch.float32, expected torch.float64" in message
+    assert "differs from the expected values" not in message
+    message = only(verify("def double(x):\n    return (2 * x + 0.01).float()\n", ref, [c]))["message"]
+    assert "result has dtype torch.float32, expected torch.float64" in message
+    assert "differs from the expected values" in message

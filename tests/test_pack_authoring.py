@@ -219,6 +219,33 @@ def test_pack_test_proves_accepted_solutions(pack: Path):
     assert re.search(r"FAIL +first-steps/zeros +accepted 2 ", out.stdout), out.stdout
 
 
+LESSON = ("--lesson", "first-steps", "--trust")
+
+
+def test_pack_test_proves_a_cause_absent_with_expect_not(pack: Path):
+    """expect_not: the feedback of a wrong solution must not carry a sentence meant for
+    another bug; pack test fails the row that does."""
+    edit(
+        lesson_file(pack),
+        '        expect: "pass dtype=torch.float64"\n',
+        '        expect: "pass dtype=torch.float64"\n        expect_not: "is on cpu"\n'
+        "      - code: |\n          import torch\n          t = torch.zeros(2, 3, device=DEVICE)\n"
+        '        expect: "dtype"\n        expect_not: "pass dtype=torch.float64"\n',
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "--data-dir", str(pack.parent / "data"), "pack", "test", str(pack), *LESSON],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1, out.stdout
+    assert re.search(r"ok +first-steps/zeros +wrong 1 ", out.stdout), out.stdout
+    assert re.search(
+        r"FAIL +first-steps/zeros +wrong 2 .*says 'pass dtype=torch.float64', a cause this code does not have",
+        out.stdout,
+    ), out.stdout
+
+
 @pytest.mark.slow
 def test_learner_only_rule_holds_for_the_reference_text_but_pack_test_proves_it(pack: Path):
     edit(lesson_file(pack), "        compare: [shape, dtype, device, values]\n", SOURCE_RULE)

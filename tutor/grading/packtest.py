@@ -80,7 +80,7 @@ def judge_solution(v: Verdict, *, reference: bool = False) -> tuple[bool, str]:
     return False, _first_problem(v)
 
 
-def judge_must_fail(v: Verdict, expect: str | None) -> tuple[bool, str]:
+def judge_must_fail(v: Verdict, expect: str | None, expect_not: str | None = None) -> tuple[bool, str]:
     if v.status == "authoring-error":
         return False, v.headline
     if v.passed:
@@ -88,6 +88,8 @@ def judge_must_fail(v: Verdict, expect: str | None) -> tuple[bool, str]:
     text = v.feedback()
     if expect and expect not in text:
         return False, f"fails, but the feedback lacks {expect!r}; it says: {_first_problem(v)}"
+    if expect_not and expect_not in text:
+        return False, f"fails, but the feedback says {expect_not!r}, a cause this code does not have"
     return True, "fails as it should" + (f" ({expect!r} shown)" if expect else "")
 
 
@@ -98,16 +100,21 @@ def reference_exercise(ex: m.Exercise) -> m.Exercise:
     return ex if len(kept) == len(ex.checks) else ex.model_copy(update={"checks": kept})
 
 
-def _judge_case(verdict: Verdict, case: str, expect: str | None, must_pass: bool) -> tuple[bool, str]:
-    return judge_solution(verdict, reference=case == "solution") if must_pass else judge_must_fail(verdict, expect)
+def _judge_case(
+    verdict: Verdict, case: str, expect: tuple[str | None, str | None], must_pass: bool
+) -> tuple[bool, str]:
+    if must_pass:
+        return judge_solution(verdict, reference=case == "solution")
+    return judge_must_fail(verdict, *expect)
 
 
 async def _run_cases(verifier: Verifier, lesson: m.Lesson, ex: m.Exercise, report: Report, echo: Echo) -> None:
     item = f"{lesson.id}/{ex.id}"
-    cases: list[tuple[str, str, str | None, bool]] = [("solution", ex.solution, None, True)]
-    cases.append(("starter", ex.starter, None, False))
-    cases += [(f"wrong {i + 1}", w.code, w.expect, False) for i, w in enumerate(ex.wrong_solutions)]
-    cases += [(f"accepted {i + 1}", code, None, True) for i, code in enumerate(ex.accepted_solutions)]
+    nothing: tuple[str | None, str | None] = (None, None)
+    cases: list[tuple[str, str, tuple[str | None, str | None], bool]] = [("solution", ex.solution, nothing, True)]
+    cases.append(("starter", ex.starter, nothing, False))
+    cases += [(f"wrong {i + 1}", w.code, (w.expect, w.expect_not), False) for i, w in enumerate(ex.wrong_solutions)]
+    cases += [(f"accepted {i + 1}", code, nothing, True) for i, code in enumerate(ex.accepted_solutions)]
     for case, code, expect, must_pass in cases:
         started = time.perf_counter()
         # The author reads hidden checks in full: an expect: may quote one's message.

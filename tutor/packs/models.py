@@ -416,10 +416,15 @@ class Mistake(Strict):
 
 
 class WrongSolution(Strict):
-    """Code that must fail (``pack test`` proves it); ``expect`` must appear in its feedback."""
+    """Code that must fail (``pack test`` proves it); ``expect`` must appear in its feedback and
+    ``expect_not`` must not: a cause that does not hold for this code (an authored mistake whose
+    ``when`` is meant for another bug) is proven silent here."""
 
     code: Code = Field(min_length=1)
     expect: str | None = Field(None, description="text the feedback must contain, e.g. the mistake's message")
+    expect_not: str | None = Field(
+        None, min_length=1, description="text the feedback must not contain, e.g. a mistake meant for another bug"
+    )
     why: str | None = Field(None, description="what the mistake is, for authors")
 
 

@@ -89,10 +89,14 @@ def _needs_data(exc) -> bool:
 
 
 def dtype_hint(ref: torch.Tensor, inputs) -> str | None:
-    """'create new tensors with dtype=x.dtype ...' when the expected dtype follows an input."""
+    """'the expected dtype is x's ...' when the expected dtype follows an input. It names no cause:
+    a tensor made without dtype= and a result cast afterwards look alike from the outside."""
     for label, value in inputs:
         if isinstance(value, torch.Tensor) and value.dtype == ref.dtype:
-            return f"create new tensors with dtype={label}.dtype (or torch.zeros_like / {label}.new_zeros)"
+            return (
+                f"the expected dtype is {label}'s: tensors your code creates or casts must follow it "
+                f"(dtype={label}.dtype, torch.zeros_like, {label}.new_zeros)"
+            )
     return None
 
 
@@ -345,7 +349,10 @@ def check_function(check: dict, ctx: Context) -> Outcome:
     helpers = {k: v for k, v in ctx.ref.items() if not k.startswith("__")}
     tensor_args = [labels[i] for i, spec in enumerate(check["args"]) if spec.get("type") == "tensor"]
     hint = (
-        (f"create new tensors with device={tensor_args[0]}.device (or torch.zeros_like / {tensor_args[0]}.new_zeros)")
+        (
+            f"the expected device is {tensor_args[0]}'s: tensors your code creates or moves must follow it "
+            f"(device={tensor_args[0]}.device, torch.zeros_like, {tensor_args[0]}.new_zeros)"
+        )
         if tensor_args
         else DEVICE_HINT
     )
