@@ -97,6 +97,7 @@ def test_no_reference_or_accepted_solution_of_the_built_in_pack_names_its_setups
             for code in [exercise.solution, *exercise.accepted_solutions]:
                 assert privates.reached(code, privates.of_setup(*setups)) is None, exercise.id
                 assert privates.internals(code) is None, exercise.id
+                assert privates.runtime_routes(code) is None, exercise.id
 
 
 def test_a_helpers_local_names_are_not_the_setups_state():
@@ -104,3 +105,40 @@ def test_a_helpers_local_names_are_not_the_setups_state():
     names, _ = privates.of_setup(setup)
     assert names == {"_kept", "_calls"}
     assert privates.reached("_tmp = 3\nprint(_tmp)\n", privates.of_setup(setup)) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        # By text computed at run time, or text and pickles run as code: the literal rules
+        # above cannot read those.
+        (
+            "name = ''.join(map(chr, [95, 95]))\ncells = getattr(f, name)\n",
+            ("getattr with a name computed at run time", 2),
+        ),
+        ("setattr(f, key, 1)\n", ("setattr with a name computed at run time", 1)),
+        ("get = getattr\n", ("getattr with a name computed at run time", 1)),
+        ("f.__getattribute__(name)\n", ("__getattribute__", 1)),
+        ("object.__getattribute__(f, name)\n", ("__getattribute__", 1)),
+        ("from operator import attrgetter\n", ("attrgetter", 1)),
+        ("x = vars(model)[key]\n", ("vars", 1)),
+        ("x = model.__dict__[key]\n", ("__dict__", 1)),
+        ("eval(text)\n", ("eval", 1)),
+        ("__builtins__['get' + 'attr']\n", ("__builtins__", 1)),
+        ("import builtins\n", ("builtins", 1)),
+        ("import pickle as pk\nobj = pk.Unpickler(f).load()\n", ("pk.Unpickler", 2)),
+        ("state = torch.load(buf, weights_only=False)\n", ("weights_only=False", 1)),
+        ("a = np.load(f, allow_pickle=True)\n", ("allow_pickle=True", 1)),
+        ("from pickle import loads\n", ("pickle.loads", 1)),
+        ("import pickle\nobj = pickle.loads(data)\n", ("pickle.loads", 2)),
+        ("w = getattr(model, 'weight')\nmodel.eval()\nfast = torch.compile(model)\n", None),
+        ("state = torch.load(buf)\nstate = torch.load(buf, weights_only=True)\n", None),
+        ("import pickle\ntry:\n    pass\nexcept pickle.UnpicklingError:\n    pass\n", None),
+        # names made of literals, one by one in a loop: written out, if not in one place
+        ("for name in ('q', 'v'):\n    setattr(block, name, LoRA(getattr(block, name)))\n", None),
+        ("name = 'weight'\nw = getattr(model, name)\n", None),
+        ("name = 'weight'\nname = key\nw = getattr(model, name)\n", ("getattr with a name computed at run time", 3)),
+    ],
+)
+def test_code_that_reaches_objects_by_text_computed_at_run_time_is_found(code, found):
+    assert privates.runtime_routes(code) == found

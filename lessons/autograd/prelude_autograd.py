@@ -8,7 +8,8 @@ import torch
 # the checks ask whether backward() went through a tensor's graph, and whether a leaf's
 # .grad is still the tensor a backward() left there: the graphs backward() started from are
 # remembered (the last few, by their root node), and so is the .grad each backward() left
-# in the leaves it filled (the tensor and its version counter, so a later write shows).
+# in the leaves it filled (the tensor, its version counter and its values, so a later write
+# shows).
 # Nothing else of autograd changes: an in-place change to a saved tensor still raises.
 # What they remember lives in this function's closures only, bound to no name and no
 # attribute: code that reaches it all the same goes through the interpreter (closure cells,
@@ -34,7 +35,7 @@ def _remember_backward():
         for leaf in leaves:
             if isinstance(leaf, torch.Tensor) and leaf.grad is not None:
                 filled.pop(id(leaf), None)
-                filled[id(leaf)] = (weakref.ref(leaf), weakref.ref(leaf.grad), leaf.grad._version)
+                filled[id(leaf)] = (weakref.ref(leaf), weakref.ref(leaf.grad), leaf.grad._version, _values(leaf.grad))
         while len(filled) > 4096:
             filled.popitem(last=False)
         return result
@@ -50,16 +51,28 @@ def _remember_backward():
     def grad_from_backward(t):
         # t.grad is the very tensor the last backward() that filled t left there, unchanged
         # since: not set by hand, not a backward() that was told to fill other inputs only.
+        # The values are compared too: a write through .data or .numpy() leaves the version
+        # counter as it was.
         entry = filled.get(id(t))
         if entry is None or t.grad is None:
             return False
-        leaf, grad, version = entry[0](), entry[1](), entry[2]
-        return leaf is t and grad is t.grad and t.grad._version == version
+        leaf, grad, version, values = entry[0](), entry[1](), entry[2], entry[3]
+        if not (leaf is t and grad is t.grad and t.grad._version == version):
+            return False
+        return values is None or torch.equal(t.grad.detach(), values)
 
     remembering._ptfund_remembers = True
     remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
     torch.autograd.backward = remembering
     return backward_ran, grad_from_backward
+
+
+def _values(grad):
+    """A copy of what backward() left (None where there are no values to keep: meta tensors,
+    or a gradient too large to copy after every backward())."""
+    if grad.is_meta or grad.numel() > 1 << 16:
+        return None
+    return grad.detach().clone()
 
 
 def _nodes(*roots):

@@ -668,7 +668,8 @@ def run(payload: dict, client: Client) -> dict:
                 result = _in_world(payload, begin, client, spec, number, device, quiet, ref, alike) or result
             if result.get("passed") and alike and all(alike):
                 result["worlds_alike"] = True
-            return result
+            hidden = _hides_a_name(payload, setup, code) if result.get("passed") else None
+            return _failed(hidden) if hidden else result
         except LearnerGone as gone:
             return _gone(gone)
         except Tampered as exc:
@@ -787,12 +788,17 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
-    """A sentence where the learner's code names the setup's private state (privates.py)."""
+def _setup_state(payload: dict, setup: str) -> privates.Privates:
+    """The private names and attributes the setup of every world keeps."""
     from .runner import world_setup
 
     setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-    state = privates.of_setup(*setups)
+    return privates.of_setup(*setups)
+
+
+def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
+    """A sentence where the learner's code names the setup's private state (privates.py)."""
+    state = _setup_state(payload, setup)
     found = privates.reached(code, state)
     if found is not None:
         name, line = found
@@ -810,6 +816,23 @@ def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
         f"Your code uses {name} (line {line}), which reaches objects through the interpreter (closures, frames, "
         "the garbage collector, raw memory, tracing hooks) rather than by name; that is how the exercise's own "
         "state, which its checks read, is found, so this attempt fails: solve the exercise without it."
+    )
+
+
+def _hides_a_name(payload: dict, setup: str, code: str) -> str | None:
+    """A sentence where a passing attempt looks a name up by text computed at run time, or runs
+    text or a pickle as code, and the setup keeps state its checks read: the rules above read
+    literal text, so such an attempt may have reached that state unseen (privates.py)."""
+    state = _setup_state(payload, setup)
+    found = privates.runtime_routes(code) if state.names or state.attributes else None
+    if found is None:
+        return None
+    what, line = found
+    return (
+        f"Your code uses {what} (line {line}): it looks names up by text made at run time, or runs text or a "
+        "pickle as code, and this exercise's checks read state that your code's kernel keeps, which that could "
+        "reach unseen. So this attempt fails although its checks passed: name what you use in your code (or load "
+        "with weights_only=True)."
     )
 
 

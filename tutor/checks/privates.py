@@ -10,8 +10,10 @@ name, an attribute or text made of literals (given to ``getattr`` or ``globals()
 fails. So does code that reaches objects by way of the interpreter rather than by name
 (a function's closure cells or globals, frames, the garbage collector's lists, ctypes,
 trace and audit hooks), where the setup keeps such state: that is how the state is found
-without naming it. Text computed otherwise (not made of literals) is not read here, and
-still reaches what the learner's kernel holds (docs/trust.md).
+without naming it. Code that looks attributes or names up by text computed at run time, or
+runs text or a pickle as code, hides a name from the literal text read here: an attempt that
+does so fails where it would otherwise pass (an honest solution may compute a name it
+``setattr``s, and then is told to write it out).
 """
 
 from __future__ import annotations
@@ -138,6 +140,113 @@ INTERNAL_ATTRIBUTES = frozenset(
     }
 )
 INTERNAL_MODULES = frozenset({"ctypes", "_ctypes"})
+
+# What reaches an attribute or a name by text computed at run time (``getattr(f,
+# "".join(map(chr, codes)))``), or runs text or bytes as code (eval, a pickle's opcodes): the
+# rules above read literal text, and these hide it from them. An honest solution may use some
+# of them (setattr(block, name, ...) over names it computes), so the judge refuses them only
+# in an attempt that would otherwise pass.
+NAME_TAKING = frozenset({"getattr", "setattr", "delattr"})  # fine with a name made of literals
+TEXT_RUNNING = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "__builtins__", "vars"})
+RUNTIME_ATTRIBUTES = frozenset(
+    {
+        "__getattribute__",
+        "__setattr__",
+        "__delattr__",
+        "__dict__",
+        "attrgetter",
+        "methodcaller",
+        "getattr_static",
+        "import_module",
+        *NAME_TAKING,
+    }
+)
+RUNTIME_MODULES = frozenset({"builtins", "importlib", "marshal", "copyreg", "dill", "cloudpickle"})
+PICKLE_MODULES = frozenset({"pickle", "_pickle", "cPickle"})
+PICKLE_RUNNERS = frozenset({"load", "loads", "Unpickler"})  # pickle.UnpicklingError is no runner
+UNPICKLING = {"weights_only": False, "allow_pickle": True}  # torch.load / numpy.load that run a pickle's code
+
+
+def _literal_names(tree: ast.AST) -> set[str]:
+    """Names every binding of which is literal text: ``name = "q"``, or a loop over a list or
+    tuple of such texts (``for name in ("q", "v")``)."""
+    bound: dict[str, bool] = {}
+
+    def literals(node) -> bool:
+        return isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(folded(e) is not None for e in node.elts)
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+            name = node.target.id
+            bound[name] = bound.get(name, True) and literals(node.iter)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = bound.get(target.id, True) and folded(node.value) is not None
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {name for name, ok in bound.items() if ok} & stored
+
+
+def _runtime_node(node: ast.AST, parents: dict, literal_names: set[str], picklers: set[str]) -> str | None:
+    if isinstance(node, ast.Name) and node.id in NAME_TAKING:
+        call = parents.get(node)
+        key = call.args[1] if isinstance(call, ast.Call) and call.func is node and len(call.args) >= 2 else None
+        if key is not None and (folded(key) is not None or (isinstance(key, ast.Name) and key.id in literal_names)):
+            return None
+        return f"{node.id} with a name computed at run time"
+    if isinstance(node, ast.Name) and node.id in TEXT_RUNNING:
+        return node.id
+    if isinstance(node, ast.Attribute) and node.attr in RUNTIME_ATTRIBUTES:
+        return node.attr
+    if isinstance(node, ast.Attribute) and node.attr in PICKLE_RUNNERS:
+        module = node.value
+        if isinstance(module, ast.Name) and module.id in picklers:
+            return f"{module.id}.{node.attr}"
+    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PICKLE_MODULES:
+        hits = [a.name for a in node.names if a.name in PICKLE_RUNNERS]
+        return f"{node.module}.{hits[0]}" if hits else None
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        hits = [m for m in modules if m.split(".")[0] in RUNTIME_MODULES]
+        if isinstance(node, ast.ImportFrom):
+            hits += [a.name for a in node.names if a.name in RUNTIME_ATTRIBUTES or a.name in TEXT_RUNNING]
+        return hits[0] if hits else None
+    if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)):
+        text = folded(node)
+        if text in RUNTIME_ATTRIBUTES or text in RUNTIME_MODULES or text in TEXT_RUNNING:
+            return text
+    if isinstance(node, ast.keyword) and node.arg in UNPICKLING:
+        value = node.value
+        if isinstance(value, ast.Constant) and value.value is UNPICKLING[node.arg]:
+            return f"{node.arg}={value.value}"
+    return None
+
+
+def runtime_routes(code: str) -> tuple[str, int] | None:
+    """The first way the code reaches attributes or names by text computed at run time, or
+    runs text or a pickle as code (``getattr`` with a name not made of literals, ``eval``,
+    ``vars``, ``pickle.loads``, ``weights_only=False``), with its line; None if none."""
+    tree = _parsed(code)
+    if tree is None:
+        return None
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    literal_names = _literal_names(tree)
+    picklers = set(PICKLE_MODULES) | {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import)
+        for a in n.names
+        if a.name.split(".")[0] in PICKLE_MODULES
+    }
+    found = []
+    for node in ast.walk(tree):
+        what = _runtime_node(node, parents, literal_names, picklers)
+        if what:
+            found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what))
+    if not found:
+        return None
+    line, _, what = min(found)
+    return what, line
 
 
 def internals(code: str) -> tuple[str, int] | None:
