@@ -111,6 +111,21 @@ def test_authored_message_leads_a_failure_and_is_hidden_on_success():
     assert only(r)["message"] == "✓ t.shape is (2, 3)"
 
 
+def test_an_error_several_checks_raise_alike_leaves_out_their_authored_messages():
+    # The error is common to both checks, not what either message means: no message is said.
+    trained = check(kind="value", id="trained", expr="train(model)", expected="1.0", message="The weights moved.")
+    loss = check(kind="value", id="loss", expr="train(model) < 2", expected="True", message="The loss must fall.")
+    code = "model = None\ndef train(m):\n    raise ValueError('optimizer got an empty parameter list')\n"
+    r = verify(code, "model = None\ndef train(m):\n    return 1.0\n", [trained, loss])
+    messages = [x["message"] for x in r["checks"]]
+    assert all("ValueError: optimizer got an empty parameter list" in m for m in messages), messages
+    assert not any("The weights moved." in m or "The loss must fall." in m for m in messages), messages
+    # A check that alone raises keeps its message: its own requirement may be the error's cause.
+    ok = check(kind="value", id="ok", expr="model", expected="None")
+    r = verify(code, "model = None\ndef train(m):\n    return 1.0\n", [trained, ok])
+    assert r["checks"][0]["message"].startswith("The weights moved.\n"), r["checks"][0]["message"]
+
+
 def test_python_check_shows_the_failing_assert_and_its_values_but_no_other_code():
     code = "secret_assert_text = 1"
     c = check(

@@ -355,6 +355,75 @@ CASES += (
         ("the reference calls backward() 0 times", "but its run never reached it"),
         "the reference calls loss.backward() and opt.step() 3 times; your code calls neither",
     ),
+    # An error every check raises alike (the optimizer refuses an empty parameter list) is not
+    # what a check's authored message for a wrong value means.
+    Case(
+        "lora-everything-frozen",
+        "memory-levers/lora",
+        "shipped",
+        _code(
+            """
+            import torch
+            from torch import nn
+
+
+            class LoRALinear(nn.Module):
+                def __init__(self, base, r):
+                    super().__init__()
+                    self.base = base
+                    self.A = nn.Parameter(torch.randn(r, base.in_features) / base.in_features**0.5)
+                    self.B = nn.Parameter(torch.zeros(base.out_features, r))
+                    self.requires_grad_(False)
+
+                def forward(self, x):
+                    return self.base(x) + x @ self.A.T @ self.B.T
+            """
+        ),
+        ("The pretrained weights moved",),
+    ),
+    # A factor that equals a dim's size in the case reported only (1/max is 2 there).
+    Case(
+        "where-branches-swapped",
+        "compile/no-breaks",
+        "stripped",
+        _code(
+            """
+            import torch
+
+            def clipped_scale(x):
+                m = x.abs().max()
+                return 2 * torch.where(m > 1, x, x / m)
+            """
+        ),
+        ("a sum where a mean over 2 values", "2 is the size of"),
+        "the same arguments in the other order",
+    ),
+    # h is scaled out of place, and backward() is missing: the judge's copy of h counted a
+    # write of its own decoding as h's, and the mistake for an in-place change fired.
+    Case(
+        "saved-tensor-no-backward",
+        "in-place/saved-tensor",
+        "shipped",
+        "h = torch.sigmoid(x @ w)\nh = h * 2\nloss = h.sum()\n",
+        ("h was changed in place",),
+        "your code never calls it",
+    ),
+    # The column follows x; the result is cast afterwards: torch.cat promoted nothing.
+    Case(
+        "bias-column-result-cast",
+        "tensors/follow-the-input",
+        "shipped",
+        _code(
+            """
+            import torch
+
+            def add_bias_column(x):
+                return torch.cat([x, x.new_ones(x.shape[0], 1)], dim=1).to(torch.float32)
+            """
+        ),
+        ("makes torch.cat promote x", "create new tensors with dtype=x.dtype", "differs from the expected values"),
+        "the expected dtype is x's",
+    ),
 )
 
 
@@ -399,7 +468,8 @@ def verdicts(tmp_path_factory) -> dict:
 def test_no_false_cause(case: Case, verdicts: dict):
     verdict = verdicts[case.name]
     assert verdict["grade"] in ("fail", "error"), verdict  # error: the code raised
-    said = "\n".join(verdict["mistakes"])
+    # What the verdict says: its diagnoses and its checks' sentences, authored ones included.
+    said = "\n".join([*verdict["mistakes"], *(c["message"] for c in verdict["checks"] if not c["passed"])])
     for sentence in case.false:
         assert sentence not in said, said
     if case.true:

@@ -404,3 +404,17 @@ def test_what_a_sender_cannot_send_whole_still_crosses_inside_an_answer(value, w
 
     walk(answer["names"]["kept"])
     assert found and any(why in str(o.why) for o in found)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["frame", "archive"])
+def test_a_decoded_tensor_keeps_the_learners_version_counter(requires_grad):
+    # A check's own expression reads h._version on the judge's copy: building it (set_) counts
+    # one write there, which h never had in the learner's kernel.
+    leaf = torch.ones(2, 2, requires_grad=requires_grad)
+    untouched = torch.sigmoid(leaf) * 2
+    written = torch.ones(3)
+    written.add_(1)
+    written.mul_(2)
+    got = wire.load(wire.encode({"untouched": untouched, "written": written}))
+    assert got["untouched"]._version == 0
+    assert got["written"]._version == 2

@@ -95,7 +95,7 @@ def run_check(check: dict, ctx: Context) -> dict:
         outcome = Outcome(False, f"{AUTHORING}: {exc}", details={"authoring_error": True})
     except (Exception, SystemExit) as exc:  # a crashing check is a failed check, never an escape
         expr = check.get("expr") or check.get("name")
-        details: dict[str, object] = {"raised": type(exc).__name__}
+        details: dict[str, object] = {"raised": type(exc).__name__, "raised_text": _raised_text(exc)}
         if own_frames(exc):
             details["traceback"] = filtered_traceback(exc)
         unknown = _defined_nowhere(exc, ctx)
@@ -118,6 +118,23 @@ def run_check(check: dict, ctx: Context) -> dict:
         "message": _compose(check, outcome),
         "details": outcome.details,
     }
+
+
+def _raised_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
+
+
+def _unauthored_common_raises(checks: list, results: list) -> None:
+    """An error that several checks raised alike (an optimizer refusing an empty parameter
+    list, a hook with the wrong signature) says nothing particular to any one of them: their
+    authored messages, written for what a wrong value means ("The pretrained weights moved"),
+    would state a cause, so they are left out. A check that alone raises keeps its message:
+    its own requirement may be what the error comes from."""
+    texts = [(r.get("details") or {}).get("raised_text") if not r["passed"] else None for r in results]
+    for check, result, text in zip(checks, results, texts, strict=False):
+        authored = (check.get("message") or "").strip()
+        if text and texts.count(text) > 1 and authored and result["message"].startswith(authored + "\n"):
+            result["message"] = result["message"][len(authored) + 1 :]
 
 
 def _not_run(check: dict, why: str) -> dict:
@@ -351,6 +368,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
             continue
         with captured(quiet):  # a function check calls the learner's function dozens of times
             results.append(run_check(check, ctx))
+    _unauthored_common_raises(checks, results)
 
     error = setup_error or solution_error or code_error
     failing = error is not None or not all(r["passed"] for r in results)

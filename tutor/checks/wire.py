@@ -879,6 +879,24 @@ def version_counter(value) -> int | None:
         return None
 
 
+def _set_version(t: torch.Tensor, version) -> None:
+    """Give a decoded tensor the learner's version counter, so that a check's own expression
+    reading ``h._version`` sees the learner's count, not the decoder's (``set_`` counts one).
+    Where this torch has no way to set it, the count stays the decoder's."""
+    if type(version) is not int or version < 0 or version_counter(t) in (None, version):
+        return
+    setter = getattr(torch._C._autograd, "_unsafe_set_version_counter", None)
+    if setter is None:
+        return
+    try:
+        setter((t,), (version,))
+    except (TypeError, RuntimeError):
+        try:
+            setter(t, version)
+        except (TypeError, RuntimeError):
+            pass
+
+
 def version_of(t) -> int:
     f = facts(t)
     if f is not None:
@@ -1008,6 +1026,7 @@ class Decoder:
                 # A check's own expressions (a mistake's `when`) read w.is_leaf, w.grad_fn: a
                 # same-shape alias is a non-leaf with the tensor's layout and storage.
                 t = t.view_as(t)
+        _set_version(t, record.get("version"))
         self._memo[key] = t
         grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
         if grad_value is not None and t.requires_grad and (t.is_leaf or record.get("retains_grad")):

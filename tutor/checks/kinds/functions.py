@@ -7,7 +7,7 @@ from time import monotonic
 
 import torch
 
-from .. import wire
+from .. import signatures, wire
 from ..compare import (
     DEVICE_HINT,
     Problem,
@@ -98,6 +98,28 @@ def dtype_hint(ref: torch.Tensor, inputs) -> str | None:
                 f"(dtype={label}.dtype, torch.zeros_like, {label}.new_zeros)"
             )
     return None
+
+
+def _size_of(ctx, pattern, inputs) -> str | None:
+    return ctx._count_named(pattern.k, inputs, pattern.name) if isinstance(pattern, signatures.Scaled) else None
+
+
+def _sizes_that_hold(ctx, reported, inputs, others, labels) -> None:
+    """A factor read as a count (``2 times ..., consistent with a sum where a mean over 2
+    values was meant (2 is the size of x's dimension 0)``) is said only where every other
+    failing case's values show the same count of their own inputs: a factor that equals a
+    size in one case only is a coincidence there, and the fact (2 times) is all that is said."""
+    for problem in reported:
+        data = problem.data or {}
+        size = _size_of(ctx, data.get("pattern"), inputs)
+        if not size:
+            continue
+        for other in others:
+            readings = [(p.data or {}).get("pattern") for p in other[4].get("absorb") or []]
+            other_inputs = list(zip(labels, other[1].args, strict=False))
+            if not any(_size_of(ctx, r, other_inputs) == size for r in readings):
+                data["pattern"] = str(data["pattern"])  # the case's fact, without the count
+                break
 
 
 def output_problems(
@@ -577,6 +599,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         _, case, dev, sentences, details, (expected, actual), where = failures[0]
         inputs = list(zip(labels, case.args, strict=False))
         reported = details.pop("absorb", [])
+        _sizes_that_hold(ctx, reported, inputs, failures[1:], labels)
         ctx.absorb(reported, inputs)  # signatures of the case reported, not of others
         if not any((p.data or {}).get("pattern") for p in reported):
             # Too few values in the case reported to read (a 1 x 2 result): the largest failing
