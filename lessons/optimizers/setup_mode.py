@@ -49,6 +49,18 @@ def mode_after(run, training):
     return _outputs(run, training)[0].training
 
 
+def mode_after_eval(run):
+    """The model's training flag after run(model, x, True) on a model an earlier call left in eval mode."""
+    model = _fresh()
+    model.eval()
+    enabled = torch.is_grad_enabled()
+    try:
+        run(model, _X.clone(), True)
+    finally:
+        torch.set_grad_enabled(enabled)
+    return model.training
+
+
 def grad_enabled_after(run):
     """Whether autograd is still on for the caller after run(model, x, False)."""
     return _outputs(run, False)[2]
