@@ -165,8 +165,8 @@ def uncleared(name: str, backward_calls: int) -> str:
 def graph_cut(name: str) -> str:
     return (
         f"{name} is cut off from the graph (it has no grad_fn) where the reference's is not: "
-        f".detach(), .item(), .data, .numpy() or torch.tensor(...) made a value autograd cannot follow, so no "
-        f"gradient flows back through it"
+        f"one of .detach(), .item(), .data, .numpy(), torch.tensor(...) or a torch.no_grad() block made a value "
+        f"autograd cannot follow, so no gradient flows back through it"
     )
 
 
