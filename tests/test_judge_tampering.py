@@ -332,6 +332,14 @@ PROBES = {
         "for t in (a, b):\n"
         "    state['OrderedDict'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version, t.grad.clone())\n",
     ),
+    # New parameters no optimizer holds, and the setup's record of what opt holds rewritten
+    # through a key made at run time.
+    "write-setup-state-by-a-computed-key": (
+        "linear-init/port-weights",
+        "layer.weight = nn.Parameter(W.T.clone())\n"
+        "layer.bias = nn.Parameter(b.clone())\n"
+        "globals()[''.join(['_', 'held'])][:] = [layer.weight, layer.bias]\n",
+    ),
     # A real backward() through c fills the .grad tensors; the wanted values are then written
     # through .data, which leaves their version counters as they were.
     "write-grads-past-the-version-counter": (
@@ -447,6 +455,7 @@ SAYS = {
     },
     "write-setup-helper-state-by-computed-text": "getattr with a name computed at run time (line 9)",
     "write-grads-past-the-version-counter": "a.grad and b.grad are what c.backward() left is False",
+    "write-setup-state-by-a-computed-key": "Your code uses globals (line 3)",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",
     "prompt-the-host-first": "Your code sent the checker a prompt of its own",
     "prompt-the-host-in-a-call": "Your code sent the checker a prompt of its own",
@@ -575,8 +584,10 @@ def test_a_right_answer_that_also_keeps_what_cannot_cross_whole_still_passes(cat
     # The learner's names cross to the judge after the code ran: a value no check reads that
     # cannot cross whole (the namespace itself, a cycle, a deep nest) crosses as an opaque
     # record, and the rest is judged. Before, the whole answer was refused as "not data".
-    exercise = catalog.find_exercise(TWO_LEAVES).exercise
-    verdict = verify(catalog, TWO_LEAVES, exercise.solution + kept + "\n")
+    # (an exercise whose setup keeps no private state: where one does, globals() in a passing
+    # attempt is refused, as a way to reach that state by a key made at run time)
+    exercise = catalog.find_exercise(LEAF).exercise
+    verdict = verify(catalog, LEAF, exercise.solution + kept + "\n")
     assert verdict.passed, verdict.feedback()
 
 

@@ -122,6 +122,7 @@ def test_a_helpers_local_names_are_not_the_setups_state():
         ("object.__getattribute__(f, name)\n", ("__getattribute__", 1)),
         ("from operator import attrgetter\n", ("attrgetter", 1)),
         ("x = vars(model)[key]\n", ("vars", 1)),
+        ("held = globals()[''.join(['_', 'held'])]\n", ("globals", 1)),
         ("x = model.__dict__[key]\n", ("__dict__", 1)),
         ("eval(text)\n", ("eval", 1)),
         ("__builtins__['get' + 'attr']\n", ("__builtins__", 1)),

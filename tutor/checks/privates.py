@@ -147,7 +147,10 @@ INTERNAL_MODULES = frozenset({"ctypes", "_ctypes"})
 # of them (setattr(block, name, ...) over names it computes), so the judge refuses them only
 # in an attempt that would otherwise pass.
 NAME_TAKING = frozenset({"getattr", "setattr", "delattr"})  # fine with a name made of literals
-TEXT_RUNNING = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "__builtins__", "vars"})
+# (and the namespaces that a computed key reads a name from: globals()[key] is the setup's _held)
+TEXT_RUNNING = frozenset(
+    {"eval", "exec", "compile", "__import__", "breakpoint", "__builtins__", "vars", "globals", "locals"}
+)
 RUNTIME_ATTRIBUTES = frozenset(
     {
         "__getattribute__",
