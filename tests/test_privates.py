@@ -133,6 +133,8 @@ def test_a_helpers_local_names_are_not_the_setups_state():
         ("from pickle import loads\n", ("pickle.loads", 1)),
         ("import pickle\nobj = pickle.loads(data)\n", ("pickle.loads", 2)),
         ("w = getattr(model, 'weight')\nmodel.eval()\nfast = torch.compile(model)\n", None),
+        ("from torch import compile\nfast = compile(model)\nmode = getattr(model, 'eval')\n", None),
+        ("eval = eval\neval(text)\n", ("eval", 1)),
         ("state = torch.load(buf)\nstate = torch.load(buf, weights_only=True)\n", None),
         ("import pickle\ntry:\n    pass\nexcept pickle.UnpicklingError:\n    pass\n", None),
         # names made of literals, one by one in a loop: written out, if not in one place

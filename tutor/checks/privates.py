@@ -190,6 +190,21 @@ def _literal_names(tree: ast.AST) -> set[str]:
     return {name for name, ok in bound.items() if ok} & stored
 
 
+def _own_names(tree: ast.AST) -> set[str]:
+    """Names the code binds itself to something else (``from torch import compile``, ``def
+    eval(...)``, a parameter): not the builtins. An assignment does not count (``run = eval``
+    and ``eval = eval`` are the builtin under a name)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] != "builtins":
+            out.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+    return out
+
+
 def _runtime_node(node: ast.AST, parents: dict, literal_names: set[str], picklers: set[str]) -> str | None:
     if isinstance(node, ast.Name) and node.id in NAME_TAKING:
         call = parents.get(node)
@@ -212,11 +227,13 @@ def _runtime_node(node: ast.AST, parents: dict, literal_names: set[str], pickler
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
         hits = [m for m in modules if m.split(".")[0] in RUNTIME_MODULES]
         if isinstance(node, ast.ImportFrom):
-            hits += [a.name for a in node.names if a.name in RUNTIME_ATTRIBUTES or a.name in TEXT_RUNNING]
+            hits += [a.name for a in node.names if a.name in RUNTIME_ATTRIBUTES]
         return hits[0] if hits else None
     if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)):
+        # Text of a plain word ("eval", "compile") is no route by itself: reaching the builtin
+        # it names takes builtins, __builtins__ or a namespace, which are found above.
         text = folded(node)
-        if text in RUNTIME_ATTRIBUTES or text in RUNTIME_MODULES or text in TEXT_RUNNING:
+        if text in RUNTIME_ATTRIBUTES or text in RUNTIME_MODULES or text in ("__import__", "__builtins__"):
             return text
     if isinstance(node, ast.keyword) and node.arg in UNPICKLING:
         value = node.value
@@ -241,8 +258,11 @@ def runtime_routes(code: str) -> tuple[str, int] | None:
         for a in n.names
         if a.name.split(".")[0] in PICKLE_MODULES
     }
+    own = _own_names(tree)
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in own:
+            continue  # the code's own compile or eval, not the builtin
         what = _runtime_node(node, parents, literal_names, picklers)
         if what:
             found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what))
