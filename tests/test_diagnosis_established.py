@@ -408,6 +408,16 @@ CASES += (
         ("h was changed in place",),
         "your code never calls it",
     ),
+    # The same count in every failing case that can show it (bfloat16 ones round 1/6 to 0.1668):
+    # the reading as a mean over T where the sum was meant stands.
+    Case(
+        "masked-mean-a-mean-for-the-sum",
+        "devices-precision/masked-mean",
+        "stripped",
+        _solution("devices-precision/solution_masked.py", ("(x * mask).sum(dim=1)", "(x * mask).mean(dim=1)")),
+        ("the opposite sign",),
+        "consistent with a mean over 3 values where their sum was meant",
+    ),
     # The column follows x; the result is cast afterwards: torch.cat promoted nothing.
     Case(
         "bias-column-result-cast",
