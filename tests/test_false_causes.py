@@ -355,3 +355,12 @@ def test_a_clip_inside_the_loop_of_micro_batches_is_named():
         "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step()"
     )
     assert tracediff._optimizer(_protocol_events("ZBBBCS"), _protocol_events("ZBBBCS")) is None
+
+
+def test_a_square_transpose_is_told_as_a_transpose_not_as_a_reshape():
+    """W.t_() where W was meant: the values are W's transpose, the same shape; nothing was
+    reshaped, so the reshape-for-transpose advice would name a cause the code does not have."""
+    setup = "import torch\nw = torch.arange(9.0).reshape(3, 3)\n"
+    text = said("t = w.clone().t_()\n", "t = w.clone()\n", [check(kind="tensor", expr="t")], setup)
+    assert "t holds the expected tensor with dimensions 0 and 1 swapped (a transpose of it" in text, text
+    assert "reshape() and view()" not in text, text

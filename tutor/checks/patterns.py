@@ -39,7 +39,11 @@ def reorder(name: str, a: np.ndarray, e: np.ndarray) -> str | None:
                 continue
             if _same(np.transpose(e, perm).ravel(), fa):
                 swapped = [i for i, p in enumerate(perm) if p != i]
-                return signatures.reordered(name, tuple(swapped) if len(swapped) == 2 else perm)
+                dims = tuple(swapped) if len(swapped) == 2 else perm
+                if np.transpose(e, perm).shape == a.shape:
+                    # Square dims: the transpose itself, no reshape in it (W.t_() where W was meant).
+                    return signatures.transposed(name, dims)
+                return signatures.reordered(name, dims)
             if _same(np.transpose(a, perm).ravel(), fe):
                 return signatures.regrouped(name)
     if e.ndim == 1:

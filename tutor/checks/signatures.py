@@ -124,6 +124,14 @@ def reordered(name: str, dims: tuple) -> str:
     )
 
 
+def transposed(name: str, dims: tuple) -> str:
+    how = f"dimensions {dims[0]} and {dims[1]} swapped" if len(dims) == 2 else f"its dimensions permuted as {dims}"
+    return (
+        f"{name} holds the expected tensor with {how} (a transpose of it, the same shape here): a transpose "
+        f"too many, or one missing"
+    )
+
+
 def regrouped(name: str) -> str:
     return (
         f"{name} holds the right values in the wrong order: it is a transpose/permute of what was expected; "
