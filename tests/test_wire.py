@@ -418,3 +418,18 @@ def test_a_decoded_tensor_keeps_the_learners_version_counter(requires_grad):
     got = wire.load(wire.encode({"untouched": untouched, "written": written}))
     assert got["untouched"]._version == 0
     assert got["written"]._version == 2
+
+
+def test_a_decoded_non_leaf_with_writes_keeps_its_count_and_stays_usable():
+    # The count is set before the decoder's alias of it (a view) is made: set afterwards, it
+    # reads to autograd as a write into the view's base ("a view was created in no_grad mode
+    # and its base ... has been modified inplace").
+    leaf = torch.ones(3, requires_grad=True)
+    h = leaf * 2
+    h.add_(1)
+    h.mul_(3)
+    with torch.no_grad():
+        got = wire.load(wire.encode({"h": h}))["h"]
+    assert got._version == 2 and got.requires_grad and not wire.is_leaf(got)
+    (got * 2).sum().backward()
+    got.detach().add_(0)

@@ -1012,6 +1012,9 @@ class Decoder:
         if type(data) is not torch.Tensor:
             raise WireError("a tensor record without a tensor")
         grad = record.get("grad")
+        # Before any view of it is made: a view records its base's count when it is made, and a
+        # count changed afterwards reads to autograd as a write into the base.
+        _set_version(data, record.get("version"))
         t = data
         if record.get("inference") and not record.get("requires_grad"):
             # Made under inference_mode in the learner's kernel: one here too (a copy of the
@@ -1026,7 +1029,6 @@ class Decoder:
                 # A check's own expressions (a mistake's `when`) read w.is_leaf, w.grad_fn: a
                 # same-shape alias is a non-leaf with the tensor's layout and storage.
                 t = t.view_as(t)
-        _set_version(t, record.get("version"))
         self._memo[key] = t
         grad_value = self._tensor(grad, depth + 1) if type(grad) is dict else None
         if grad_value is not None and t.requires_grad and (t.is_leaf or record.get("retains_grad")):
