@@ -112,6 +112,19 @@ def _ignores_out_grad(Value):
     return found
 
 
+def grads_through(Value):
+    """For the checks: x.grad in op(x * 3) for x = 0.25, op each of ** 2, ** 3, tanh and relu.
+    x is reached only through op: an op whose node does not list its operand gets x none,
+    whatever order a walk over sets takes."""
+    ops = [lambda a: a**2, lambda a: a**3, lambda a: a.tanh(), lambda a: a.relu()]
+    out = []
+    for op in ops:
+        x = Value(0.25)
+        op(x * Value(3.0)).backward()
+        out.append(float(x.grad))
+    return torch.tensor(out, dtype=torch.float64)
+
+
 def _stops_the_walk(Value):
     """The operations after which backward() never runs the operand's own _backward: in
     op(x * 3), the product gets its gradient from op, but x gets none."""
