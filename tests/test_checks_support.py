@@ -35,11 +35,13 @@ def verify(
     seed: int = 0,
     device: str = "cpu",
     worlds=(),
+    judge_setup: str = "",
 ) -> dict:
     # The judge's path: the learner's values cross as data (both roles in this process).
     result = run_local(
         {
             "setup": setup,
+            "judge_setup": judge_setup,
             "code": code,
             "solution": solution,
             "seed": seed,

@@ -7,29 +7,3 @@ _C = int(torch.randint(3, 6, ()))
 Z = (3 * torch.randn(_N, _C, dtype=torch.float64)).numpy()
 Z[0] += 1000.0  # one very confident example: exp(1000) overflows float64
 y = torch.randint(0, _C, (_N,)).numpy()  # int64, what cross_entropy takes as class indices
-
-
-# for the feedback only: the right gradient, and what the usual slips give
-def _softmax(z, axis):
-    e = np.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-_ONE_HOT = np.eye(_C)[y]
-_dZ = (_softmax(Z, 1) - _ONE_HOT) / _N
-
-
-def _normalised_over_examples(dZ):
-    # the probabilities behind dZ (dZ * N + one_hot) sum to 1 down each column, not along each row
-    try:
-        probs = np.asarray(dZ, dtype=np.float64) * len(y) + _ONE_HOT
-        return probs.shape == Z.shape and np.allclose(probs.sum(axis=0), 1.0) and not np.allclose(probs.sum(axis=1), 1.0)
-    except Exception:
-        return False
-
-
-def _close(a, b):
-    try:
-        return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=1e-9, atol=1e-12)
-    except Exception:
-        return False

@@ -13,7 +13,7 @@ import torch
 from . import causes, errorcause, signatures, wrongdim
 from .describe import exception_phrase, shorten
 from .guard import scan
-from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, own_frames, seed_all
+from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, judged_names, own_frames, seed_all
 from .wire import Raised
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
@@ -154,11 +154,17 @@ class Context:
             scope.update(extra)
         return scope
 
+    def learner_scope(self, extra: dict | None = None) -> dict:
+        """The scope of a check's expression about the learner's code: the learner's names,
+        then those the judge setup bound (the judge's own: the code cannot shadow them), then
+        ``extra``."""
+        return self.scope(self.learner, {**judged_names(self.ref), **(extra or {})})
+
     def eval_learner(self, expr: str, extra: dict | None = None):
         code = compile_code(expr, CHECK, "eval")
         self.seed_learner(self.seed)  # both sides draw the same random numbers (probes, dropout)
         with self.side("learner"):
-            value = eval(code, self.scope(self.learner, extra))
+            value = eval(code, self.learner_scope(extra))
         scan(value, display(expr))
         return value
 
@@ -186,7 +192,7 @@ class Context:
             code = compile_code(source, CHECK, "exec")
         self.seed_learner(self.seed)
         with self.side("learner"):
-            return eval(code, self.scope(self.learner, extra))
+            return eval(code, self.learner_scope(extra))
 
     # ------------------------------------------------------------ wording
 

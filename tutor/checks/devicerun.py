@@ -26,7 +26,17 @@ from torch.overrides import TorchFunctionMode
 from . import wire
 from .compare import tensor_problems
 from .context import Context
-from .namespaces import SETUP, SOLUTION, YOUR_CODE, BoundedOutput, captured, new_namespace, run_code, seed_all
+from .namespaces import (
+    SETUP,
+    SOLUTION,
+    YOUR_CODE,
+    BoundedOutput,
+    captured,
+    new_namespace,
+    run_code,
+    run_judge_setup,
+    seed_all,
+)
 from .reads import Reads, replayed
 
 META = torch.device("meta")
@@ -323,7 +333,11 @@ def device_problems(payload: dict, results: list, checks: list, learner_run=None
     tracker = Generators(reads.get("ref"))
     with captured(quiet), tracker:
         seed_all(seed)
-        if run_code(setup, ref, SETUP, "setup") or run_code(solution, ref, SOLUTION, "solution"):
+        if (
+            run_code(setup, ref, SETUP, "setup")
+            or run_judge_setup(payload.get("judge_setup") or "", ref)
+            or run_code(solution, ref, SOLUTION, "solution")
+        ):
             return []  # the reference itself needs real data: nothing to compare
     origin = tracker.of
     if learner_run is None:

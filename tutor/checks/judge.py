@@ -37,6 +37,7 @@ from .namespaces import (
     captured,
     new_namespace,
     run_code,
+    run_judge_setup,
     seed_all,
 )
 from .pipe import End, Piped, listening
@@ -589,7 +590,9 @@ def run(payload: dict, client: Client) -> dict:
     try:
         quiet = BoundedOutput(limit=0)
         ref_reads = Reads()
-        ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet, tracer, ref_reads)
+        ref, setup_error, solution_error = _reference(
+            setup, solution, seed, device, quiet, tracer, ref_reads, payload.get("judge_setup") or ""
+        )
         # What the learner's kernel runs after the main world, if the checks get that far:
         # the device run, then each further world. Asked for now, run while the checks run.
         meta = {
@@ -679,13 +682,15 @@ def run(payload: dict, client: Client) -> dict:
             tracer.uninstall()
 
 
-def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None, reads=None):
-    """The reference namespace of one world: setup then the solution, with ``seed`` (what it
-    reads out of tensors recorded in ``reads``, for the device run)."""
+def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None, reads=None, judge_setup: str = ""):
+    """The reference namespace of one world: setup, the judge setup, then the solution, with
+    ``seed`` (what it reads out of tensors recorded in ``reads``, for the device run)."""
     ref = new_namespace(device)
     with captured(quiet), reads.recording() if reads is not None else _null():  # its prints would give the answer away
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
+        if setup_error is None:
+            setup_error = run_judge_setup(judge_setup, ref)
         solution_error = None
         if setup_error is None:
             with tracer.recording("ref") if tracer is not None else _null():
@@ -720,7 +725,9 @@ def _in_world(
 
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
-    ref, setup_error, solution_error = _reference(setup, solution, seed, device, quiet)
+    ref, setup_error, solution_error = _reference(
+        setup, solution, seed, device, quiet, judge_setup=payload.get("judge_setup") or ""
+    )
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
     begun = begin()

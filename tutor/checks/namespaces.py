@@ -23,6 +23,7 @@ from .describe import exception_text, shorten
 YOUR_CODE = "<your code>"
 SETUP = "<setup>"
 SOLUTION = "<solution>"
+JUDGE_SETUP = "<judge setup>"
 CHECK = "<check>"
 MAX_FRAMES = 40  # frames kept in a learner's traceback
 
@@ -189,6 +190,35 @@ def torch_state_guard():
         if get_device is not None and device is not None and get_device() != device:
             # None (not "cpu") for the initial state: a cpu DeviceContext slows every call.
             torch.set_default_device(None if device.type == "cpu" else device)
+
+
+JUDGED_KEY = "__ptfund_judged__"  # in a reference namespace: the names its judge setup bound
+
+
+def run_judge_setup(source: str, ns: dict) -> CodeError | None:
+    """The exercise's judge setup in the reference namespace ``ns``, after setup and before
+    the reference solution: what only the judge may hold (expected values, an oracle, helpers
+    that compute them), so the learner's kernel, which runs the setup alone, never does. The
+    names it binds are recorded under JUDGED_KEY: checks read them in place of the learner's
+    names (:func:`judged_names`). The random generators are left as setup left them, so the
+    reference draws what the learner's code draws."""
+    if not (source or "").strip():
+        return None
+    before = {name: id(value) for name, value in ns.items()}
+    states = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    try:
+        error = run_code(source, ns, JUDGE_SETUP, "setup")
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.random.set_rng_state(states[2])
+    ns[JUDGED_KEY] = tuple(name for name, value in ns.items() if name != JUDGED_KEY and before.get(name) != id(value))
+    return error
+
+
+def judged_names(ref: dict) -> dict:
+    """The names the judge setup bound in reference namespace ``ref``, with their values."""
+    return {name: ref[name] for name in ref.get(JUDGED_KEY, ()) if name in ref}
 
 
 def run_code(source: str, ns: dict, filename: str, stage: str) -> CodeError | None:

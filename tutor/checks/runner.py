@@ -47,6 +47,7 @@ from .namespaces import (
     new_namespace,
     own_frames,
     run_code,
+    run_judge_setup,
     seed_all,
 )
 from .reads import Reads
@@ -275,7 +276,7 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     reads = {"ref": Reads(), "learner": Reads()}  # for the device run, where meta has no data
     with captured(quiet), reads["ref"].recording():  # the reference's prints would give the answer away
         seed_all(seed)
-        setup_error = run_code(setup, ref, SETUP, "setup")
+        setup_error = run_code(setup, ref, SETUP, "setup") or run_judge_setup(payload.get("judge_setup") or "", ref)
         solution_error = None
         if not setup_error:
             with _recording(tracer, "ref"):
@@ -324,7 +325,7 @@ def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, firs
     ref, learner = new_namespace(device), new_namespace(device, payload.get("module"))
     with captured(quiet):  # the learner's code already printed once, in the first world
         seed_all(seed)
-        setup_error = run_code(setup, ref, SETUP, "setup")
+        setup_error = run_code(setup, ref, SETUP, "setup") or run_judge_setup(payload.get("judge_setup") or "", ref)
         solution_error = code_error = None
         if setup_error is None:
             solution_error = run_code(solution, ref, SOLUTION, "solution")
@@ -386,8 +387,15 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
     failed_ids = {r["id"] for r in results if not r["passed"] and r["id"]}
     messages = authored(failed_ids) if failing else []  # [(message, id)]
     # The product's own diagnosis speaks only when no authored mistake did, only when
-    # something failed, and not where a failing check already says the same.
-    if not messages and failing and setup_error is None and solution_error is None:
+    # something failed, and not where a failing check already says the same. Where only
+    # rules on the text failed (every value matched), the rule's sentence is the whole story:
+    # a cause read from the values or the trace would explain a difference that is not there.
+    only_rules = (
+        failing
+        and error is None
+        and all(c.get("kind") == "source" for c, r in zip(checks, results, strict=False) if not r["passed"])
+    )
+    if not messages and failing and not only_rules and setup_error is None and solution_error is None:
         said = " ".join(r["message"] for r in results if not r["passed"])
         with captured(quiet):
             unchanged = [

@@ -17,6 +17,7 @@ from tutor.packs import models as m
 def build_payload(exercise: m.Exercise, code: str, device: str) -> dict:
     return {
         "setup": exercise.setup,
+        "judge_setup": exercise.judge_setup,
         "code": code,
         "solution": exercise.solution,
         "seed": exercise.seed,

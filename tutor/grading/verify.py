@@ -268,7 +268,7 @@ class Verifier:
 
 
 def _judge_key(exercise: m.Exercise) -> tuple:
-    return (exercise.id, exercise.setup, exercise.solution)
+    return (exercise.id, exercise.setup, exercise.judge_setup, exercise.solution)
 
 
 # A verification from a pool takes two fresh kernels: the learner's and the judge's (judging.py).

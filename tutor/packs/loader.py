@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "pack.yaml"
 LESSON_FILE = "lesson.yaml"
-CODE_KEYS = frozenset({"setup", "starter", "solution", "code", "prelude"})
+CODE_KEYS = frozenset({"setup", "judge_setup", "starter", "solution", "code", "prelude"})
 MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
 # Fields holding a Python expression: a YAML list or number there needs quotes.
 _EXPR_KEYS = frozenset(

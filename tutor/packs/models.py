@@ -443,6 +443,12 @@ class Exercise(Strict):
     prompt: Markdown = Field(min_length=1)
     setup: Code = ""
     setup_visible: bool = Field(False, description="show the setup code to the learner above the editor")
+    judge_setup: Code = Field(
+        "",
+        description="code only the judge runs, after setup (and a world's variant), before the reference solution: "
+        "expected values, an oracle, helpers that compute them; checks, mistakes and expected expressions read its "
+        "names, the learner's kernel never has them",
+    )
     starter: Code = ""
     solution: Code = Field(min_length=1)
     checks: list[Check] = Field(min_length=1)

@@ -177,10 +177,12 @@ def _validate_exercise(ex: m.Exercise, base: tuple, where: _Where, rep: _Reporte
     _check_markdown(ex.prompt, where.field(*base, "prompt"), (*base, "prompt"), rep)
     for h, hint in enumerate(ex.hints):
         _check_markdown(hint, where.field(*base, "hints", h), (*base, "hints", h), rep)
-    for name in ("setup", "starter", "solution"):
+    for name in ("setup", "judge_setup", "starter", "solution"):
         _check_code(getattr(ex, name), where.field(*base, name), (*base, name), rep, what=name)
     # A setup or solution file that could not be read stands in as `pass`: nothing to resolve against.
-    unreadable = {p.field for p in [*earlier, *rep.problems]} & {field_path((*base, k)) for k in ("setup", "solution")}
+    unreadable = {p.field for p in [*earlier, *rep.problems]} & {
+        field_path((*base, k)) for k in ("setup", "judge_setup", "solution")
+    }
     known = None if unreadable else _known_names(ex)
     check_ids: set[str] = set()
     for c, check in enumerate(ex.checks):
@@ -406,7 +408,7 @@ def _bound(tree: ast.AST) -> set[str] | None:
 def _known_names(ex: m.Exercise) -> set[str] | None:
     """What setup and the reference solution define, statically; None when unknowable."""
     known = set(LIBRARY_NAMES)
-    for code in (ex.setup, ex.solution):
+    for code in (ex.setup, ex.judge_setup, ex.solution):
         try:
             names = _bound(ast.parse(code or ""))
         except (SyntaxError, ValueError):

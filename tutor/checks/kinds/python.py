@@ -76,7 +76,7 @@ def check_python(check: dict, ctx: Context) -> Outcome:
         code, asserts = compile_code(source, CHECK, "exec"), {}
     register_source(CHECK, source)
     seen: dict = {}
-    scope = ctx.scope(ctx.learner, {"ref": ref, SEEN: seen, WITNESS: witness})
+    scope = ctx.learner_scope({"ref": ref, SEEN: seen, WITNESS: witness})
     seed_all(ctx.seed)
     try:
         with ctx.side("learner"):

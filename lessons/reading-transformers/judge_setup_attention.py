@@ -7,7 +7,7 @@ def _oracle(q, k, v, keep):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
 
 
-# for the feedback only: the usual slips, compared with your attention on inputs drawn here
+# The judge's alone (the learner's kernel never runs this): torch's attention, and the usual slips, compared with your attention on inputs drawn here
 def _slip(
     q, k, v, keep, scale="sqrt", dim=-1, inverted=False, fill=float("-inf"), after_softmax=False, swapped=False,
     masked=True, mask_transposed=False,
