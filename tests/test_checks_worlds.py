@@ -147,6 +147,9 @@ def test_a_write_through_another_name_bound_to_a_view_is_a_write_into_the_tensor
         "t = a.t()\nfor row in a:\n    row[0] = 99\n": "line 3, through row, a view of a",
         "t = a.t()\nr0, r1 = a.unbind()\nr1[0] = 99\n": "line 3, through r1, a view of a",
         "t = a.t()\nrows = [r for r in a]\nrows[1][0] = 99\n": "line 3, through rows, a view of a",
+        # torch's function form of a view method: torch.as_strided(a, ...) is a view of a
+        "t = a.t()\ncell = torch.as_strided(a, (1,), (1,), 1)\ncell.fill_(99)\n": "line 3, through cell, a view of a",
+        "t = a.t()\ntorch.transpose(a, 0, 1)[0, 1] = 99\n": "line 2",
     }
     for code, where in wrong.items():
         res = only(verify(code, solution, [rule], setup=setup))

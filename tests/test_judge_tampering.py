@@ -332,6 +332,42 @@ PROBES = {
         "for t in (a, b):\n"
         "    state['OrderedDict'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version, t.grad.clone())\n",
     ),
+    # The prelude's record of backward() calls, reached from a hook through the frames that
+    # inspect gives and their locals (no frame attribute named), then edited to vouch for
+    # gradients typed in.
+    "write-setup-helper-state-through-inspect": (
+        TWO_LEAVES,
+        _grads_by_hand() + "import inspect\n"
+        "box = {}\n"
+        "def spy(g):\n"
+        "    for info in inspect.stack():\n"
+        "        found = inspect.getargvalues(info.frame).locals\n"
+        "        if 'filled' in found and 'roots' in found:\n"
+        "            box.update(found)\n"
+        "    return g\n"
+        "d = torch.zeros((), requires_grad=True)\n"
+        "d.register_hook(spy)\n"
+        "(d * 1.0).backward()\n"
+        "box['roots'].append(c.grad_fn)\n"
+        "for t in (a, b):\n"
+        "    box['filled'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version, t.grad.clone())\n",
+    ),
+    # The expected gradients copied out of the code's own namespace, found through its frame
+    # without a name: they are the judge's alone (a judge setup), so there is nothing to find.
+    "copy-expected-values-through-frames": (
+        "numpy-parity/grad-parity",
+        "import inspect\n"
+        "import numpy as np\n"
+        "import torch\n"
+        "found = inspect.getargvalues(inspect.stack()[0].frame).locals\n"
+        "picked = {k[1:]: v for k, v in list(found.items()) if k[:2] == '_d' and len(k) == 3}\n"
+        "dW_np = np.array(picked.get('dW', np.zeros_like(W)))\n"
+        "db_np = np.array(picked.get('db', np.zeros_like(b)))\n"
+        "W_t = torch.from_numpy(W).requires_grad_()\n"
+        "b_t = torch.from_numpy(b).requires_grad_()\n"
+        "loss_t = ((torch.from_numpy(X) @ W_t + b_t - torch.from_numpy(Y)) ** 2).mean()\n"
+        "loss_t.backward()\n",
+    ),
     # New parameters no optimizer holds, and the setup's record of what opt holds rewritten
     # through a key made at run time.
     "write-setup-state-by-a-computed-key": (
@@ -454,6 +490,8 @@ SAYS = {
         for how in ("", "-by-text", "-through-gc")
     },
     "write-setup-helper-state-by-computed-text": "getattr with a name computed at run time (line 9)",
+    "write-setup-helper-state-through-inspect": "Your code uses inspect",
+    "copy-expected-values-through-frames": "dW_np should be the gradient of the mean squared error",
     "write-grads-past-the-version-counter": "a.grad and b.grad are what c.backward() left is False",
     "write-setup-state-by-a-computed-key": "Your code uses globals (line 3)",
     "patch-copy-deepcopy": "model(x) differs from the expected forward pass",

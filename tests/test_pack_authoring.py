@@ -58,6 +58,28 @@ def test_a_forbidden_name_is_seen_through_imports_and_text_that_reaches_it():
     ]
 
 
+def test_a_forbidden_name_reached_by_members_or_by_torchs_low_level_operators_fails_the_rule():
+    # reading-transformers/attention's rule against scaled_dot_product_attention was passed with
+    # inspect.getmembers(F) and with torch.ops.aten._scaled_dot_product_attention_math: neither
+    # names the function the rule forbids.
+    rules = check(kind="source", forbid=["scaled_dot_product_attention"])
+    for code, said in [
+        (
+            "import inspect\nfn = dict(inspect.getmembers(F))['scaled_' + 'dot_product_attention']\n",
+            "reaches an attribute or a name by text",
+        ),
+        ("from inspect import getmembers\nfns = getmembers(F)\n", "reaches an attribute or a name by text"),
+        ("out = torch.ops.aten._scaled_dot_product_attention_math(q, k, v)\n", "low-level names (torch.ops"),
+        ("from torch.ops import aten\nout = aten._scaled_dot_product_attention_math(q, k, v)\n", "low-level names"),
+        ("import torch._C as C\nout = C._nn.scaled_dot_product_attention\n", "low-level names"),
+    ]:
+        r = verify("import torch\nimport torch.nn.functional as F\n" + code, "x = 1", [rules])
+        assert not r["passed"] and said in only(r)["message"], (code, only(r)["message"])
+    # a rule on a construct or a literal does not care which operators run
+    fine = check(kind="source", forbid=["for"])
+    assert verify("import torch\ny = torch.ops.aten.add(torch.ones(1), 1)\n", "x = 1", [fine])["passed"]
+
+
 def test_source_check_applies_to_the_learner_only():
     one_liner = check(kind="source", forbid=["for"], max_statements=2, applies_to="learner")
     assert verify("def total(xs):\n    return sum(xs)\n", LOOP_SOLUTION, [one_liner])["passed"]

@@ -65,6 +65,16 @@ def test_code_that_names_the_setups_state_is_found(code, found):
         ("import sys\nframe = sys._getframe(1).f_back\n", ("_getframe", 2)),
         ("from inspect import currentframe\n", ("currentframe", 1)),
         ("import ctypes\n", ("ctypes", 1)),
+        # Frames and their locals by way of inspect: stack(), getargvalues(), getmembers().
+        ("x = 1\nimport inspect as i\nframes = i.stack()\n", ("inspect.stack", 3)),
+        ("x = 1\nimport inspect\nns = inspect.getargvalues(inspect.stack()[0].frame).locals\n", ("getargvalues", 3)),
+        ("from inspect import stack\n", ("inspect.stack", 1)),
+        ("frames = torch.nn.modules.module.inspect.trace()\n", ("inspect.trace", 1)),
+        # Reading source or a signature reaches no state: a lesson's hint prints getsource().
+        ("import inspect\nprint(inspect.getsource(nn.Linear.reset_parameters))\n", None),
+        ("y = torch.stack([a, b])\n", None),
+        ("members = torch.nn.modules.module.inspect.getmembers(F)\n", ("getmembers", 1)),
+        ("import traceback\nframes = list(traceback.walk_stack(None))\n", ("walk_stack", 2)),
         ("import sys\nsys.settrace(None)\n", ("settrace", 2)),
         ("cells = getattr(torch.autograd.backward, '__clo' + 'sure__')\n", ("__closure__", 1)),
         ("c.backward()\nimport gc\ngc.collect()\n", None),  # freeing memory is no reaching

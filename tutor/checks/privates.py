@@ -133,6 +133,13 @@ INTERNAL_ATTRIBUTES = frozenset(
         "getclosurevars",
         "getouterframes",
         "getinnerframes",
+        "getargvalues",
+        "getmembers",
+        "getmembers_static",
+        "walk_stack",
+        "walk_tb",
+        "cr_frame",
+        "ag_frame",
         "_current_frames",
         "settrace",
         "setprofile",
@@ -140,6 +147,10 @@ INTERNAL_ATTRIBUTES = frozenset(
     }
 )
 INTERNAL_MODULES = frozenset({"ctypes", "_ctypes"})
+# inspect's stack() and trace() give frames (getargvalues() their locals) under names too
+# common to count alone (torch.stack): they count as inspect's. Its getsource() and
+# signature() read no object's state, and a lesson's hint may use them.
+INSPECT_FRAMES = frozenset({"stack", "trace", "getframeinfo"})
 
 # What reaches an attribute or a name by text computed at run time (``getattr(f,
 # "".join(map(chr, codes)))``), or runs text or bytes as code (eval, a pickle's opcodes): the
@@ -279,8 +290,21 @@ def internals(code: str) -> tuple[str, int] | None:
     tree = _parsed(code)
     if tree is None:
         return None
+    inspects = {"inspect"} | {
+        a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name == "inspect"
+    }
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in INSPECT_FRAMES:
+            owner = node.value
+            if (isinstance(owner, ast.Name) and owner.id in inspects) or (
+                isinstance(owner, ast.Attribute) and owner.attr == "inspect"
+            ):
+                found.append((node.lineno, node.col_offset, f"inspect.{node.attr}"))
+        if isinstance(node, ast.ImportFrom) and node.module == "inspect":
+            hits = [a.name for a in node.names if a.name in INSPECT_FRAMES]
+            if hits:
+                found.append((node.lineno, node.col_offset, f"inspect.{hits[0]}"))
         if isinstance(node, ast.Attribute):
             name = node.attr if node.attr in INTERNAL_ATTRIBUTES else None
         elif isinstance(node, (ast.Import, ast.ImportFrom)):

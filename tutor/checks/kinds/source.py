@@ -51,10 +51,24 @@ def _view_root(node) -> str | None:
     while True:
         if isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in VIEW_ATTRIBUTES):
             node = node.value
+        elif isinstance(node, ast.Call) and _torch_view_function(node):
+            node = node.args[0]  # torch.as_strided(a, ...), torch.transpose(a, 0, 1): a view of a
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_METHODS:
             node = node.func.value
         else:
             return node.id if isinstance(node, ast.Name) else None
+
+
+def _torch_view_function(call: ast.Call) -> bool:
+    """Whether ``call`` is torch's function form of a view method, on its first argument."""
+    func = call.func
+    return (
+        bool(call.args)
+        and isinstance(func, ast.Attribute)
+        and func.attr in VIEW_METHODS
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+    )
 
 
 def _bound_views(node) -> list[tuple[str, ast.AST]]:
@@ -97,6 +111,13 @@ BY_TEXT_CALLS = frozenset(
     {"importlib.import_module", "operator.attrgetter", "operator.methodcaller", "import_module", "attrgetter"}
     | {"methodcaller"}
 )
+# What hands out every attribute of an object, or finds one by its text: inspect.getmembers(F)
+# holds scaled_dot_product_attention under no name a rule can read.
+BY_MEMBERS = frozenset({"getmembers", "getmembers_static", "getattr_static"})
+# torch's operators by their low-level names (torch.ops.aten.native_batch_norm, torch._C._nn):
+# each public function is one of them under another name.
+LOW_LEVEL = "<torch's low-level operators>"
+LOW_LEVEL_ROOTS = ("torch.ops", "torch._ops", "torch._C", "torch._VF", "torch.library")
 
 
 def _reached_by_text(call: ast.Call) -> str | None:
@@ -109,6 +130,8 @@ def _reached_by_text(call: ast.Call) -> str | None:
             return "." + name.value
         return DYNAMIC
     if func.removeprefix("builtins.") in RUNS_TEXT or func in BY_TEXT_CALLS:
+        return DYNAMIC
+    if func.rpartition(".")[2] in BY_MEMBERS:
         return DYNAMIC
     return None
 
@@ -216,6 +239,8 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                     parts = name.split(".")
                     for i in range(1, len(parts) + 1):  # torch.nn.functional.relu: torch, torch.nn, ...
                         add(".".join(parts[:i]), line)
+                    if any(name == r or name.startswith(r + ".") for r in LOW_LEVEL_ROOTS):
+                        add(LOW_LEVEL, line)
             if isinstance(node, ast.Attribute):
                 add("." + node.attr, line)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
@@ -248,6 +273,8 @@ def _used(tree, through=()) -> tuple[dict, dict]:
         if isinstance(node, ast.alias):
             for i, _ in enumerate(node.name.split(".")):
                 add(".".join(node.name.split(".")[: i + 1]), line)
+            if any(node.name == r or node.name.startswith(r + ".") for r in LOW_LEVEL_ROOTS):
+                add(LOW_LEVEL, line)
     return found, via
 
 
@@ -300,6 +327,12 @@ def check_source(check: dict, ctx: Context) -> Outcome:
             f"your code reaches an attribute or a name by text (getattr with a computed name, eval, exec or "
             f"the like, line {used[DYNAMIC]}), which the rule against {join_names(names_rules)} cannot read: "
             "write names out"
+        )
+    if names_rules and LOW_LEVEL in used and not problems:
+        problems.append(
+            f"your code calls torch's operators by their low-level names (torch.ops, torch._C or the like, line "
+            f"{used[LOW_LEVEL]}), under which any of {join_names(names_rules)} may run unnamed: use torch's public "
+            "functions"
         )
     missing = [r for r in check.get("require") or [] if _used_rule(_normal(r), used) is None]
     if missing:
