@@ -78,7 +78,7 @@ def _tensor_findings(
         # afterwards): the tensor's, or the array's it shares with. Where both agree with the
         # reference's, no check can be failing for it.
         array = a or b
-        changed = _values_differ(mine, theirs) or (
+        changed = _written_apart(mine, theirs) or (
             array is not None and _array_differs(my_arrays.get(array), their_arrays.get(array))
         )
         if a and not b and changed:
@@ -105,6 +105,23 @@ def _values_differ(mine: torch.Tensor, theirs: torch.Tensor) -> bool:
         return not torch.equal(mine.detach().cpu(), theirs.detach().cpu())
     except RuntimeError:
         return True
+
+
+def _written_apart(mine: torch.Tensor, theirs: torch.Tensor) -> bool:
+    """Whether the values differ by more than a cast: a copy made at another dtype
+    (``torch.from_numpy(b).float()``) holds the array's values rounded, which is no write."""
+    try:
+        if (
+            mine.shape == theirs.shape
+            and mine.dtype != theirs.dtype
+            and mine.is_floating_point()
+            and theirs.is_floating_point()
+            and not (mine.is_meta or theirs.is_meta)
+        ):
+            return not torch.equal(mine.detach().cpu(), theirs.detach().cpu().to(mine.dtype))
+    except RuntimeError:
+        return True
+    return _values_differ(mine, theirs)
 
 
 def _array_differs(mine, theirs) -> bool:
