@@ -81,3 +81,29 @@ def test_one_element_more_may_be_a_length_from_other_data():
     said = causes.reshaped("padded", padded, batch)
     assert said is not None and "one element more at the end of dim 1" in said, said
     assert "consistent with a slice or window end off by one, or a length taken from other data" in said, said
+
+
+def test_a_ratio_of_two_sizes_is_read_only_where_one_tensor_has_both():
+    """training-loop/cross-entropy-contract divided by the number of classes (3) where the
+    number of examples (4) was meant: the loss is exactly 4/3 of the expected one, and the
+    logits are 4 x 3. Said only where one tensor holds both sizes; 3/2 (what a sign flipped
+    in 1 +- c gives) is never read so."""
+    from test_checks_support import check, verify
+
+    from tutor.checks import patterns
+
+    assert patterns.exact_fraction(4 / 3) == (4, 3)
+    assert patterns.exact_fraction(1.5) is None and patterns.exact_fraction(2 / 3) is None
+    assert patterns.exact_fraction(1.3334) is None
+    setup = "import torch\nlogits = torch.randn(4, 3)\n"
+    solution = "loss = -logits.log_softmax(1)[:, 0].sum() / logits.shape[0]\n"
+    by_classes = "loss = -logits.log_softmax(1)[:, 0].sum() / logits.shape[1]\n"
+    said = " ".join(verify(by_classes, solution, [check(kind="tensor", expr="loss")], setup=setup)["mistakes"])
+    assert "consistent with a divisor 3 where 4 was meant" in said, said
+    assert "4 and 3 are the sizes of logits's dimensions 0 and 1" in said, said
+    # The same factor with no tensor of both sizes in play: the fact alone.
+    other = "import torch\nlogits = torch.randn(5, 2)\n"
+    res = verify(
+        "loss = torch.tensor(4.4)\n", "loss = torch.tensor(3.3)\n", [check(kind="tensor", expr="loss")], setup=other
+    )
+    assert not any("was meant" in m for m in res["mistakes"]), res["mistakes"]

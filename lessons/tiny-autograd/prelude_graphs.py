@@ -1,3 +1,5 @@
+import math
+
 import torch
 
 # Random expression graphs drawn from torch's generator: each new node combines two earlier
@@ -155,3 +157,34 @@ def _seeded_after(Value):
 def _output_not_seeded(Value):
     """backward() leaves the output's own .grad and every leaf's at 0."""
     return _diamond_grads_after_backward(Value) == (0.0, 0.0, 0.0)
+
+
+# One operation alone, a = 0.5 and b = 3.0 (and n = 3 for **), output seeded with 1: the
+# local gradients each operand should get. An engine whose walk or seeding is broken gets
+# every one of them wrong; one whose op is wrong gets that op's alone.
+_LOCAL = {
+    "+": (lambda a, b: a + b, (1.0, 1.0)),
+    "*": (lambda a, b: a * b, (3.0, 0.5)),
+    "**": (lambda a, b: a**3, (0.75, 0.0)),
+    "tanh": (lambda a, b: a.tanh(), (1 - math.tanh(0.5) ** 2, 0.0)),
+    "relu": (lambda a, b: a.relu(), (1.0, 0.0)),
+}
+
+
+def _wrong_locals(Value):
+    """The operations, among those Value has, whose local gradients differ when used alone."""
+    wrong = []
+    for name, (build, want) in _LOCAL.items():
+        method = {"+": "__add__", "*": "__mul__", "**": "__pow__"}.get(name, name)
+        if not callable(getattr(Value, method, None)):
+            continue
+        try:
+            a, b = Value(0.5), Value(3.0)
+            build(a, b).backward()
+            got = (float(a.grad), float(b.grad))
+        except Exception:
+            wrong.append(name)
+            continue
+        if not all(math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) for g, w in zip(got, want)):
+            wrong.append(name)
+    return wrong

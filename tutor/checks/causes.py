@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from . import signatures
+from . import patterns, signatures
 
 MAX_ELEMENTS = 100_000  # larger values are not searched
 MAX_ROLL_WORK = 2_000_000  # elements compared over every shift of a dim; past it, shifts of 1 and 2 only
@@ -168,6 +168,10 @@ def _factor(name, a, e, tol):
     up = round(c) if c >= 2 and abs(c - round(c)) < 1e-3 * c else 0
     if up or (k >= 2 and times.startswith("1/")):
         return signatures.near_factor(sentence, name, up or k, bool(up))
+    # So may both terms of an exact ratio (a divisor of one size where another was meant).
+    fraction = patterns.exact_fraction(c)
+    if fraction is not None:
+        return signatures.ratio_reading(sentence, name, *fraction)
     return sentence
 
 

@@ -692,7 +692,9 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
         sa, se = _fmt_scalar(actual), _fmt_scalar(expected)
         sentence = f"{name} is {sa}, expected {se}"
         both_real = isinstance(actual, numbers.Real) and isinstance(expected, numbers.Real)
-        pattern = patterns.scale(name, actual, expected) if both_real and not isinstance(actual, bool) else None
+        pattern = (
+            patterns.scale(name, actual, expected, ratios=True) if both_real and not isinstance(actual, bool) else None
+        )
         pattern = pattern or _one_off(name, actual, expected)
         if pattern:
             return [Problem("value", sentence, se, sa, {"pattern": pattern})]

@@ -283,6 +283,13 @@ class Context:
                     if size
                     else str(pattern)
                 )
+            if isinstance(pattern, signatures.Ratio):
+                # One data point per check: the reading needs both sizes in one tensor's shape,
+                # and a function check's cases (other shapes each) are left to their own facts.
+                where = None if inputs else self._sizes_named(pattern.p, pattern.q)
+                pattern = (
+                    signatures.ratio_of_sizes(pattern.name, pattern.p, pattern.q, where) if where else str(pattern)
+                )
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
             k = data.get("grad_multiple")
@@ -328,6 +335,19 @@ class Context:
             elif e.kind == "zero_grad":
                 run, cleared = 0, True
         return calls, longest, before
+
+    def _sizes_named(self, p: int, q: int) -> str | None:
+        """Where sizes p and q are two dimensions of one of the reference's tensors (one the
+        learner's code has too first: the setup's, not the reference solution's own)."""
+        learner = self.learner
+        for key, value in sorted(self.ref.items(), key=lambda kv: (kv[0] not in learner, kv[0])):
+            shape = getattr(value, "shape", None)
+            if key.startswith("_") or not isinstance(value, (torch.Tensor, np.ndarray)) or shape is None:
+                continue
+            dims = list(shape)
+            if p in dims and q in dims:
+                return f"{p} and {q} are the sizes of {key}'s dimensions {dims.index(p)} and {dims.index(q)}"
+        return None
 
     def _count_named(self, k: int, inputs=(), about: str = "") -> str | None:
         """Where a count of k values is seen: a dimension's size or a tensor's number of

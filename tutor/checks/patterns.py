@@ -4,6 +4,7 @@ factor (a fact: whether it is a sum where a mean was meant is for Context.absorb
 Called on values that already differ."""
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
@@ -56,10 +57,12 @@ def reorder(name: str, a: np.ndarray, e: np.ndarray) -> str | None:
 
 
 EXACT = 1e-5  # relative: what float32 arithmetic leaves of an exact whole factor
+MAX_RATIO_TERM = 64  # p/q readings: sizes of a batch, of classes, of features
 
 
-def scale(name: str, a, e) -> str | None:
-    """``a`` is exactly k or 1/k times ``e`` (k a whole number >= 2)."""
+def scale(name: str, a, e, ratios: bool = False) -> str | None:
+    """``a`` is exactly k or 1/k times ``e`` (k a whole number >= 2); with ``ratios``, also
+    exactly p/q of it (a number, where no other reading of a constant factor is made)."""
     try:
         a = np.asarray(a, dtype=np.float64)
         e = np.asarray(e, dtype=np.float64)
@@ -80,9 +83,24 @@ def scale(name: str, a, e) -> str | None:
         inv = 1 / k if k else 0
         if inv >= 1.5 and abs(inv - round(inv)) < EXACT * inv:
             return signatures.exact_factor(name, round(inv), False)
+        fraction = exact_fraction(k) if ratios else None
+        if fraction is not None:
+            return signatures.exact_ratio(name, *fraction)
     except Exception:
         return None
     return None
+
+
+def exact_fraction(k: float) -> tuple[int, int] | None:
+    """(p, q) where k is exactly p/q, both at least 2 (no whole factor) and at most
+    MAX_RATIO_TERM, and not 3/2 or 2/3 (a sign flipped in 1 +- c gives those too often)."""
+    if not k > 0:
+        return None
+    ratio = Fraction(k).limit_denominator(MAX_RATIO_TERM)
+    p, q = ratio.numerator, ratio.denominator
+    if min(p, q) < 2 or max(p, q) > MAX_RATIO_TERM or max(p, q) <= 3 or abs(k - float(ratio)) >= EXACT * k:
+        return None
+    return p, q
 
 
 def _moved_axis(shape: tuple, expected: tuple) -> tuple | None:

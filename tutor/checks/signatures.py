@@ -49,6 +49,37 @@ def exact_factor(name: str, k: int, up: bool) -> Scaled:
     return out
 
 
+class Ratio(str):
+    """A sentence saying a result is exactly p/q of the expected one (p, q >= 2, no whole
+    factor), a fact; a cause is added only where one tensor in play has both sizes
+    (Context.absorb): a divisor q where p was meant, the number of classes for the number of
+    examples."""
+
+    name: str
+    p: int
+    q: int
+
+
+def exact_ratio(name: str, p: int, q: int) -> Ratio:
+    out = Ratio(f"{name} is exactly {p}/{q} of the expected value")
+    out.name, out.p, out.q = name, p, q
+    return out
+
+
+def ratio_reading(sentence: str, name: str, p: int, q: int) -> Ratio:
+    """``sentence`` (a reading of a constant factor) for a factor that is exactly p/q."""
+    out = Ratio(sentence)
+    out.name, out.p, out.q = name, p, q
+    return out
+
+
+def ratio_of_sizes(name: str, p: int, q: int, where: str) -> str:
+    return (
+        f"{name} is exactly {p}/{q} of the expected value, consistent with a divisor {q} where {p} was meant (or a "
+        f"count of {q} where one of {p} was meant): {where}"
+    )
+
+
 def near_factor(sentence: str, name: str, k: int, up: bool) -> Scaled:
     """A reading of ``name`` as k (or 1/k) times the expected value within 0.1%."""
     out = Scaled(sentence)
