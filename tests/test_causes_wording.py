@@ -107,3 +107,26 @@ def test_a_ratio_of_two_sizes_is_read_only_where_one_tensor_has_both():
         "loss = torch.tensor(4.4)\n", "loss = torch.tensor(3.3)\n", [check(kind="tensor", expr="loss")], setup=other
     )
     assert not any("was meant" in m for m in res["mistakes"]), res["mistakes"]
+
+
+def test_a_function_working_along_the_other_dim_is_read_from_every_failing_case():
+    """in-place/caller-tensor with statistics per row (dim=1) where per column were meant: the
+    smallest failing case (2 x 1) shows only nan, yet each failing case is the reference's
+    result for x transposed, transposed back. A sign error is no such thing."""
+    from test_checks_support import check, verify
+
+    spec = check(
+        kind="function",
+        name="standardize",
+        args=[{"type": "tensor", "shape": ["n", "d"]}],
+        dims={"n": [2, 6], "d": [1, 4]},
+        cases=8,
+    )
+    solution = "def standardize(x):\n    return (x - x.mean(dim=0)) / x.std(dim=0)\n"
+    per_row = "def standardize(x):\n    return (x - x.mean(dim=1, keepdim=True)) / x.std(dim=1, keepdim=True)\n"
+    said = " ".join(verify(per_row, solution, [spec])["mistakes"])
+    assert "returns the reference's result for x transposed, transposed back" in said, said
+    assert "working along dim 1 of x where dim 0 was meant" in said, said
+    sign = "def standardize(x):\n    return (x.mean(dim=0) - x) / x.std(dim=0)\n"
+    said = " ".join(verify(sign, solution, [spec])["mistakes"])
+    assert "transposed back" not in said, said

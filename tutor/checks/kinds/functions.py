@@ -71,6 +71,30 @@ def _call(fn, args):
         return None, exc
 
 
+def _axes_swapped(ref_fn, args: list, out, seed: int) -> int | None:
+    """Where the learner's result ``out`` is the reference's on the one 2-D tensor argument
+    transposed, transposed back (statistics per row where per column were meant): the
+    argument's index; None otherwise."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    if len(tensors) != 1 or not isinstance(out, torch.Tensor) or out.is_meta:
+        return None
+    k = tensors[0]
+    x = args[k]
+    if x.dim() != 2 or x.is_meta or out.shape != x.shape:
+        return None
+    swapped = list(args)
+    swapped[k] = x.detach().t().contiguous()
+    seed_all(seed)
+    theirs, exc = _call(ref_fn, swapped)
+    if exc is not None or not isinstance(theirs, torch.Tensor) or theirs.shape != x.shape[::-1]:
+        return None
+    try:
+        mine, back = out.detach().cpu().double(), theirs.detach().t().cpu().double()
+        return k if torch.allclose(mine, back, rtol=1e-5, atol=1e-6, equal_nan=True) else None
+    except (RuntimeError, TypeError):
+        return None
+
+
 def _raised(exc) -> str:
     if isinstance(exc, wire.Raised):
         at = f" at line {exc.line} of your code" if exc.line else ""
@@ -503,6 +527,8 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if prop:
                 problems = problems + _property_problems(prop, out, after, labels, meta, helpers)
             problems = _input_problems(shown, changed, labels, mutates) + problems
+            if problems and ref_fn is not None and not meta and not changed:
+                details["axes_swapped"] = _axes_swapped(ref_fn, list(ref_case.args), out, seed + i)
             sentences = [p.sentence for p in problems]
             if problems:
                 details["absorb"] = problems
@@ -616,6 +642,20 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 ctx.absorb_reading_of(larger[4]["absorb"], f"{larger[1].describe()} on {larger[2]}")
         if details.get("raised") is not None:
             ctx.note_error_cause(details.pop("raised"), "your function")
+        # Over the cases that could be read (real data, a value compared): each of them, and more than one.
+        readable = [f[4]["axes_swapped"] for f in failures if "axes_swapped" in f[4]]
+        swapped = set(readable)
+        if len(readable) >= 2 and len(swapped) == 1 and None not in swapped:
+            # Every failing case: one reading, established on each of them, not a coincidence of one.
+            arg = labels[swapped.pop()] if labels else "its argument"
+            ctx.note(
+                f"in each of the {len(readable)} failing cases whose values were compared, {shown} returns the "
+                f"reference's result for {arg} transposed, transposed back: consistent with working along dim 1 of {arg} where dim 0 was meant (a mean, std, sum or "
+                "softmax over the other dim)",
+                "cause:reduction-dim",
+            )
+        for f in failures:
+            f[4].pop("axes_swapped", None)
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
