@@ -130,3 +130,27 @@ def test_a_function_working_along_the_other_dim_is_read_from_every_failing_case(
     sign = "def standardize(x):\n    return (x.mean(dim=0) - x) / x.std(dim=0)\n"
     said = " ".join(verify(sign, solution, [spec])["mistakes"])
     assert "transposed back" not in said, said
+
+
+def test_differences_that_fill_one_end_of_a_flat_result_are_said_to():
+    """linear-init/he-init skipping the last Linear: every parameter joined in one flat
+    tensor, and all 2,570 differences are its last 2,570 elements. Scattered differences, or
+    ones that touch neither end, say nothing of where."""
+    from tutor.checks.compare import mismatch, mismatch_sentence
+
+    expected = torch.arange(100.0)
+    tail = expected.clone()
+    tail[90:] += 1
+    said = mismatch_sentence("params", mismatch(tail.numpy(), expected.numpy()))
+    assert "the differences are all in the last 10 elements (from 90 on), the first 90 match" in said, said
+    head = expected.clone()
+    head[:5] -= 1
+    said = mismatch_sentence("params", mismatch(head.numpy(), expected.numpy()))
+    assert "the differences are all in the first 5 elements, the last 95 (from 5 on) match" in said, said
+    scattered = expected.clone()
+    scattered[::7] += 1
+    said = mismatch_sentence("params", mismatch(scattered.numpy(), expected.numpy()))
+    assert "the differences are all in" not in said, said
+    middle = expected.clone()
+    middle[40:50] += 1
+    assert "the differences are all in" not in mismatch_sentence("params", mismatch(middle.numpy(), expected.numpy()))

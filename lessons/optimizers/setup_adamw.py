@@ -106,9 +106,10 @@ def _decays_after_update(adamw_step):
         return False
 
 
-def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0):
+def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0, corrected="mv"):
     # AdamW's five steps with one slip: no decay, beta1 and beta2 exchanged, a running
-    # mean's weights exchanged (beta * grad + (1 - beta) * m), the bias correction's t moved
+    # mean's weights exchanged (beta * grad + (1 - beta) * m), the bias correction's t moved,
+    # one of the moments used without its bias correction
     b1, b2 = (0.999, 0.9) if betas_swapped else (0.9, 0.999)
     p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
     out = []
@@ -120,7 +121,9 @@ def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0):
         else:
             m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g**2
         c = t + t_shift
-        p = p - LR * (m / (1 - b1**c)) / ((v / (1 - b2**c)).sqrt() + 1e-8)
+        m_hat = m / (1 - b1**c) if "m" in corrected else m
+        v_hat = v / (1 - b2**c) if "v" in corrected else v
+        p = p - LR * m_hat / (v_hat.sqrt() + 1e-8)
         out.append(p.clone())
     return torch.stack(out)
 

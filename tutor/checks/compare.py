@@ -125,11 +125,27 @@ def mismatch(a: np.ndarray, e: np.ndarray, tol=None):
         "mismatched": count,
         "total": int(a.size),
         "first": first,
+        "end": _one_end(bad) if a.ndim == 1 else None,
         "actual": a[first[0]].item(),
         "expected": e[first[0]].item(),
         "max_abs_error": err,
         "nan": nan,
     }
+
+
+def _one_end(bad: np.ndarray) -> tuple[str, int] | None:
+    """("last", start) where the differences fill the end of a 1-D result from ``start`` on
+    (nine in ten of those elements differ) and everything before matches, ("first", stop) for
+    its beginning: a part of a concatenation (a last layer, a first batch) done differently."""
+    idx = np.flatnonzero(bad)
+    n = bad.size
+    if idx.size == 0 or idx.size == n:
+        return None
+    if idx[-1] == n - 1 and idx[0] > 0 and idx.size >= 0.9 * (n - idx[0]):
+        return "last", int(idx[0])
+    if idx[0] == 0 and idx[-1] < n - 1 and idx.size >= 0.9 * (idx[-1] + 1):
+        return "first", int(idx[-1]) + 1
+    return None
 
 
 def _index(name: str, idx: tuple) -> str:
@@ -147,6 +163,15 @@ def mismatch_sentence(name: str, stats: dict) -> str:
         f"{name} differs from the expected values at {stats['mismatched']:,} of "
         f"{plural(stats['total'], 'element')} (first at {where}): {_index(name, first)} {pair}"
     )
+    end = stats.get("end")
+    if end is not None:
+        side, at = end
+        total = stats["total"]
+        sentence += (
+            f"; the differences are all in the last {total - at:,} elements (from {at} on), the first {at:,} match"
+            if side == "last"
+            else f"; the differences are all in the first {at:,} elements, the last {total - at:,} (from {at} on) match"
+        )
     if stats["max_abs_error"] is not None and not math.isnan(stats["max_abs_error"]):
         sentence += f"; max abs error {stats['max_abs_error']:.3g}"
     if stats.get("nan"):
