@@ -154,3 +154,18 @@ def test_differences_that_fill_one_end_of_a_flat_result_are_said_to():
     middle = expected.clone()
     middle[40:50] += 1
     assert "the differences are all in" not in mismatch_sentence("params", mismatch(middle.numpy(), expected.numpy()))
+
+
+def test_a_result_with_a_part_left_out_at_one_end_says_which_end():
+    """compile/one-graph-all-sizes returning the outputs of batches[1:] only: 15 rows where 23
+    were expected, the last 15 of them. A shorter result that is no slice of the expected
+    one says nothing of ends."""
+    expected = torch.arange(23 * 3, dtype=torch.float32).reshape(23, 3)
+    said = causes.reshaped("outputs", expected[8:], expected)
+    assert said is not None and "without its first 8 entries along dim 0" in said, said
+    said = causes.reshaped("outputs", expected[:-4], expected)
+    assert said is not None and "without its last 4 entries along dim 0" in said, said
+    more = torch.cat([expected, expected[:2]])
+    said = causes.reshaped("outputs", more, expected)
+    assert said is not None and "with 2 more entries at the end of dim 0" in said, said
+    assert causes.reshaped("outputs", expected[8:] + 1, expected) is None

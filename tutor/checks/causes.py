@@ -390,20 +390,36 @@ def reshaped(name: str, actual, expected, tol=None) -> str | None:
     if a.ndim != e.ndim:
         return None
     differ = [i for i in range(a.ndim) if a.shape[i] != e.shape[i]]
-    if len(differ) != 1 or abs(a.shape[differ[0]] - e.shape[differ[0]]) != 1:
+    if len(differ) != 1:
         return None
     dim = differ[0]
+    k = abs(a.shape[dim] - e.shape[dim])
     longer, shorter, more = (a, e, True) if a.shape[dim] > e.shape[dim] else (e, a, False)
-    for end, cut in (("end", slice(None, -1)), ("start", slice(1, None))):
+    if shorter.shape[dim] == 0:
+        return None
+    for end, cut in (("end", slice(None, -k)), ("start", slice(k, None))):
         index = [slice(None)] * a.ndim
         index[dim] = cut
-        if _match(shorter, longer[tuple(index)], tol):
+        if not _match(shorter, longer[tuple(index)], tol):
+            continue
+        if k == 1:
             what = "one element more" if more else "one element fewer"
             return (
                 f"{name} has the expected values with {what} at the {end} of dim {dim} (shape {a.shape}, expected "
                 f"{e.shape}): consistent with a slice or window {'end' if end == 'end' else 'start'} off by one, "
                 "or a length taken from other data (padding to another length)"
             )
+        side = "first" if end == "start" else "last"
+        what = (
+            f"with {k} more entries at the {end} of dim {dim}"
+            if more
+            else f"without its {side} {k} entries along dim {dim}"
+        )
+        return (
+            f"{name} is the expected value {what} (shape {a.shape}, expected {e.shape}): consistent with a part "
+            f"{'added' if more else 'left out'} there (a {side} batch, a slice that starts or ends elsewhere, an item "
+            f"{'appended' if more else 'dropped'})"
+        )
     return None
 
 
