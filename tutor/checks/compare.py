@@ -133,13 +133,18 @@ def mismatch(a: np.ndarray, e: np.ndarray, tol=None):
     }
 
 
+ONE_END_MIN = 16  # elements: in a shorter result the indices say as much
+
+
 def _one_end(bad: np.ndarray) -> tuple[str, int] | None:
     """("last", start) where the differences fill the end of a 1-D result from ``start`` on
     (nine in ten of those elements differ) and everything before matches, ("first", stop) for
     its beginning: a part of a concatenation (a last layer, a first batch) done differently."""
     idx = np.flatnonzero(bad)
     n = bad.size
-    if idx.size == 0 or idx.size == n:
+    # Said where it tells something: a result long enough, several differences, and a part
+    # that matches of a tenth of it at least.
+    if n < ONE_END_MIN or idx.size < 2 or n - idx.size < 0.1 * n:
         return None
     if idx[-1] == n - 1 and idx[0] > 0 and idx.size >= 0.9 * (n - idx[0]):
         return "last", int(idx[0])
@@ -168,9 +173,11 @@ def mismatch_sentence(name: str, stats: dict) -> str:
         side, at = end
         total = stats["total"]
         sentence += (
-            f"; the differences are all in the last {total - at:,} elements (from {at} on), the first {at:,} match"
+            f"; the differences are all in the last {plural(total - at, 'element')} (from {at} on), the first "
+            f"{at:,} match"
             if side == "last"
-            else f"; the differences are all in the first {at:,} elements, the last {total - at:,} (from {at} on) match"
+            else f"; the differences are all in the first {plural(at, 'element')}, the last {total - at:,} (from {at} "
+            "on) match"
         )
     if stats["max_abs_error"] is not None and not math.isnan(stats["max_abs_error"]):
         sentence += f"; max abs error {stats['max_abs_error']:.3g}"
