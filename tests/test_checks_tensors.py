@@ -327,3 +327,36 @@ def test_mismatch_shows_enough_digits_and_counts_nan():
     assert "is -0.313561, expected -0.3135611" in text  # the first digit count at which they differ
     nan = mismatch_sentence("out", mismatch(np.array([np.nan, 1.0, np.nan]), np.array([0.0, 1.0, 0.5])))
     assert "2 values are nan where a number is expected" in nan
+
+
+# ---------------------------------------------------------------- what a value was computed through
+
+
+GRAPH_SETUP = "import torch\nimport torch.nn.functional as F\nx = torch.tensor([[1.0, 2.0, 0.5]], requires_grad=True)\n"
+BY_HAND = "y = -F.log_softmax(x, dim=1)[0, 2]\n"
+
+
+def test_the_autograd_graph_tells_a_library_result_from_one_computed_by_hand():
+    # The graph crosses as data: the ops that made the value, not the text that names them.
+    c = check(kind="tensor", expr="y", compare=["shape"], graph_with=["LogSoftmax"], graph_without=["NllLoss"])
+    ok = verify(BY_HAND, BY_HAND, [c], setup=GRAPH_SETUP)
+    assert ok["passed"] and only(ok)["message"] == "✓ y has shape () and is computed through LogSoftmax"
+
+    # the library's loss under another name, with a log_softmax whose result is dropped
+    renamed = verify(
+        "F.log_softmax(x, dim=1)\ny = F.nll_loss(F.log_softmax(x, dim=1), torch.tensor([2]))\n",
+        BY_HAND,
+        [c],
+        setup=GRAPH_SETUP,
+    )
+    assert not renamed["passed"]
+    assert "y was computed through NllLoss (its autograd graph holds NllLossBackward0)" in only(renamed)["message"]
+
+    # read back as a number: no graph at all
+    number = verify("y = torch.tensor(F.cross_entropy(x, torch.tensor([2])).item())\n", BY_HAND, [c], setup=GRAPH_SETUP)
+    assert "y has no autograd graph (its grad_fn is None)" in only(number)["message"]
+
+    # computed, but not through the op asked for
+    other = verify("y = -(x.softmax(dim=1).log())[0, 2]\n", BY_HAND, [c], setup=GRAPH_SETUP)
+    said = only(other)["message"]
+    assert "y was not computed through LogSoftmax: its autograd graph holds" in said and "SoftmaxBackward0" in said

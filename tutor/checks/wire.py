@@ -185,6 +185,7 @@ class Preparer:
             "requires_grad": bool(t.requires_grad),
             "is_leaf": bool(t.is_leaf),
             "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
+            "graph": graph_ops(t),
             "grad": self._tensor(grad, depth + 1) if type(grad) is torch.Tensor else None,
             "version": version_counter(t),  # None for an inference tensor (it keeps none)
             "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
@@ -858,6 +859,38 @@ def grad_fn_name(t):
     return None if t.grad_fn is None else type(t.grad_fn).__name__
 
 
+GRAPH_NODES = 2000  # a walk of a graph larger than this names the ops it met first
+
+
+def graph_ops(t) -> list | None:
+    """The class names of the autograd nodes ``t`` was computed through, sorted, each once
+    (``NllLossBackward0``, ``LogSoftmaxBackward0``): which operations made the value, read
+    from the graph itself rather than from the text. None where ``t`` has no grad_fn."""
+    f = facts(t)
+    if f is not None:
+        return f["graph"]
+    root = getattr(t, "grad_fn", None)
+    if root is None:
+        return None
+    names: set = set()
+    seen: set = set()
+    todo = [root]
+    while todo and len(seen) < GRAPH_NODES:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(type(node).__name__)
+        todo += [child for child, _ in _safe(lambda n=node: n.next_functions) or ()]
+    return sorted(names)
+
+
+def _names(value) -> list | None:
+    if type(value) is not list or len(value) > GRAPH_NODES:
+        return None
+    return [str(v)[:200] for v in value if type(v) is str]
+
+
 def grad_of(t):
     f = facts(t)
     if f is not None:
@@ -1044,6 +1077,7 @@ class Decoder:
                 "is_leaf": bool(record.get("is_leaf")),
                 "requires_grad": bool(record.get("requires_grad")),
                 "grad_fn": record.get("grad_fn") if isinstance(record.get("grad_fn"), str) else None,
+                "graph": _names(record.get("graph")),
                 "grad": grad_value,
                 "version": int(record.get("version") or 0),
                 "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,

@@ -17,7 +17,7 @@ import hashlib
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from tutor.checks.vocabulary import INPUT_DEVICES, INPUT_DTYPES, TENSOR_PROPERTIES
 
@@ -32,6 +32,10 @@ TensorProperty = Literal[TENSOR_PROPERTIES]  # type: ignore[valid-type]
 InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
 # When a learner on Gradescope sees a check's own test (Gradescope's words for it).
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
+
+
+# An autograd node's class name as grad_fn shows it, with or without its "Backward0" ending.
+OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=100)]
 
 
 class Strict(BaseModel):
@@ -114,6 +118,13 @@ class TensorCheck(_Check, _Tolerance):
     )
     shares_storage_with: Expr | None = Field(None, description="must be a view of this tensor (learner namespace)")
     independent_of: Expr | None = Field(None, description="must NOT share storage with this tensor (a copy)")
+    graph_with: list[OpName] = Field(
+        default_factory=list,
+        description="autograd ops the value must have been computed through (LogSoftmax: LogSoftmaxBackward0)",
+    )
+    graph_without: list[OpName] = Field(
+        default_factory=list, description="autograd ops the value must not have been computed through (NllLoss)"
+    )
 
 
 class RaisesCheck(_Check):

@@ -1,8 +1,11 @@
 """value, tensor and same_as_solution checks: a learner's values against expected ones."""
 
+import re
+
 import numpy as np
 import torch
 
+from .. import wire
 from ..compare import (
     Problem,
     describe_match,
@@ -135,6 +138,10 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
             )
         else:
             relations.append(f"a view of {base_name}" if must_share else f"independent of {base_name}")
+    graph = graph_problems(actual, name, check.get("graph_with") or [], check.get("graph_without") or [])
+    problems += graph
+    if not graph and check.get("graph_with"):
+        relations.append("computed through " + join_names(check["graph_with"]))
     ctx.absorb(problems)
     if problems:
         return failed(problems)
@@ -142,6 +149,55 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     if relations:
         message += " and is " + join_names(relations)
     return Outcome(True, message, short_repr(expected), short_repr(actual))
+
+
+def _op_matches(node: str, op: str) -> bool:
+    return node == op or re.fullmatch(re.escape(op) + r"(Backward\d*)?", node) is not None
+
+
+def graph_problems(t: torch.Tensor, name: str, must: list, must_not: list) -> list:
+    """What the autograd graph of ``t`` says about the operations that computed it: each op in
+    ``must_not`` it was computed through, each op in ``must`` it was not. Read from the graph
+    (its nodes' class names), so a call whose result the code dropped, or a library result
+    renamed, reads as what it is."""
+    if not must and not must_not:
+        return []
+    nodes = wire.graph_ops(t) or []
+    out = []
+    for op in must_not:
+        hit = next((n for n in nodes if _op_matches(n, op)), None)
+        if hit:
+            out.append(
+                Problem(
+                    "graph",
+                    f"{name} was computed through {op} (its autograd graph holds {hit}), which this check does not allow",
+                    f"no {op}",
+                    hit,
+                )
+            )
+    missing = [op for op in must if not any(_op_matches(n, op) for n in nodes)]
+    if missing and not nodes:
+        out.append(
+            Problem(
+                "graph",
+                f"{name} has no autograd graph (its grad_fn is None), so it was not computed through "
+                f"{join_names(missing)} from a tensor that requires grad: it is a copy, detached, or made "
+                "from plain numbers",
+                f"computed through {join_names(missing)}",
+                "no graph",
+            )
+        )
+    elif missing:
+        out.append(
+            Problem(
+                "graph",
+                f"{name} was not computed through {join_names(missing)}: its autograd graph holds "
+                f"{join_names(nodes[:8])}{' ...' if len(nodes) > 8 else ''}",
+                f"computed through {join_names(missing)}",
+                ", ".join(nodes[:8]),
+            )
+        )
+    return out
 
 
 def reference_tensors(ctx: Context) -> list:
