@@ -433,3 +433,23 @@ def test_a_decoded_non_leaf_with_writes_keeps_its_count_and_stays_usable():
     assert got._version == 2 and got.requires_grad and not wire.is_leaf(got)
     (got * 2).sum().backward()
     got.detach().add_(0)
+
+
+def test_a_decoded_tensor_keeps_the_ops_its_graph_was_computed_through():
+    logits = torch.randn(2, 3, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 2]))
+    got = wire.load(wire.encode({"loss": loss, "plain": torch.ones(2)}))
+    assert wire.graph_ops(got["loss"]) == wire.graph_ops(loss)
+    assert {"NllLossBackward0", "LogSoftmaxBackward0", "AccumulateGrad"} <= set(wire.graph_ops(got["loss"]))
+    assert wire.graph_ops(got["plain"]) is None
+
+
+@pytest.mark.parametrize("graph", ["NllLossBackward0", {"a": 1}, ["x"] * (wire.GRAPH_NODES + 1), [1, None]])
+def test_a_forged_graph_reads_as_no_ops_or_only_its_strings(graph):
+    # The names are only ever compared with op names: a record that is not a list of strings
+    # gives none, and nothing in it runs.
+    prep = wire.Preparer()
+    record = prep(torch.ones(2, requires_grad=True) * 2)
+    record["graph"] = graph
+    got = wire.Decoder()(record)
+    assert wire.graph_ops(got) in (None, [])
