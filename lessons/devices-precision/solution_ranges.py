@@ -3,7 +3,6 @@ import torch
 f16_max = torch.finfo(torch.float16).max
 bf16_max = torch.finfo(torch.bfloat16).max
 
-values = torch.tensor([70000.0, 1.0 + 2 ** -9, 1e-8], device=DEVICE)
 x16 = values.to(torch.float16)
 xbf = values.to(torch.bfloat16)
 
