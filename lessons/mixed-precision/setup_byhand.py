@@ -89,6 +89,14 @@ def skips_nan(scaled_step):
     return bool(out), bool(torch.equal(_params(model), before))
 
 
+def skips_nan_bias(scaled_step):
+    """(what scaled_step returned, whether the weights stayed as they were) when only the bias's gradient is nan."""
+    model, opt = _fresh()
+    before = _params(model)
+    out = scaled_step(model, opt, lambda m: loss_fn(m) + float("nan") * m.bias.sum(), 2.0**16)
+    return bool(out), bool(torch.equal(_params(model), before))
+
+
 def _plain_grads():
     """The gradients of a plain backward() of loss_fn(model), without any scale."""
     model, _ = _fresh()
