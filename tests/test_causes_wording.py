@@ -169,3 +169,19 @@ def test_a_result_with_a_part_left_out_at_one_end_says_which_end():
     said = causes.reshaped("outputs", more, expected)
     assert said is not None and "with 2 more entries at the end of dim 0" in said, said
     assert causes.reshaped("outputs", expected[8:] + 1, expected) is None
+
+
+def test_a_value_multiplied_element_by_element_by_a_tensor_in_play_says_which():
+    x = torch.tensor([-2.0, 0.5, 1.5, 4.0], requires_grad=True)
+    expected = (2 * x).detach()  # the gradient of (x ** 2).sum()
+    sources = [("x", x), ("w", torch.tensor([1.0, 1.0, 1.0, 1.0]))]
+    said = causes.multiplied("x.grad", (expected * x).detach().numpy(), expected.numpy(), sources)
+    assert said is not None and "x.grad is the expected value times x, element by element" in said, said
+    assert "backward(gradient=x) where the gradient of ones was meant" in said, said
+    divided = causes.multiplied("out", (expected / x).detach().numpy(), expected.numpy(), sources)
+    assert divided == "out is the expected value divided by x, element by element: consistent with a factor x missing"
+    # A constant tensor is a factor (causes.explain reads it); two tensors that both fit
+    # are two readings, so neither is said.
+    assert causes.multiplied("out", (expected * 3).numpy(), expected.numpy(), [("c", torch.full((4,), 3.0))]) is None
+    twins = [("x", x), ("x2", x.detach().clone())]
+    assert causes.multiplied("out", (expected * x).detach().numpy(), expected.numpy(), twins) is None

@@ -541,6 +541,35 @@ def reversed_change(name: str, actual, expected, sources, tol=None) -> str | Non
     return None
 
 
+def multiplied(name: str, actual, expected, sources, tol=None) -> str | None:
+    """The learner's value is the expected one multiplied, or divided, element by element by
+    exactly one of ``sources`` of the same shape whose entries vary (a constant would be a
+    factor, which :func:`explain` reads): ``y.backward(x)`` where ones were meant leaves
+    ``x.grad`` as the expected gradient times ``x``."""
+    a, e = _numeric(actual), _numeric(expected)
+    if a is None or e is None or a.shape != e.shape or a.size < 2:
+        return None
+    tol = _tol(np.asarray(expected), tol)
+    found = []
+    for label, source in list(sources)[:MAX_SOURCES]:
+        s = _numeric(source.detach().cpu() if isinstance(source, torch.Tensor) and not source.is_meta else source)
+        if s is None or s.shape != e.shape or str(label).startswith("_") or np.ptp(s) == 0:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if _match(a, e * s, tol) and not _match(e, e * s, tol):
+                found.append((label, "times"))
+            elif (s != 0).all() and _match(a, e / s, tol) and not _match(e, e / s, tol):
+                found.append((label, "divided by"))
+    if len(found) != 1:  # two tensors that fit are two readings: neither is established
+        return None
+    label, how = found[0]
+    extra = "too many" if how == "times" else "missing"
+    cause = f"a factor {label} {extra}"
+    if how == "times" and name.endswith(".grad"):
+        cause = f"backward(gradient={label}) where the gradient of ones was meant, or {cause}"
+    return f"{name} is the expected value {how} {label}, element by element: consistent with {cause}"
+
+
 def _reduction_of(t: torch.Tensor, f, e: np.ndarray, tol):
     """(dim, keepdim, c): the expected value is c times the reduction of t over dim (c is 1
     for the reduction itself, 2 / n for the gradient of a mean of squares, say)."""

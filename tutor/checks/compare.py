@@ -239,7 +239,7 @@ def _strides_differ(a: torch.Tensor, e: torch.Tensor) -> bool:
     return any(size > 1 and sa != se for size, sa, se in zip(e.shape, a.stride(), e.stride(), strict=False))
 
 
-def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=None) -> list:
+def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=None, sources=()) -> list:
     ag, eg = _grad(actual), _grad(expected)
     gname = f"{name}.grad"
     if ag is None and eg is None:
@@ -283,7 +283,13 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     if k:
         sentence += f" ({gname} is {k}x the expected gradient)"
     data = {"mismatch": stats, "grad_multiple": k, "name": gname}
-    pattern = None if k else patterns.explain(gname, a, e) or causes.explain(gname, a, e, tol)
+    pattern = (
+        None
+        if k
+        else patterns.explain(gname, a, e)
+        or causes.explain(gname, a, e, tol)
+        or causes.multiplied(gname, a, e, sources, tol)
+    )
     if pattern:
         data["pattern"] = pattern
     return [Problem("grad", sentence, short_repr(eg), short_repr(ag), data)]
@@ -395,7 +401,7 @@ def tensor_problems(
                 )
             out.append(Problem("grad_fn", sentence, str(e), str(a)))
         elif prop == "grad":
-            out.extend(grad_problems(actual, expected, name, tol))
+            out.extend(grad_problems(actual, expected, name, tol, sources))
         elif prop == "values" and not same_shape and not (actual.is_meta or expected.is_meta):
             problem = _shape_values_problem(actual, expected, name, compare, tol, broadcast)
             if problem:
@@ -419,6 +425,7 @@ def tensor_problems(
                     else causes.reversed_change(name, a_np, e_np, sources, tol)
                     or causes.explain(name, a_np, e_np, tol)
                     or causes.reduced(name, a_np, e_np, sources, tol)
+                    or causes.multiplied(name, a_np, e_np, sources, tol)
                     or causes.normalised(name, a_np, e_np)
                 )
                 if pattern:
