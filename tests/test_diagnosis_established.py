@@ -434,6 +434,25 @@ CASES += (
         ("makes torch.cat promote x", "create new tensors with dtype=x.dtype", "differs from the expected values"),
         "the expected dtype is x's",
     ),
+    # A mean over every time step, padding included: each row is the expected one times
+    # lengths[i] / T. Once only "exactly 1/3 of the expected value", of the smallest case.
+    Case(
+        "masked-mean-over-every-step",
+        "devices-precision/masked-mean",
+        "stripped",
+        _code(
+            """
+            import torch
+
+            def masked_mean(x, lengths):
+                mask = torch.arange(x.shape[1], device=x.device) < lengths[:, None]
+                return (x * mask.to(x.dtype).unsqueeze(-1)).mean(dim=1)
+            """
+        ),
+        ("a sum where a mean", "a mean over"),
+        "returns the reference's result times lengths / x.shape[1], row by row: consistent with dividing by "
+        "x's size along dim 1, the same for every row, where lengths was meant",
+    ),
 )
 
 

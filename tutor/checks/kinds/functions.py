@@ -95,6 +95,88 @@ def _axes_swapped(ref_fn, args: list, out, seed: int) -> int | None:
         return None
 
 
+def _one_reading(readings: list):
+    """The one reading every failing case whose values could be read allows (two cases at
+    least; a case whose rows do not each share one ratio tells nothing); None otherwise."""
+    readings = [r for r in readings if r is not None]
+    if len(readings) < 2 or any(not r for r in readings):
+        return None
+    common = frozenset.intersection(*readings)
+    return next(iter(common)) if len(common) == 1 else None
+
+
+def _row_ratios(out, ref_out, rtol: float) -> list | None:
+    """Per row (dim 0), the one ratio of the learner's result to the reference's, or None for a
+    row where the reference is all zero; None when some row's entries do not share one ratio."""
+    if not isinstance(out, torch.Tensor) or not isinstance(ref_out, torch.Tensor) or out.is_meta or ref_out.is_meta:
+        return None
+    if out.shape != ref_out.shape or out.dim() < 1 or out.numel() == 0 or out.numel() > 100_000:
+        return None
+    try:
+        mine, theirs = (
+            out.detach().cpu().double().reshape(out.shape[0], -1),
+            ref_out.detach().cpu().double().reshape(out.shape[0], -1),
+        )
+    except (RuntimeError, TypeError):
+        return None
+    ratios: list = []
+    for a, e in zip(mine, theirs, strict=True):
+        keep = e.abs() > 1e-12
+        if not bool(keep.any()):
+            ratios.append(None)
+            continue
+        r = a[keep] / e[keep]
+        if not bool(torch.isfinite(r).all()) or not torch.allclose(r, r[:1].expand_as(r), rtol=rtol, atol=1e-9):
+            return None
+        ratios.append(float(r[0]))
+    return ratios
+
+
+def _divisors_swapped(args: list, out, ref_out) -> frozenset | None:
+    """The readings of the learner's result as the reference's divided, row by row, by one
+    argument's size along a dim where an integer argument's entry was meant (a mean over every
+    time step where each row's length was meant), or the reverse: ``{(int arg, tensor arg, dim,
+    'size' or 'counts')}`` naming what the learner's code divided by; None where it tells nothing."""
+    # a bfloat16 result holds its ratio to a few of its eps, not to float32's
+    rtol = (
+        max(1e-3, 4 * torch.finfo(out.dtype).eps) if isinstance(out, torch.Tensor) and out.is_floating_point() else 1e-3
+    )
+    ratios = _row_ratios(out, ref_out, rtol)
+    if ratios is None or all(r is None for r in ratios):
+        return None
+    rows = len(ratios)
+    counts = [
+        i
+        for i, a in enumerate(args)
+        if isinstance(a, torch.Tensor)
+        and not a.is_meta
+        and a.dim() == 1
+        and a.shape[0] == rows
+        and not a.is_floating_point()
+        and a.dtype != torch.bool
+    ]
+    found = set()
+    for c in counts:
+        n = args[c].detach().cpu().double().tolist()
+        for k, x in enumerate(args):
+            if k == c or not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[0] != rows:
+                continue
+            for d in range(1, x.dim()):
+                size = x.shape[d]
+                if size == 0 or all(v == size for v in n):
+                    continue
+                for how, want in (
+                    ("size", lambda v, s=size: v / s),
+                    ("counts", lambda v, s=size: s / v if v else None),
+                ):
+                    if all(
+                        r is None or (want(v) is not None and abs(r - want(v)) <= rtol * abs(want(v)))
+                        for r, v in zip(ratios, n, strict=True)
+                    ):
+                        found.add((c, k, d, how))
+    return frozenset(found)
+
+
 def _raised(exc) -> str:
     if isinstance(exc, wire.Raised):
         at = f" at line {exc.line} of your code" if exc.line else ""
@@ -529,6 +611,7 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             problems = _input_problems(shown, changed, labels, mutates) + problems
             if problems and ref_fn is not None and not meta and not changed:
                 details["axes_swapped"] = _axes_swapped(ref_fn, list(ref_case.args), out, seed + i)
+                details["divisors"] = _divisors_swapped(list(ref_case.args), out, ref_out)
             sentences = [p.sentence for p in problems]
             if problems:
                 details["absorb"] = problems
@@ -654,8 +737,26 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 "softmax over the other dim)",
                 "cause:reduction-dim",
             )
+        divisor = _one_reading([f[4].get("divisors") for f in failures if "divisors" in f[4]])
+        if divisor is not None:
+            c, k, d, how = divisor
+            counted = labels[c] if labels else f"argument {c}"
+            sized = labels[k] if labels else f"argument {k}"
+            size = f"{sized}.shape[{d}]"
+            ratio, used, meant = (
+                (f"{counted} / {size}", f"{sized}'s size along dim {d}, the same for every row", f"{counted}")
+                if how == "size"
+                else (f"{size} / {counted}", f"{counted}, each row's own count", f"{size}")
+            )
+            n = sum(1 for f in failures if f[4].get("divisors"))
+            ctx.note(
+                f"in each of the {n} failing cases whose values were compared, {shown} returns the reference's "
+                f"result times {ratio}, row by row: consistent with dividing by {used}, where {meant} was meant",
+                "cause:divisor",
+            )
         for f in failures:
             f[4].pop("axes_swapped", None)
+            f[4].pop("divisors", None)
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
