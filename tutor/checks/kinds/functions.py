@@ -165,13 +165,15 @@ def _divisors_swapped(args: list, out, ref_out) -> frozenset | None:
                 size = x.shape[d]
                 if size == 0 or all(v == size for v in n):
                     continue
-                for how, want in (
-                    ("size", lambda v, s=size: v / s),
-                    ("counts", lambda v, s=size: s / v if v else None),
+                # the learner's result over the reference's, per row, if it divided by the size
+                # (where each row's count was meant), or by the counts (where the size was)
+                for how, wanted in (
+                    ("size", [v / size for v in n]),
+                    ("counts", [size / v if v else None for v in n]),
                 ):
                     if all(
-                        r is None or (want(v) is not None and abs(r - want(v)) <= rtol * abs(want(v)))
-                        for r, v in zip(ratios, n, strict=True)
+                        r is None or (w is not None and abs(r - w) <= rtol * abs(w))
+                        for r, w in zip(ratios, wanted, strict=True)
                     ):
                         found.add((c, k, d, how))
     return frozenset(found)
@@ -742,11 +744,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             c, k, d, how = divisor
             counted = labels[c] if labels else f"argument {c}"
             sized = labels[k] if labels else f"argument {k}"
-            size = f"{sized}.shape[{d}]"
+            along = f"{sized}.shape[{d}]"
             ratio, used, meant = (
-                (f"{counted} / {size}", f"{sized}'s size along dim {d}, the same for every row", f"{counted}")
+                (f"{counted} / {along}", f"{sized}'s size along dim {d}, the same for every row", f"{counted}")
                 if how == "size"
-                else (f"{size} / {counted}", f"{counted}, each row's own count", f"{size}")
+                else (f"{along} / {counted}", f"{counted}, each row's own count", f"{along}")
             )
             n = sum(1 for f in failures if f[4].get("divisors"))
             ctx.note(
