@@ -2,6 +2,7 @@
 at the condition's FILE:LINE:COL, and stays quiet about one that names its own bug."""
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,24 @@ def test_failed_check_on_a_check_comparing_several_properties_is_warned_about(tm
         ("    mistakes:\n", '    mistakes:\n      - failed_check: t-matches\n        message: "t is float32."\n'),
     )
     assert "failed_check names t-matches, which compares shape, dtype, device and values" in out, out
+
+
+def test_a_setup_helper_that_computes_the_expected_value_is_warned_about(tmp_path, capsys):
+    # expected calls a helper the setup defines: the learner's kernel runs the setup too, so
+    # the learner's code could call it for the answer. In judge_setup it is the judge's alone.
+    setup = "import torch\n\n\ndef zeros_answer():\n    return torch.zeros(2, 3, dtype=torch.float64)\n"
+    edits = (
+        ("    solution: solution_zeros.py\n", f"    setup: {json.dumps(setup)}\n    solution: solution_zeros.py\n"),
+        (
+            "        compare: [shape, dtype, device, values]\n",
+            "        expected: zeros_answer().to(DEVICE)\n        compare: [shape, dtype, device, values]\n",
+        ),
+    )
+    out = _validate_edited(tmp_path, capsys, *edits)
+    warnings = [w for w in out.splitlines() if "zeros_answer" in w]
+    assert len(warnings) == 1 and "exercises[0].checks[0].expected: expected calls zeros_answer" in warnings[0], out
+    assert "define it in the exercise's judge_setup" in warnings[0], out
+
+    moved = (edits[0][0], f"    judge_setup: {json.dumps(setup)}\n    solution: solution_zeros.py\n"), edits[1]
+    out = _validate_edited(tmp_path / "again", capsys, *moved)
+    assert "zeros_answer" not in out, out

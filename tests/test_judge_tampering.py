@@ -368,6 +368,31 @@ PROBES = {
         "loss_t = ((torch.from_numpy(X) @ W_t + b_t - torch.from_numpy(Y)) ** 2).mean()\n"
         "loss_t.backward()\n",
     ),
+    # The answer asked of a setup helper the checks compare with: such helpers are the
+    # judge's alone (a judge setup), so the name means nothing where the code runs.
+    "call-the-checks-own-helper": (
+        "optimizers/adamw-by-hand",
+        "def adamw_step(p, grad, m, v, t, lr, wd, beta1=0.9, beta2=0.999, eps=1e-8):\n"
+        "    return torch_trajectory()[t - 1].clone(), m.clone(), v.clone()\n",
+    ),
+    # Counters a check reads after calling the code, written by the code: a block's run count
+    # (kept by the setup, not on the block), torch.compile's counters (torch's private state).
+    "write-the-counters-a-check-reads": (
+        "memory-levers/checkpoint-blocks",
+        "def forward(blocks, x):\n"
+        "    for block in blocks:\n"
+        "        x = block(x)\n"
+        "    for block in reversed(list(blocks)):\n"
+        "        block.calls += 1\n"
+        "    return x\n",
+    ),
+    "write-torch-compile-counters": (
+        "compile/one-graph-all-sizes",
+        "def run_all(fn, batches):\n"
+        "    outs = [fn(b) for b in batches]\n"
+        "    counters['stats']['unique_graphs'] = 1\n"
+        "    return outs\n",
+    ),
     # New parameters no optimizer holds, and the setup's record of what opt holds rewritten
     # through a key made at run time.
     "write-setup-state-by-a-computed-key": (
@@ -501,6 +526,9 @@ SAYS = {
     # modules then changes nothing, and the code (which implements nothing) fails on its merits.
     "patch-meta-path": ("The kernel running your code stopped answering the checker", "add_bias_column fails for"),
     "stop-the-device-run-with-a-read": "features is on cpu, expected DEVICE",
+    "call-the-checks-own-helper": "name 'torch_trajectory' is not defined",
+    "write-the-counters-a-check-reads": "'Block' object has no attribute 'calls'",
+    "write-torch-compile-counters": "Your code changes torch._dynamo.utils.counters (line 3)",
 }
 
 

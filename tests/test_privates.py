@@ -155,3 +155,21 @@ def test_a_helpers_local_names_are_not_the_setups_state():
 )
 def test_code_that_reaches_objects_by_text_computed_at_run_time_is_found(code, found):
     assert privates.runtime_routes(code) == found
+
+
+@pytest.mark.parametrize(
+    ("code", "setup", "found"),
+    [
+        ("counters['stats']['unique_graphs'] = 1\n", "from torch._dynamo.utils import counters\n", 1),
+        ("import torch\nc = torch._dynamo.utils.counters\ns = c['stats']\ns['unique_graphs'] += 1\n", "", 4),
+        ("from torch._dynamo.utils import counters\ncounters['aot_autograd'].update(ok=1)\n", "", 2),
+        ("import torch._dynamo as d\nd.config.cache_size_limit = 3\n", "", 2),
+        ("import torch\ndel torch._dynamo.utils.counters['stats']\n", "", 2),
+        # calls of torch's private functions change nothing the checks read as counts
+        ("import torch\ntorch._dynamo.mark_dynamic(b, 0)\ntorch._dynamo.reset()\n", "", None),
+        ("import torch\nx = {}\nx['a'] = 1\nx.update(b=2)\n", "", None),
+    ],
+)
+def test_code_that_writes_torchs_private_state_is_found(code, setup, found):
+    got = privates.torch_state_writes(code, setup)
+    assert (got[1] if got else None) == found, got

@@ -13,16 +13,6 @@ def flat(grads):
     return torch.cat([g.flatten() for g in grads])
 
 
-def eager_grads():
-    """The gradients of the loss with dropout off, from a fresh copy of the model (nothing shared)."""
-    import copy
-
-    twin = copy.deepcopy(model).eval()
-    twin.zero_grad()
-    twin(x).square().mean().backward()
-    return [p.grad.clone() for p in twin.parameters()]
-
-
 def graphs_from(both_grads):
     """How many graphs torch.compile made while both_grads ran on a copy of model, from a clean cache."""
     import copy

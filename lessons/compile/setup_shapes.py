@@ -31,10 +31,6 @@ def outputs_of(run_all):
     return torch.cat(list(run_all(step, [b.clone() for b in BATCHES])))
 
 
-def eager_outputs():
-    return torch.cat([step(b) for b in BATCHES])
-
-
 # for the feedback only
 def _graphs(run_all):
     try:
@@ -57,10 +53,6 @@ def other_outputs(run_all):
     """run_all's outputs for another fn on other batches, flattened and joined."""
     dynamo.reset()
     return torch.cat([o.flatten() for o in run_all(_other_fn, [b.clone() for b in _OTHER])])
-
-
-def other_eager():
-    return torch.cat([_other_fn(b).flatten() for b in _OTHER])
 
 
 def _error(run_all):

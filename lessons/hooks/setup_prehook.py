@@ -9,10 +9,6 @@ def hooked_output(scale_inputs, predict):
     return predict(model, _X.clone())
 
 
-def true_hooked_output():
-    return _fresh()(_X * _S)
-
-
 def input_after(scale_inputs, predict):
     """The caller's x after your predict ran with the hook."""
     model = _fresh()

@@ -14,12 +14,6 @@ def recorded(record_grads):
     return _flat(grads, model)
 
 
-def true_grads(x=None):
-    model = _fresh()
-    _loss(model, _X if x is None else x).backward()
-    return torch.cat([p.grad.flatten() for p in model.parameters()])
-
-
 def model_grads(record_grads):
     """The hooked model's own p.grad after one backward, in named_parameters() order."""
     model = _fresh()
@@ -95,22 +89,11 @@ def _late_binding(record_grads):
     return _names_after_one_backward(record_grads) == {"4.bias"}
 
 
-def _keeps_recording(record_grads):
-    # recorded the first backward right, yet the handles did not stop it
-    return torch.equal(recorded(record_grads), true_grads()) and not torch.equal(after_remove(record_grads), true_grads())
-
-
 def _safe(fn, *args):
     try:
         return fn(*args)
     except Exception:
         return None
-
-
-def _accumulates(record_grads):
-    # after a second backward the dict holds the sum of both backwards' gradients
-    got = _safe(after_two_backwards, record_grads)
-    return got is not None and torch.allclose(got, true_grads() + true_grads(_X2))
 
 
 def _stores_none(record_grads):
@@ -148,9 +131,3 @@ def _stores_non_tensors(record_grads):
     names = [name for name, _ in model.named_parameters()]
     stored = [grads.get(name) for name in names]
     return set(grads) >= set(names) and all(v is not None and not isinstance(v, torch.Tensor) for v in stored)
-
-
-def _keeps_first(record_grads):
-    # after a second backward (on other data) the dict still holds the first backward's gradients
-    got = _safe(after_two_backwards, record_grads)
-    return got is not None and torch.allclose(got, true_grads()) and not torch.allclose(got, true_grads(_X2))

@@ -28,13 +28,6 @@ def accumulated(accumulate):
     return _grads(model)
 
 
-def full_batch_grads():
-    """The gradients of the mean squared error over the whole batch at once."""
-    model = _fresh()
-    nn.functional.mse_loss(model(_X), _Y).backward()
-    return _grads(model)
-
-
 def _weighted(weights):
     model = _fresh()
     for (xb, yb), w in zip(MICRO_BATCHES, weights):
@@ -54,22 +47,6 @@ def _only_last(accumulate):
     return _matches(accumulate, [0.0, 0.0, _SIZES[-1] / sum(_SIZES)])
 
 
-def _total_counts_columns(accumulate):
-    # each mean weighted by len(xb) / (examples x output columns): 1/_OUT of the mean's gradient
-    try:
-        return torch.allclose(accumulated(accumulate), full_batch_grads() / _OUT)
-    except Exception:
-        return False
-
-
-def _per_example_only(accumulate):
-    # a summed loss divided by the number of examples alone: out_features times the mean's gradient
-    try:
-        return torch.allclose(accumulated(accumulate), full_batch_grads() * _OUT)
-    except Exception:
-        return False
-
-
 # a second batch: the first two micro-batches alone, so a total taken from MICRO_BATCHES is wrong for it
 _OTHER = MICRO_BATCHES[:2]
 
@@ -78,14 +55,6 @@ def accumulated_other(accumulate):
     """The gradients your accumulate leaves in a fresh model, given only the first two micro-batches."""
     model = _fresh()
     accumulate(model, list(_OTHER))
-    return _grads(model)
-
-
-def full_other_grads():
-    """The whole-batch gradients of those two micro-batches."""
-    model = _fresh()
-    xs, ys = zip(*_OTHER)
-    nn.functional.mse_loss(model(torch.cat(xs)), torch.cat(ys)).backward()
     return _grads(model)
 
 

@@ -13,10 +13,6 @@ def _base():
     return base
 
 
-def base_output():
-    return _base()(_X).detach()
-
-
 def init_output(LoRALinear):
     """Your adapted layer's output before any training."""
     return LoRALinear(_base(), 2)(_X).detach()
@@ -64,10 +60,6 @@ def base_after_training(LoRALinear):
     return torch.cat([base.weight.detach().flatten(), base.bias.detach().flatten()])
 
 
-def base_before():
-    return torch.cat([_BASE["weight"].flatten(), _BASE["bias"].flatten()])
-
-
 def loss_falls(LoRALinear):
     """Whether the loss fell over the 20 steps."""
     losses = _train(LoRALinear)[1]
@@ -88,13 +80,6 @@ def _unregistered_A(LoRALinear):
         return False
     a = getattr(layer, "A", None)
     return isinstance(a, torch.Tensor) and not isinstance(a, nn.Parameter) and "A" not in dict(layer.named_parameters())
-
-
-def _base_moved(LoRALinear):
-    try:
-        return not torch.equal(base_after_training(LoRALinear), base_before())
-    except Exception:
-        return False
 
 
 def _shapes_transposed(LoRALinear):

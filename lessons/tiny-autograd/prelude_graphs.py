@@ -62,11 +62,6 @@ def _grads_of(make, kind):
     return torch.tensor(rows, dtype=torch.float64)
 
 
-def torch_grads(kind):
-    """The gradients torch.autograd computes for the same graphs."""
-    return _grads_of(_torch_leaf, kind)
-
-
 def grads_with(Value, kind):
     """The gradients your Value computes for the graphs."""
     return _grads_of(Value, kind)

@@ -671,7 +671,11 @@ def run(payload: dict, client: Client) -> dict:
                 result = _in_world(payload, begin, client, spec, number, device, quiet, ref, alike) or result
             if result.get("passed") and alike and all(alike):
                 result["worlds_alike"] = True
-            hidden = _hides_a_name(payload, setup, code) if result.get("passed") else None
+            hidden = (
+                _hides_a_name(payload, setup, code) or _writes_torch_state(setup, code)
+                if result.get("passed")
+                else None
+            )
             return _failed(hidden) if hidden else result
         except LearnerGone as gone:
             return _gone(gone)
@@ -840,6 +844,21 @@ def _hides_a_name(payload: dict, setup: str, code: str) -> str | None:
         "pickle as code, and this exercise's checks read state that your code's kernel keeps, which that could "
         "reach unseen. So this attempt fails although its checks passed: name what you use in your code (or load "
         "with weights_only=True)."
+    )
+
+
+def _writes_torch_state(setup: str, code: str) -> str | None:
+    """A sentence where a passing attempt changes state kept in torch's private modules
+    (torch.compile's counters, which a check reads after calling the learner's function): no
+    exercise needs it, and the checks that read it cannot tell it from torch's own counting."""
+    found = privates.torch_state_writes(code, setup)
+    if found is None:
+        return None
+    path, line = found
+    return (
+        f"Your code changes {path} (line {line}), state kept in torch's private modules, which some checks read "
+        "(torch.compile's counters): no exercise needs it changed, so this attempt fails although its checks "
+        "passed: leave torch's private state to torch."
     )
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from .kinds.source import folded
+from .dotted import dotted_name
+from .kinds.source import _imported, folded
 
 
 def _private(name: str) -> bool:
@@ -324,3 +325,94 @@ def internals(code: str) -> tuple[str, int] | None:
         return None
     line, _, name = min(found)
     return name, line
+
+
+# Methods that change the object they are called on (a dict's, a list's, a set's).
+MUTATORS = frozenset(
+    {
+        "__setitem__",
+        "__delitem__",
+        "update",
+        "setdefault",
+        "pop",
+        "popitem",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "add",
+        "discard",
+        "clear",
+        "__iadd__",
+        "__setattr__",
+    }
+)
+
+
+def _torch_private(path: str | None) -> bool:
+    """A dotted path into torch's private modules or objects (``torch._dynamo.utils.counters``)."""
+    if not path:
+        return False
+    parts = path.split(".")
+    return parts[0] == "torch" and any(_private(p) for p in parts[1:])
+
+
+def _peeled(node: ast.AST) -> ast.AST:
+    """The object a subscript or an attribute chain ends on: counters["stats"]["x"] -> counters."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node
+
+
+def torch_state_writes(code: str, setup: str = "") -> tuple[str, int] | None:
+    """The first place the code changes state kept in torch's private modules (an assignment,
+    ``del`` or a mutating method on ``torch._dynamo.utils.counters``, reached by name, import
+    or a name bound to it, by the code or by the ``setup`` it runs after), with its line; None
+    if none. Calls of torch's private functions (``torch._dynamo.reset()``, ``mark_dynamic``)
+    are no writes."""
+    tree = _parsed(code)
+    if tree is None:
+        return None
+    given = _parsed(setup or "")
+    names = {**(_imported(given) if given is not None else {}), **_imported(tree)}
+
+    def resolved(node: ast.AST) -> str | None:
+        dotted = dotted_name(_peeled(node))
+        if not dotted:
+            return None
+        root, _, rest = dotted.partition(".")
+        if root in names:
+            return names[root] + ("." + rest if rest else "")
+        return dotted
+
+    # names bound to such state (c = torch._dynamo.utils.counters; stats = c["stats"])
+    for _ in range(3):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                path = resolved(node.value)
+                if _torch_private(path) and node.targets[0].id not in names:
+                    names[node.targets[0].id] = path or ""
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        targets: list = []
+        if isinstance(node, ast.Assign):
+            targets = [t for t in node.targets if not isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target] if not isinstance(node.target, ast.Name) or node.target.id in names else []
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
+                targets = [func.value]
+            elif isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
+                targets = [node.args[0]]
+        for target in targets:
+            base = target.value if isinstance(target, ast.Attribute) else target
+            path = resolved(target) if isinstance(target, ast.Name) else resolved(base)
+            if path and _torch_private(path):
+                found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), path))
+    if not found:
+        return None
+    line, _, where = min(found)
+    return where, line

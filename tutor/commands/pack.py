@@ -43,6 +43,10 @@ def run_validate(args: argparse.Namespace) -> int:
 
     for problem in broad_mistakes(pack):
         print(f"warning: {problem}")
+    from tutor.packs.exposed_oracles import exposed_oracles
+
+    for problem in exposed_oracles(pack):
+        print(f"warning: {problem}")
     ex = sum(len(les.exercises) for les in pack.lessons)
     cards = sum(len(les.cards) for les in pack.lessons)
     print(
