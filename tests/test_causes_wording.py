@@ -185,3 +185,11 @@ def test_a_value_multiplied_element_by_element_by_a_tensor_in_play_says_which():
     assert causes.multiplied("out", (expected * 3).numpy(), expected.numpy(), [("c", torch.full((4,), 3.0))]) is None
     twins = [("x", x), ("x2", x.detach().clone())]
     assert causes.multiplied("out", (expected * x).detach().numpy(), expected.numpy(), twins) is None
+
+
+def test_one_expected_number_is_not_read_as_a_reduction_of_a_tensor_in_play():
+    # The largest of three values is their amax: a one-number result that happens to equal
+    # it, against an expected number that happens to be an amax over a dim, says nothing.
+    x = torch.tensor([[[0.7508], [-0.4554], [1.5726]]])
+    said = causes.reduced("result", torch.tensor([[1.5726]]).numpy(), torch.tensor([[0.7508]]).numpy(), [("x", x)])
+    assert said is None, said

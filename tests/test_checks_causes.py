@@ -515,7 +515,9 @@ def test_a_count_one_off_is_read_as_off_by_one_and_none_at_all_is_not():
     from tutor.checks.compare import value_problems
 
     (problem,) = value_problems(15, 16, "len(ds)")
-    assert problem.data["pattern"].startswith("len(ds) is one fewer than expected: something counted or done once")
+    assert problem.data["pattern"].startswith(
+        "len(ds) is one fewer than expected: consistent with something counted or done once"
+    )
     (problem,) = value_problems(0, 1, "n")
     assert not (problem.data or {}).get("pattern")
     (problem,) = value_problems(True, False, "flag")

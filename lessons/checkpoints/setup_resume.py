@@ -150,6 +150,18 @@ def _loaded_into_fresh(make_checkpoint, restore):
 def _loads_into_others(make_checkpoint, restore):
     """Whether restore calls load_state_dict, but never on the objects it was given (it made
     or rebound its own: `model, opt, sched = make()` inside restore rebinds local names)."""
+    loaded, given = _loaded_by(make_checkpoint, restore)
+    return bool(loaded) and not any(obj is mine for obj in loaded for mine in given)
+
+
+def _loads_given_scheduler(make_checkpoint, restore):
+    """Whether restore calls load_state_dict on the scheduler it was given."""
+    loaded, given = _loaded_by(make_checkpoint, restore)
+    return bool(given) and any(obj is given[2] for obj in loaded)
+
+
+def _loaded_by(make_checkpoint, restore):
+    """The objects restore called load_state_dict on, and the (model, opt, sched) it was given."""
     classes = (nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler)
     real = {cls: cls.__dict__["load_state_dict"] for cls in classes}
     loaded = []
@@ -173,5 +185,5 @@ def _loads_into_others(make_checkpoint, restore):
             for cls in classes:
                 cls.load_state_dict = real[cls]
     except Exception:
-        return False
-    return bool(loaded) and not any(obj is mine for obj in loaded for mine in given)
+        return [], ()
+    return loaded, given

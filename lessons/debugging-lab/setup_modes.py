@@ -1,7 +1,9 @@
 import torch
 from torch import nn
 
-forward_log = []   # (rows, model.training, grad enabled) for every forward pass
+# (rows, model.training, grad enabled, a dropout active) for every forward pass: the setup's
+# own record, which the checks read
+_forward_log = []
 
 
 class Net(nn.Module):
@@ -10,7 +12,8 @@ class Net(nn.Module):
         self.body = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2))
 
     def forward(self, x):
-        forward_log.append((len(x), self.training, torch.is_grad_enabled()))
+        dropping = any(m.training and m.p > 0 for m in self.body if isinstance(m, nn.Dropout))
+        _forward_log.append((len(x), self.training, torch.is_grad_enabled(), dropping))
         return self.body(x)
 
 
@@ -22,17 +25,22 @@ batches = list(zip(X_train.split(32), y_train.split(32)))
 
 
 def validation_passes_in_train_mode():
-    return sum(1 for rows, training, grad in forward_log if rows == len(X_val) and training)
+    return sum(1 for rows, training, grad, _ in _forward_log if rows == len(X_val) and training)
 
 
 def training_passes_in_eval_mode():
-    return sum(1 for rows, training, grad in forward_log if rows != len(X_val) and grad and not training)
+    return sum(1 for rows, training, grad, _ in _forward_log if rows != len(X_val) and grad and not training)
 
 
 def validation_passes_with_graph():
-    return sum(1 for rows, training, grad in forward_log if rows == len(X_val) and grad)
+    return sum(1 for rows, training, grad, _ in _forward_log if rows == len(X_val) and grad)
 
 
 def _validation_modes():
     # model.training of every pass over X_val, in order: the epochs' validations, then acc_again
-    return [training for rows, training, grad in forward_log if rows == len(X_val)]
+    return [training for rows, training, grad, _ in _forward_log if rows == len(X_val)]
+
+
+def _validation_dropout():
+    # whether a dropout with p above 0 was in training mode, for every pass over X_val
+    return [dropping for rows, training, grad, dropping in _forward_log if rows == len(X_val)]

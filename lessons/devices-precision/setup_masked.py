@@ -43,6 +43,10 @@ def _made_tensors_follow_x(fn):
         with torch.device("meta"):
             out = fn(x, lengths)
     except Exception as e:
+        try:
+            fn(x, lengths)
+        except Exception:  # not the default device's doing: it raises on x's device alone too
+            return f"raised {type(e).__name__} whatever the default device"
         return f"raised {type(e).__name__} with the default device set to meta"
     if not isinstance(out, torch.Tensor):
         return f"returned a {type(out).__name__}"

@@ -85,6 +85,17 @@ def _keys_not_names(record_grads):
         return False
 
 
+def _some_names_missing(record_grads):
+    # after a backward the dict holds some parameters' names, not all, and not only the last
+    # one (that is late binding)
+    try:
+        recorded = _names_after_one_backward(record_grads)
+        names = [name for name, _ in _fresh().named_parameters()]
+        return bool(recorded) and recorded < set(names) and recorded != {names[-1]}
+    except Exception:
+        return False
+
+
 def _late_binding(record_grads):
     return _names_after_one_backward(record_grads) == {"4.bias"}
 
@@ -105,14 +116,19 @@ def _stores_none(record_grads):
     return set(grads) == set(names) and all(grads[name] is None for name in names)
 
 
-def _handle_count(record_grads):
-    grads, handles = record_grads(_fresh())
-    return len(list(handles))
+def _hooks_on(model):
+    """How many tensor hooks the model's parameters hold (before and after accumulation)."""
+    return sum(
+        len(p._backward_hooks or {}) + len(getattr(p, "_post_accumulate_grad_hooks", None) or {})
+        for p in model.parameters()
+    )
 
 
 def _some_handles(record_grads):
-    # fewer handles than parameters (but some): removing them leaves the other hooks on
-    return 0 < _handle_count(record_grads) < len(list(_fresh().parameters()))
+    # fewer handles returned than hooks registered (but some): removing them leaves the other hooks on
+    model = _fresh()
+    grads, handles = record_grads(model)
+    return 0 < len(list(handles)) < _hooks_on(model)
 
 
 def _holds_dot_grad(record_grads):

@@ -32,8 +32,8 @@ class ChunkStream(IterableDataset):
             }
 
 
-def _epochs(make_loader, epochs=2):
-    loader = make_loader(ChunkStream(X, Y, CHUNK))
+def _epochs(make_loader, epochs=2, dataset=None):
+    loader = make_loader(ChunkStream(X, Y, CHUNK) if dataset is None else dataset)
     try:
         return [list(loader) for _ in range(epochs)]
     finally:
@@ -52,6 +52,12 @@ def batch_shapes(make_loader):
 def rows_seen(make_loader):
     """The row numbers of every batch in the second epoch, sorted."""
     return sorted(int(r) for b in _epochs(make_loader)[1] for r in b["rows"].flatten())
+
+
+def rows_of_part(make_loader):
+    """The row numbers your loader gives in one epoch over a dataset of X's first 10 rows only."""
+    part = ChunkStream(X[:10], Y[:10], CHUNK)
+    return sorted(int(r) for b in _epochs(make_loader, 1, part)[0] for r in b["rows"].flatten())
 
 
 def workers_used(make_loader):

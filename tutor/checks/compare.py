@@ -694,9 +694,10 @@ def _one_off(name: str, actual, expected) -> str | None:
         return None
     more = "one more" if actual > expected else "one fewer"
     return (
-        f"{name} is {more} than expected: something counted or done once too often or too few times, such as "
-        f"a - 1 or + 1, < for <=, a range's start or end, a division rounded down where it should round up (or "
-        f"the reverse), a call or a step once too many or too few, or a value measured one step early or late"
+        f"{name} is {more} than expected: consistent with something counted or done once too often or too few "
+        f"times, such as a - 1 or + 1, < for <=, a range's start or end, a division rounded down where it should "
+        f"round up (or the reverse), a call or a step once too many or too few, or a value measured one step early "
+        f"or late; a number one off may also be a neighbour picked for another reason"
     )
 
 

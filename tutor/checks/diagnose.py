@@ -24,13 +24,19 @@ from . import (
 from .scan import compare_namespaces
 
 
+def found_text(result: dict) -> str:
+    """What a check result says it found, without its author's message (runner.run_check)."""
+    found = (result.get("details") or {}).get("found")
+    return found if isinstance(found, str) else result.get("message") or ""
+
+
 def _error_texts(ctx, results) -> list:
     texts = []
     if ctx.code_error is not None:
         texts.append(f"{ctx.code_error.ename}: {ctx.code_error.evalue}")
     for r in results:
         if not r["passed"]:
-            texts.append(r.get("message") or "")
+            texts.append(found_text(r))
             texts.extend((r.get("details") or {}).get("traceback") or [])
     return texts
 

@@ -31,7 +31,7 @@ from . import signatures, typedin, untouched
 from .context import AuthoringError, Context, Outcome
 from .describe import jsonable
 from .devicerun import device_problems
-from .diagnose import diagnose
+from .diagnose import diagnose, found_text
 from .guard import Snapshot, Tampered
 from .kinds import KINDS
 from .mistakes import matched_messages
@@ -110,14 +110,20 @@ def run_check(check: dict, ctx: Context) -> dict:
             if ctx.code_error is not None and isinstance(exc, NameError):
                 details["code_stopped"] = True  # a name the code would have defined, had it run on
             outcome = Outcome(False, ctx.explain(exc, expr, shown=kind != "python"), details=details)
+    message = _compose(check, outcome)
+    details = outcome.details
+    if message != outcome.message:
+        # What the check found, apart from the author's words: an error quoted in those
+        # ("... raises 'Expected all tensors to be on the same device'") was never raised.
+        details = {**(details or {}), "found": outcome.message}
     return {
         "id": check.get("id"),
         "kind": kind,
         "passed": bool(outcome.passed),
         "expected": outcome.expected,
         "actual": outcome.actual,
-        "message": _compose(check, outcome),
-        "details": outcome.details,
+        "message": message,
+        "details": details,
     }
 
 
@@ -425,7 +431,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
             # error it raised is known to mean (tensors on two devices).
             messages = authored(set())
             for r in results if not messages else []:
-                meaning = signatures.for_error(r.get("message") or "") if not r["passed"] else None
+                meaning = signatures.for_error(found_text(r)) if not r["passed"] else None
                 if meaning and all(meaning != m for m, _ in messages):
                     messages.append((meaning, None))
     if guard is not None:

@@ -103,8 +103,8 @@ def check_module(check: dict, ctx: Context) -> Outcome:
         actual_names = names()
         found = _name_set_problems(name, what, actual_names, list(check[key]), model, plain)
         problems.extend(found)
-        if not found:
-            passed.append(f"the expected {what}")
+        if not found:  # names only, not their shapes: said so
+            passed.append(f"the expected {what[:-1]} names")
         expected_out.append(f"{what}: {join_names(sorted(check[key])) or 'none'}")
         actual_out.append(f"{what}: {join_names(sorted(actual_names)) or 'none'}")
 
