@@ -150,6 +150,9 @@ def test_a_write_through_another_name_bound_to_a_view_is_a_write_into_the_tensor
         # torch's function form of a view method: torch.as_strided(a, ...) is a view of a
         "t = a.t()\ncell = torch.as_strided(a, (1,), (1,), 1)\ncell.fill_(99)\n": "line 3, through cell, a view of a",
         "t = a.t()\ntorch.transpose(a, 0, 1)[0, 1] = 99\n": "line 2",
+        # torch's function form of an in-place method, and an out= argument, write too
+        "t = a.t()\ntorch.fill_(a[1, 0], 99.0)\n": "line 2",
+        "t = a.t()\ntorch.add(a[0], 1, out=a[1])\n": "line 2",
     }
     for code, where in wrong.items():
         res = only(verify(code, solution, [rule], setup=setup))

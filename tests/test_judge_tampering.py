@@ -386,6 +386,16 @@ PROBES = {
         "        block.calls += 1\n"
         "    return x\n",
     ),
+    # Gradients typed in, then a backward() from a root that goes through c's graph with
+    # weight 0: only a gradient other than 0 reaching c counts as backpropagating from it.
+    "backward-through-a-zero-weighted-root": (
+        TWO_LEAVES,
+        "import torch\n"
+        "a = torch.tensor(A, device=DEVICE, requires_grad=True)\n"
+        "b = torch.tensor(B, device=DEVICE, requires_grad=True)\n"
+        "c = a * b + b ** 2\n"
+        "(a * b.detach() + b * (a.detach() + 2 * b.detach()) + 0 * c).backward()\n",
+    ),
     "write-torch-compile-counters": (
         "compile/one-graph-all-sizes",
         "def run_all(fn, batches):\n"
@@ -529,6 +539,7 @@ SAYS = {
     "call-the-checks-own-helper": "name 'torch_trajectory' is not defined",
     "write-the-counters-a-check-reads": "'Block' object has no attribute 'calls'",
     "write-torch-compile-counters": "Your code changes torch._dynamo.utils.counters (line 3)",
+    "backward-through-a-zero-weighted-root": "a.grad and b.grad are what c.backward() left is False",
 }
 
 

@@ -1,4 +1,5 @@
 import collections
+import itertools
 import weakref
 
 import torch
@@ -20,6 +21,19 @@ def _remember_backward():
         backward = backward.__wrapped__  # wrapped once: the new record replaces the old
     roots = collections.deque(maxlen=32)
     filled = collections.OrderedDict()  # id(leaf) -> (leaf, its .grad, that .grad's version)
+    # id(node) -> node, for each node of a backward()'s graph that a gradient other than 0
+    # reached: a graph used with weight 0 (surrogate + 0 * c) was not backpropagated through
+    reached = collections.OrderedDict()
+
+    def reaching(node):
+        def hook(grad_outputs):
+            if any(_nonzero(g) for g in grad_outputs):
+                reached.pop(id(node), None)
+                reached[id(node)] = node
+                while len(reached) > 4096:
+                    reached.popitem(last=False)
+
+        return hook
 
     def remembering(tensors, *args, **kwargs):
         outputs = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
@@ -31,7 +45,17 @@ def _remember_backward():
         for t in outputs:
             if isinstance(t, torch.Tensor) and t.grad_fn is not None:
                 roots.append(t.grad_fn)
-        result = backward(tensors, *args, **kwargs)
+        handles = []
+        for node in itertools.islice(_nodes(*[t.grad_fn for t in outputs if isinstance(t, torch.Tensor)]), 4096):
+            try:
+                handles.append(node.register_prehook(reaching(node)))
+            except (AttributeError, RuntimeError):  # a node that takes no hooks: not counted
+                pass
+        try:
+            result = backward(tensors, *args, **kwargs)
+        finally:
+            for handle in handles:
+                handle.remove()
         for leaf in leaves:
             if isinstance(leaf, torch.Tensor) and leaf.grad is not None:
                 filled.pop(id(leaf), None)
@@ -44,7 +68,9 @@ def _remember_backward():
         # Only a backward() that started from t's graph, or from a graph that uses t, counts:
         # torch.autograd.grad() frees saved tensors too, and gradients it returned that are
         # then set by hand are not what backward() left in .grad.
-        if t.grad_fn is None:
+        # And only where a gradient other than 0 reached t: a backward() from surrogate + 0 * t
+        # goes through t's graph and backpropagates nothing of it.
+        if t.grad_fn is None or reached.get(id(t.grad_fn)) is not t.grad_fn:
             return False
         return any(node is t.grad_fn for node in _nodes(*list(roots)))
 
@@ -65,6 +91,15 @@ def _remember_backward():
     remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
     torch.autograd.backward = remembering
     return backward_ran, grad_from_backward
+
+
+def _nonzero(g):
+    """Whether a gradient holds a value other than 0 (a meta tensor's cannot be read: it counts)."""
+    if not isinstance(g, torch.Tensor):
+        return False
+    if g.is_meta:
+        return True
+    return bool((g != 0).any())
 
 
 def _values(grad):

@@ -259,9 +259,22 @@ def _used(tree, through=()) -> tuple[dict, dict]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES:
-                root = _view_root(node.func.value)
+                owner = dotted_name(node.func.value) or ""
+                # torch.fill_(a[1, 0], 9) is a[1, 0].fill_(9): the function form writes its first argument
+                on_torch = (imported.get(owner, owner) == "torch") and node.args
+                root = _view_root(node.args[0]) if on_torch else _view_root(node.func.value)
                 if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
                     wrote(root, line)
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == "out":  # torch.add(x, y, out=a[0]) writes into a
+                    targets = (
+                        keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
+                    )
+                    for target in targets:
+                        root = _view_root(target)
+                        if root:
+                            wrote(root, line)
         text = folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
         if text is not None:  # "cu" + "da" is the literal 'cuda'
             add(repr(text), line)
