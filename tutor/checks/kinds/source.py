@@ -271,8 +271,8 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                     targets = (
                         keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
                     )
-                    for target in targets:
-                        root = _view_root(target)
+                    for written in targets:
+                        root = _view_root(written)
                         if root:
                             wrote(root, line)
         text = folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
