@@ -268,11 +268,9 @@ def _used(tree, through=()) -> tuple[dict, dict]:
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg == "out":  # torch.add(x, y, out=a[0]) writes into a
-                    targets = (
-                        keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
-                    )
-                    for written in targets:
-                        root = _view_root(written)
+                    outs = keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
+                    for out in outs:
+                        root = _view_root(out)
                         if root:
                             wrote(root, line)
         text = folded(node) if isinstance(node, (ast.BinOp, ast.JoinedStr)) else None
