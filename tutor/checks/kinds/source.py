@@ -178,13 +178,85 @@ def _imported(tree) -> dict:
     return out
 
 
+def _torch_private(name: str) -> bool:
+    """A name in torch's private API (``torch._fused_adamw_``, ``torch.nn.functional._in_projection``),
+    under which any public function may run unnamed."""
+    parts = name.split(".")
+    return parts[0] == "torch" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+
+def _tokens(name: str) -> list[str]:
+    return [t for t in name.split("_") if t]
+
+
+def _contains_rule(used_name: str, rule: str) -> bool:
+    """Whether the last part of a used name holds a rule's last part, of two words or more, as
+    its words in a row: native_batch_norm and batch_norm, poisson_nll_loss and nll_loss."""
+    want = _tokens(rule.rsplit(".", 1)[-1])
+    if len(want) < 2:
+        return False
+    have = _tokens(used_name.rsplit(".", 1)[-1])
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+
+
+_OBJECT_ROOTS = ("torch.", "torch.nn.", "torch.nn.functional.")
+_ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional"}
+
+
+def _torch_object(path: str):
+    """The torch object a dotted path names (``torch.nn.modules.batchnorm.BatchNorm1d``), read
+    from the modules already imported; None where it names none."""
+    import sys
+
+    parts = path.split(".")
+    if parts[0] in _ALIASES:
+        parts = _ALIASES[parts[0]].split(".") + parts[1:]
+    if parts[0] != "torch":
+        return None
+    obj = sys.modules.get("torch")
+    for i, part in enumerate(parts[1:], 1):
+        module = sys.modules.get(".".join(parts[: i + 1]))
+        obj = module if module is not None else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _rule_objects(rule: str) -> list:
+    """What a rule names among torch's objects (``BatchNorm1d``: torch.nn.BatchNorm1d)."""
+    rule = rule.strip(".")
+    paths = [rule] if rule.startswith("torch.") or rule.split(".")[0] in _ALIASES else []
+    paths += [root + rule for root in _OBJECT_ROOTS]
+    found: list = []
+    for path in paths:
+        obj = _torch_object(path)
+        if obj is not None and not isinstance(obj, (int, float, str, bool)) and all(obj is not f for f in found):
+            found.append(obj)
+    return found
+
+
 def _used_rule(key: str, used: dict) -> str | None:
-    """The key of ``used`` that a forbid rule matches: the rule itself, or for a dotted rule
-    (``autograd.grad``) a name used that ends with it (``torch.autograd.grad``)."""
+    """The key of ``used`` that a forbid rule matches: the rule itself; for a dotted rule
+    (``autograd.grad``) a name used that ends with it (``torch.autograd.grad``); a name of torch
+    that is the very object the rule names by another path (``torch.nn.modules.batchnorm.BatchNorm1d``
+    for ``BatchNorm1d``); or one whose last part holds the rule's words (``native_batch_norm``)."""
     if key in used:
         return key
-    if "." in key.strip(".") and not key.startswith(".") and not key.endswith("[]="):
-        return next((name for name in used if name.endswith("." + key)), None)
+    if key.endswith("[]=") or key[:1] in "'\"0123456789-" or key.startswith("<"):
+        return None
+    if "." in key.strip(".") and not key.startswith("."):
+        hit = next((name for name in used if name.endswith("." + key)), None)
+        if hit is not None:
+            return hit
+    contained = next((name for name in used if not name.startswith("<") and _contains_rule(name, key)), None)
+    if contained is not None:
+        return contained
+    objects = _rule_objects(key)
+    for name in used:
+        if name.startswith("torch.") and objects:
+            obj = _torch_object(name)
+            if obj is not None and any(obj is o for o in objects):
+                return name
     return None
 
 
@@ -235,12 +307,16 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                 written = [dotted]
                 if root in imported:  # the name as imported: ag.grad is torch.autograd.grad
                     written.append(imported[root] + ("." + rest if rest else ""))
+                if written[-1].split(".")[0] == "functorch":  # torch.func under its old name
+                    written.append("torch.func" + written[-1][len("functorch") :])
                 for name in written:
                     parts = name.split(".")
                     for i in range(1, len(parts) + 1):  # torch.nn.functional.relu: torch, torch.nn, ...
                         add(".".join(parts[:i]), line)
-                    if any(name == r or name.startswith(r + ".") for r in LOW_LEVEL_ROOTS):
+                    if any(name == r or name.startswith(r + ".") for r in LOW_LEVEL_ROOTS) or _torch_private(name):
                         add(LOW_LEVEL, line)
+                if written[-1] in ("sys.modules", "builtins.__dict__"):  # modules looked up by text
+                    add(DYNAMIC, line)
             if isinstance(node, ast.Attribute):
                 add("." + node.attr, line)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
@@ -318,6 +394,7 @@ def check_source(check: dict, ctx: Context) -> Outcome:
         return Outcome(False, f"your code does not parse (line {exc.lineno}): {exc.msg}")
     used, via = _used(tree, set(check.get("through") or []))
     problems = []
+    reported: set = set()  # one sentence per name used, however many rules it breaks
     for rule in check.get("forbid") or []:
         key = _normal(rule)
         if not key:
@@ -328,10 +405,12 @@ def check_source(check: dict, ctx: Context) -> Outcome:
             problems.append(
                 f"your code writes into an element of {name} (line {used[key]}{how}), which this exercise does not allow"
             )
-        elif _used_rule(key, used) is not None:
-            problems.append(
-                f"your code uses {rule} (line {used[_used_rule(key, used)]}), which this exercise does not allow"
-            )
+        elif (hit := _used_rule(key, used)) is not None and hit not in reported:
+            reported.add(hit)
+            bare = key.lstrip(".")
+            same = hit == key or hit.endswith("." + bare)
+            what = rule if same else f"{hit.lstrip('.')}, a form of {bare}"
+            problems.append(f"your code uses {what} (line {used[hit]}), which this exercise does not allow")
     names_rules = [r for r in check.get("forbid") or [] if _names_rule(_normal(r))]
     if names_rules and DYNAMIC in used and not problems:
         problems.append(
