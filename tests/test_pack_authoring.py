@@ -69,15 +69,51 @@ def test_a_forbidden_name_reached_by_members_or_by_torchs_low_level_operators_fa
             "reaches an attribute or a name by text",
         ),
         ("from inspect import getmembers\nfns = getmembers(F)\n", "reaches an attribute or a name by text"),
-        ("out = torch.ops.aten._scaled_dot_product_attention_math(q, k, v)\n", "low-level names (torch.ops"),
-        ("from torch.ops import aten\nout = aten._scaled_dot_product_attention_math(q, k, v)\n", "low-level names"),
-        ("import torch._C as C\nout = C._nn.scaled_dot_product_attention\n", "low-level names"),
+        # a name that holds the rule's words is said as that, before the operators it runs under
+        (
+            "out = torch.ops.aten._scaled_dot_product_attention_math(q, k, v)\n",
+            "_scaled_dot_product_attention_math, a form of scaled_dot_product_attention",
+        ),
+        ("from torch.ops import aten\nout = aten._efficient_attention_forward(q, k, v)\n", "low-level names"),
+        ("import torch._C as C\nout = C._nn.scaled_dot_product_attention\n", "scaled_dot_product_attention (line"),
+        ("import torch._C as C\nout = C._nn.softmax\n", "low-level names"),
+        # torch's private API is as low-level as its operators
+        ("out = torch.nn.functional._in_projection_packed(q, k, v, w)\n", "low-level names"),
     ]:
         r = verify("import torch\nimport torch.nn.functional as F\n" + code, "x = 1", [rules])
         assert not r["passed"] and said in only(r)["message"], (code, only(r)["message"])
     # a rule on a construct or a literal does not care which operators run
     fine = check(kind="source", forbid=["for"])
     assert verify("import torch\ny = torch.ops.aten.add(torch.ones(1), 1)\n", "x = 1", [fine])["passed"]
+
+
+def test_a_forbidden_name_used_by_another_path_or_in_a_longer_name_fails_the_rule():
+    # train-eval/batchnorm-by-hand's rules were passed with the class by its module path and
+    # with torch.native_batch_norm; cross-entropy-contract's with F.poisson_nll_loss;
+    # numpy-parity's rule against torch.func with functorch, its old name.
+    cases = [
+        ("BatchNorm1d", "bn2 = torch.nn.modules.batchnorm.BatchNorm1d(3)\n", "BatchNorm1d"),
+        (
+            "batch_norm",
+            "y = torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)\n",
+            "a form of batch_norm",
+        ),
+        ("nll_loss", "y = F.poisson_nll_loss(x, x)\n", "F.poisson_nll_loss, a form of nll_loss"),
+        ("torch.func", "import functorch\ng = functorch.vjp\n", "torch.func"),
+        ("numpy", "import sys\nn = sys.modules['num' + 'py']\n", "reaches an attribute or a name by text"),
+    ]
+    for rule, code, said in cases:
+        r = verify(
+            "import torch\nimport torch.nn.functional as F\nx = torch.ones(2, 3)\n" + code,
+            "x = 1",
+            [check(kind="source", forbid=[rule])],
+        )
+        assert not r["passed"] and said in only(r)["message"], (code, only(r)["message"])
+    # one word is too common to be read inside other names: a rule against .grad leaves .grad_fn
+    fine = check(kind="source", forbid=[".grad"])
+    assert verify("import torch\nx = torch.ones(2, requires_grad=True)\nf = (x * 2).grad_fn\n", "x = 1", [fine])[
+        "passed"
+    ]
 
 
 def test_source_check_applies_to_the_learner_only():
