@@ -21,6 +21,13 @@ def explain_counts(fn):
     return report.graph_count, report.graph_break_count
 
 
+def compiled_output(fn):
+    """fn compiled as one graph (backend="eager", fullgraph=True), on the example's x: what the
+    graph computes, which must be what fn computes eagerly."""
+    dynamo.reset()
+    return torch.compile(fn, backend="eager", fullgraph=True)(X.clone())
+
+
 # for the feedback only: the reasons dynamo gives for each break, in one string
 def _reasons(fn):
     try:
