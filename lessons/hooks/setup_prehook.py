@@ -9,6 +9,13 @@ def hooked_output(scale_inputs, predict):
     return predict(model, _X.clone())
 
 
+def direct_output(scale_inputs):
+    """model(x) called directly, with your hook attached."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    return model(_X.clone()).detach()
+
+
 def input_after(scale_inputs, predict):
     """The caller's x after your predict ran with the hook."""
     model = _fresh()
@@ -41,10 +48,18 @@ def _skips_hooks(predict):
     return not torch.allclose(predict(model, _X.clone()), _fresh()(torch.zeros_like(_X)))
 
 
-def _hook_without_effect(scale_inputs):
+def _hooks_registered(scale_inputs):
+    """How many forward pre-hooks (and forward hooks) scale_inputs left on the model."""
     model = _fresh()
     scale_inputs(model, _S)
-    return torch.allclose(model(_X.clone()), _fresh()(_X))
+    return len(model._forward_pre_hooks) + len(model._forward_hooks)
+
+
+def _hook_without_effect(scale_inputs):
+    # a hook is registered, and model(x) is what it is without one
+    model = _fresh()
+    scale_inputs(model, _S)
+    return bool(model._forward_pre_hooks) and torch.allclose(model(_X.clone()), _fresh()(_X))
 
 
 def _mutates_input(scale_inputs):

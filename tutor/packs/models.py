@@ -34,8 +34,9 @@ InputDevice = Literal[INPUT_DEVICES]  # type: ignore[valid-type]
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 
 
-# An autograd node's class name as grad_fn shows it, with or without its "Backward0" ending.
-OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=100)]
+# An autograd node's class name as grad_fn shows it, with or without its "Backward0" ending;
+# in graph_with, alternatives joined by | (Index|Gather: either will do).
+OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*(\|[A-Za-z][A-Za-z0-9_]*)*$", max_length=200)]
 
 
 class Strict(BaseModel):
@@ -120,7 +121,7 @@ class TensorCheck(_Check, _Tolerance):
     independent_of: Expr | None = Field(None, description="must NOT share storage with this tensor (a copy)")
     graph_with: list[OpName] = Field(
         default_factory=list,
-        description="autograd ops the value must have been computed through (LogSoftmax: LogSoftmaxBackward0)",
+        description="autograd ops the value must have been computed through (LogSoftmax: LogSoftmaxBackward0; Index|Gather: either)",
     )
     graph_without: list[OpName] = Field(
         default_factory=list, description="autograd ops the value must not have been computed through (NllLoss)"

@@ -141,7 +141,7 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
     graph = graph_problems(actual, name, check.get("graph_with") or [], check.get("graph_without") or [])
     problems += graph
     if not graph and check.get("graph_with"):
-        relations.append("computed through " + join_names(check["graph_with"]))
+        relations.append("computed through " + join_names([" or ".join(op.split("|")) for op in check["graph_with"]]))
     ctx.absorb(problems)
     if problems:
         return failed(problems)
@@ -175,7 +175,11 @@ def graph_problems(t: torch.Tensor, name: str, must: list, must_not: list) -> li
                     hit,
                 )
             )
-    missing = [op for op in must if not any(_op_matches(n, op) for n in nodes)]
+    missing = [
+        " or ".join(op.split("|"))
+        for op in must
+        if not any(_op_matches(n, alt) for n in nodes for alt in op.split("|"))
+    ]
     if missing and not nodes:
         out.append(
             Problem(
