@@ -360,3 +360,13 @@ def test_the_autograd_graph_tells_a_library_result_from_one_computed_by_hand():
     other = verify("y = -(x.softmax(dim=1).log())[0, 2]\n", BY_HAND, [c], setup=GRAPH_SETUP)
     said = only(other)["message"]
     assert "y was not computed through LogSoftmax: its autograd graph holds" in said and "SoftmaxBackward0" in said
+
+
+def test_a_graph_rule_may_name_alternatives():
+    # Index|Gather: either op will do; the sentence names them all when neither is there.
+    c = check(kind="tensor", expr="y", compare=["shape"], graph_with=["Index|Gather"])
+    gathered = "y = -F.log_softmax(x, dim=1).gather(1, torch.tensor([[2]])).mean()\n"
+    assert verify(gathered, BY_HAND, [c], setup=GRAPH_SETUP)["passed"]
+    onehot = "y = -(F.log_softmax(x, dim=1) * torch.tensor([[0.0, 0.0, 1.0]])).sum()\n"
+    said = only(verify(onehot, BY_HAND, [c], setup=GRAPH_SETUP))["message"]
+    assert "y was not computed through Index or Gather" in said, said
