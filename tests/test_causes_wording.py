@@ -193,3 +193,11 @@ def test_one_expected_number_is_not_read_as_a_reduction_of_a_tensor_in_play():
     x = torch.tensor([[[0.7508], [-0.4554], [1.5726]]])
     said = causes.reduced("result", torch.tensor([[1.5726]]).numpy(), torch.tensor([[0.7508]]).numpy(), [("x", x)])
     assert said is None, said
+
+
+def test_values_rounded_to_a_few_decimals_say_so():
+    expected = torch.tensor([0.693147, 0.512345, 0.402981, 0.357712], dtype=torch.float64)
+    said = causes.explain("history", expected.numpy().round(3), expected.numpy())
+    assert said is not None and "history is the expected value rounded to 3 decimals" in said, said
+    cut = causes.explain("counts", torch.tensor([2.7, 3.2, 5.9]).trunc().numpy(), torch.tensor([2.7, 3.2, 5.9]).numpy())
+    assert cut is not None and "fractional part dropped" in cut, cut

@@ -92,7 +92,19 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
     tol = _tol(np.asarray(actual), tol)
     if _match(a, e, tol):
         return None
-    for find in (_sign, _power, _factor, _offset, _along, _scaled_along, _clamped, _reversed, _rolled, _window):
+    for find in (
+        _sign,
+        _power,
+        _factor,
+        _offset,
+        _along,
+        _scaled_along,
+        _clamped,
+        _reversed,
+        _rolled,
+        _window,
+        _rounded,
+    ):
         found = find(name, a, e, tol)
         if found:
             return found
@@ -173,6 +185,28 @@ def _factor(name, a, e, tol):
     if fraction is not None:
         return signatures.ratio_reading(sentence, name, *fraction)
     return sentence
+
+
+def _rounded(name, a, e, tol):
+    """The expected value rounded to k decimals, or with its fractional part dropped, at every
+    element (and not already within the tolerance of it)."""
+    if a.size < 2:
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        for k in range(7):
+            r = np.round(e, k)
+            if np.allclose(a, r, rtol=1e-6, atol=0) and not _match(r, e, tol):
+                return (
+                    f"{name} is the expected value rounded to {k} decimal{'' if k == 1 else 's'} at every element: "
+                    f"consistent with a round(..., {k}) (or a format) applied to numbers that should be kept whole"
+                )
+        t = np.trunc(e)
+        if np.allclose(a, t, rtol=1e-6, atol=0) and not _match(t, e, tol):
+            return (
+                f"{name} is the expected value with its fractional part dropped at every element: consistent "
+                f"with int() or // where the value itself was meant"
+            )
+    return None
 
 
 def _power(name, a, e, tol):
