@@ -434,6 +434,28 @@ CASES += (
         ("makes torch.cat promote x", "create new tensors with dtype=x.dtype", "differs from the expected values"),
         "the expected dtype is x's",
     ),
+    # Dropout left on inside the function: called again with the generators in another state,
+    # it gives other values, where the reference gives the same. Once only the values' diff.
+    Case(
+        "attention-with-dropout",
+        "reading-transformers/attention",
+        "stripped",
+        _code(
+            """
+            import math
+
+            import torch.nn.functional as F
+
+
+            def attention(q, k, v, keep):
+                scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                weights = F.dropout(scores.masked_fill(~keep, float("-inf")).softmax(dim=-1), p=0.1)
+                return weights @ v
+            """
+        ),
+        ("a sum where a mean",),
+        "returns other values, where the reference returns the same: its result depends on more than its inputs",
+    ),
     # A mean over every time step, padding included: each row is the expected one times
     # lengths[i] / T. Once only "exactly 1/3 of the expected value", of the smallest case.
     Case(

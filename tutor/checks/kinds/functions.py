@@ -71,6 +71,52 @@ def _call(fn, args):
         return None, exc
 
 
+def _fresh_args(args) -> list:
+    return [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+AGAIN = -1  # the call number of a call made again: its trace is dropped, it is no case of the check
+
+
+def _random_result(fn, ref_fn, args: list, out, seed: int, tracer=None, segment=None) -> bool:
+    """Whether the learner's function, called again on the same inputs with the random
+    generators in another state, returns other values, where the reference returns the same
+    in both states: its result depends on a random draw (dropout left on, a randn)."""
+    if ref_fn is None or not isinstance(out, torch.Tensor) or out.is_meta or out.is_complex():
+        return False
+    other = seed + 7919
+    if hasattr(fn, "call_many"):
+        answer = fn.call_many([(_fresh_args(args), None, other, AGAIN)])[0]
+        if tracer is not None:
+            tracer.forget_call("learner", segment, AGAIN)
+        if "raised" in answer:
+            return False
+        again = answer.get("value")
+    else:
+        seed_all(other)
+        again, exc = _call(fn, _fresh_args(args))
+        if exc is not None:
+            return False
+    if not isinstance(again, torch.Tensor) or again.shape != out.shape or again.is_meta:
+        return False
+    try:
+        if torch.allclose(again.detach().cpu().double(), out.detach().cpu().double(), equal_nan=True):
+            return False
+        seed_all(seed)
+        first, e1 = _call(ref_fn, _fresh_args(args))
+        seed_all(other)
+        second, e2 = _call(ref_fn, _fresh_args(args))
+        return (
+            e1 is None
+            and e2 is None
+            and isinstance(first, torch.Tensor)
+            and isinstance(second, torch.Tensor)
+            and torch.equal(first, second)
+        )
+    except (RuntimeError, TypeError):
+        return False
+
+
 def _axes_swapped(ref_fn, args: list, out, seed: int) -> int | None:
     """Where the learner's result ``out`` is the reference's on the one 2-D tensor argument
     transposed, transposed back (statistics per row where per column were meant): the
@@ -614,6 +660,9 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             if problems and ref_fn is not None and not meta and not changed:
                 details["axes_swapped"] = _axes_swapped(ref_fn, list(ref_case.args), out, seed + i)
                 details["divisors"] = _divisors_swapped(list(ref_case.args), out, ref_out)
+                # the learner's answer and its inputs as they came, to call it again if it is the one reported
+                given = [b[0] if b is not None else a for a, b in zip(case.args, before, strict=True)]
+                details["_out"] = (out, given, seed + i)
             sentences = [p.sentence for p in problems]
             if problems:
                 details["absorb"] = problems
@@ -756,9 +805,21 @@ def check_function(check: dict, ctx: Context) -> Outcome:
                 f"result times {ratio}, row by row: consistent with dividing by {used}, where {meant} was meant",
                 "cause:divisor",
             )
+        answered = failures[0][4].get("_out")
+        if answered is not None and _random_result(
+            fn, ref_fn, answered[1], answered[0], answered[2], ctx.tracer, ctx.segment
+        ):
+            ctx.note(
+                f"{shown}, called again on the inputs of the case below with the random generators in another "
+                "state, returns other values, where the reference returns the same: its result depends on more "
+                "than its inputs, a random draw (dropout in training mode, a randn or rand) or state kept from "
+                "one call to the next",
+                "cause:random-result",
+            )
         for f in failures:
             f[4].pop("axes_swapped", None)
             f[4].pop("divisors", None)
+            f[4].pop("_out", None)
         message = f"{shown} fails for {case.describe()} on {dev}: {'; '.join(sentences[:3])}{where}"
         if len(failures) > 1:
             message += f" ({len(failures)} of {plural(ran, 'case')} fail)"
