@@ -201,3 +201,13 @@ def test_values_rounded_to_a_few_decimals_say_so():
     assert said is not None and "history is the expected value rounded to 3 decimals" in said, said
     cut = causes.explain("counts", torch.tensor([2.7, 3.2, 5.9]).trunc().numpy(), torch.tensor([2.7, 3.2, 5.9]).numpy())
     assert cut is not None and "fractional part dropped" in cut, cut
+
+
+def test_a_number_that_is_another_formats_limit_says_which():
+    from tutor.checks import patterns
+
+    said = patterns.dtype_constant("f16_max", 32767.0, 65504.0)
+    assert said == "f16_max is torch.iinfo(torch.int16).max, another format's limit than the expected value's"
+    # only where the expected number is a format's limit too, and one format's limit is meant
+    assert patterns.dtype_constant("n", 32767.0, 12.0) is None
+    assert patterns.dtype_constant("m", 1.0, 65504.0) is None

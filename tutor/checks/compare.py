@@ -736,6 +736,8 @@ def value_problems(actual, expected, name: str, tol=None, depth: int = 0) -> lis
             patterns.scale(name, actual, expected, ratios=True) if both_real and not isinstance(actual, bool) else None
         )
         pattern = pattern or _one_off(name, actual, expected)
+        if both_real and not isinstance(actual, bool):
+            pattern = patterns.dtype_constant(name, actual, expected) or pattern
         if pattern:
             return [Problem("value", sentence, se, sa, {"pattern": pattern})]
         if not (isinstance(actual, number) and isinstance(expected, number)) and type(actual) is not type(expected):

@@ -4,9 +4,11 @@ factor (a fact: whether it is a sum where a mean was meant is for Context.absorb
 Called on values that already differ."""
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
+import torch
 
 from . import signatures
 
@@ -142,3 +144,42 @@ def explain(name: str, a, e) -> str | None:
         found = scale(name, a, e)
         return found if found and "1/" in found else None
     return scale(name, a, e) or (reorder(name, np.asarray(a), np.asarray(e)) if np.ndim(a) else None)
+
+
+_DTYPE_CONSTANTS: list = []
+
+
+def _dtype_constants() -> list:
+    """(value, how torch names it) for the limits of torch's number formats: finfo's max, min,
+    eps, tiny of the float dtypes, iinfo's max and min of the integer ones."""
+    if not _DTYPE_CONSTANTS:
+        floats = ("float16", "bfloat16", "float32", "float64")
+        ints = ("int8", "uint8", "int16", "int32", "int64")
+        for name in floats:
+            info = torch.finfo(getattr(torch, name))
+            for attr in ("max", "min", "eps", "tiny"):
+                _DTYPE_CONSTANTS.append((float(getattr(info, attr)), f"torch.finfo(torch.{name}).{attr}"))
+        for name in ints:
+            limits = torch.iinfo(getattr(torch, name))
+            for attr in ("max", "min"):
+                _DTYPE_CONSTANTS.append((float(getattr(limits, attr)), f"torch.iinfo(torch.{name}).{attr}"))
+    return _DTYPE_CONSTANTS
+
+
+def dtype_constant(name: str, actual, expected) -> str | None:
+    """A number that is exactly one limit of another number format than the expected value's
+    (f16_max = 32767, int16's largest): which one it is. Only where the expected value is itself
+    such a limit, and only one format's limit gives the learner's number."""
+    try:
+        a, e = float(actual), float(expected)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if a == e or not math.isfinite(a) or a == 0:
+        return None
+    table = _dtype_constants()
+    if not any(value == e for value, _ in table):
+        return None
+    mine = {how for value, how in table if value == a}
+    if len(mine) != 1:
+        return None
+    return f"{name} is {mine.pop()}, another format's limit than the expected value's"
