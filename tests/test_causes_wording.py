@@ -199,8 +199,12 @@ def test_values_rounded_to_a_few_decimals_say_so():
     expected = torch.tensor([0.693147, 0.512345, 0.402981, 0.357712], dtype=torch.float64)
     said = causes.explain("history", expected.numpy().round(3), expected.numpy())
     assert said is not None and "history is the expected value rounded to 3 decimals" in said, said
-    cut = causes.explain("counts", torch.tensor([2.7, 3.2, 5.9]).trunc().numpy(), torch.tensor([2.7, 3.2, 5.9]).numpy())
+    values = torch.tensor([2.7, 3.2, 5.9, 7.4])
+    cut = causes.explain("counts", values.trunc().numpy(), values.numpy())
     assert cut is not None and "fractional part dropped" in cut, cut
+    # two values near ±0.7 read as ±1 are no rounding (a std of 1 where n - 1 was meant)
+    said = causes.explain("result", torch.tensor([1.0, -1.0]).numpy(), torch.tensor([0.7071, -0.7071]).numpy())
+    assert said is None or "rounded" not in said, said
 
 
 def test_a_number_that_is_another_formats_limit_says_which():

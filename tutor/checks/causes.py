@@ -189,8 +189,9 @@ def _factor(name, a, e, tol):
 
 def _rounded(name, a, e, tol):
     """The expected value rounded to k decimals, or with its fractional part dropped, at every
-    element (and not already within the tolerance of it)."""
-    if a.size < 2:
+    element (and not already within the tolerance of it). Only for four values or more, three
+    of them distinct: two values near ±0.7 are ±1 rounded by chance (a std of 1 where n - 1 was meant)."""
+    if a.size < 4 or len(np.unique(a)) < 3:
         return None
     with np.errstate(invalid="ignore", over="ignore"):
         for k in range(7):
