@@ -420,9 +420,9 @@ def check_source(check: dict, ctx: Context) -> Outcome:
         )
     if names_rules and LOW_LEVEL in used and not problems:
         problems.append(
-            f"your code calls torch's operators by their low-level names (torch.ops, torch._C or the like, line "
-            f"{used[LOW_LEVEL]}), under which any of {join_names(names_rules)} may run unnamed: use torch's public "
-            "functions"
+            f"your code calls torch's operators by their low-level names or its private functions (torch.ops, "
+            f"torch._C, a name starting with _, line {used[LOW_LEVEL]}), under which any of "
+            f"{join_names(names_rules)} may run unnamed: use torch's public functions"
         )
     missing = [r for r in check.get("require") or [] if _used_rule(_normal(r), used) is None]
     if missing:
