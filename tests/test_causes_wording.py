@@ -215,3 +215,12 @@ def test_a_number_that_is_another_formats_limit_says_which():
     # only where the expected number is a format's limit too, and one format's limit is meant
     assert patterns.dtype_constant("n", 32767.0, 12.0) is None
     assert patterns.dtype_constant("m", 1.0, 65504.0) is None
+
+
+def test_the_expected_values_in_another_order_are_said_to_be_so():
+    expected = torch.tensor([0.3, -1.2, 0.8, 2.5, -0.4, 1.1])
+    shuffled = expected[torch.tensor([1, 0, 2, 4, 3, 5])]
+    said = causes.explain("grads", shuffled.numpy(), expected.numpy())
+    assert said is not None and "holds the expected values, each as often, in another order" in said, said
+    # a few values repeated (0s and 1s) have too little order to read
+    assert causes.explain("mask", torch.tensor([0.0, 0, 1, 1]).numpy(), torch.tensor([0.0, 1, 0, 1]).numpy()) is None

@@ -104,6 +104,7 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
         _rolled,
         _window,
         _rounded,
+        _reordered,
     ):
         found = find(name, a, e, tol)
         if found:
@@ -208,6 +209,20 @@ def _rounded(name, a, e, tol):
                 f"with int() or // where the value itself was meant"
             )
     return None
+
+
+def _reordered(name, a, e, tol):
+    """The expected values, each as often, in another order (the readings above found no
+    roll, reversal or transpose that gives it): only for values of which at least four are
+    distinct, where an order is something to get wrong."""
+    if a.size < 4 or len(np.unique(e)) < 4:
+        return None
+    if not _match(np.sort(a, axis=None), np.sort(e, axis=None), tol):
+        return None
+    return (
+        f"{name} holds the expected values, each as often, in another order: consistent with items, rows or "
+        f"blocks taken in another order (a sort, another iteration order)"
+    )
 
 
 def _power(name, a, e, tol):
