@@ -327,10 +327,13 @@ PROBES = {
         _grads_by_hand() + "backward = torch.autograd.backward\n"
         "closure = ''.join(map(chr, [95, 95, 99, 108, 111, 115, 117, 114, 101, 95, 95]))\n"
         "contents = ''.join(map(chr, [99, 101, 108, 108, 95, 99, 111, 110, 116, 101, 110, 116, 115]))\n"
-        "state = {type(v).__name__: v for v in (getattr(cell, contents) for cell in getattr(backward, closure))}\n"
-        "state['deque'].append(c.grad_fn)\n"
-        "for t in (a, b):\n"
-        "    state['OrderedDict'][id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version, t.grad.clone())\n",
+        "for v in (getattr(cell, contents) for cell in getattr(backward, closure)):\n"
+        "    if type(v).__name__ == 'deque':\n"
+        "        v.append(c.grad_fn)\n"
+        "    elif type(v).__name__ == 'OrderedDict':  # what backward() filled, and which nodes it reached\n"
+        "        v[id(c.grad_fn)] = c.grad_fn\n"
+        "        for t in (a, b):\n"
+        "            v[id(t)] = (weakref.ref(t), weakref.ref(t.grad), t.grad._version, t.grad.clone())\n",
     ),
     # The prelude's record of backward() calls, reached from a hook through the frames that
     # inspect gives and their locals (no frame attribute named), then edited to vouch for
@@ -524,7 +527,12 @@ SAYS = {
         f"write-setup-helper-state{how}": "which reaches objects through the interpreter"
         for how in ("", "-by-text", "-through-gc")
     },
-    "write-setup-helper-state-by-computed-text": "getattr with a name computed at run time (line 9)",
+    # The record of which nodes a gradient reached lives in a closure of its own, which this
+    # probe does not reach: its typed gradients fail on their merits, or the text is refused.
+    "write-setup-helper-state-by-computed-text": (
+        "getattr with a name computed at run time (line 9)",
+        "a.grad and b.grad are what c.backward() left is False",
+    ),
     "write-setup-helper-state-through-inspect": "Your code uses inspect",
     "copy-expected-values-through-frames": "dW_np should be the gradient of the mean squared error",
     "write-grads-past-the-version-counter": "a.grad and b.grad are what c.backward() left is False",
