@@ -66,6 +66,17 @@ def backward_passes(accumulate):
     return count[0]
 
 
+def added_per_backward(accumulate):
+    """What each backward pass added to the weight's gradient while your accumulate ran,
+    largest first (the order the micro-batches are taken in does not matter)."""
+    model, added = _fresh(), []
+    model.weight.register_hook(lambda grad: added.append(grad.detach().clone()))
+    accumulate(model, MICRO_BATCHES)
+    if not added:
+        return torch.zeros(0, *model.weight.shape)
+    return torch.stack(sorted(added, key=lambda g: -float(g.norm())))
+
+
 def _grads_cleared(accumulate):
     # backward ran, yet no gradient is left: zero_grad() (set_to_none) after the last backward
     try:

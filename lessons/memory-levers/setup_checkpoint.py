@@ -69,6 +69,24 @@ def caller_input_after(forward):
     return (x.requires_grad, x.grad is not None)
 
 
+def kept_for_backward(forward):
+    """How many tensors autograd saved for backward while your forward ran (what a plain
+    forward keeps: each layer's input, weight and output)."""
+    blocks, kept = _fresh(), [0]
+
+    def pack(tensor):
+        kept[0] += 1
+        return tensor
+
+    # Checkpointed blocks save through checkpoint's own hooks, inside these: what reaches
+    # this pack is what stays in memory between forward and backward.
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        out = forward(blocks, _X.clone())
+    if out.requires_grad:
+        ((out - _Y) ** 2).mean().backward()
+    return kept[0]
+
+
 def _has_graph(forward, x):
     return forward(_fresh(), x).grad_fn is not None
 

@@ -28,6 +28,13 @@ def optimized(freeze_body, make_optimizer):
     return sum(len(group["params"]) for group in _trained(freeze_body, make_optimizer)[1].param_groups)
 
 
+def given_gradients(freeze_body, make_optimizer):
+    """The parameters (names as named_parameters() gives them) that hold a gradient after
+    those steps: backward() computed one for them."""
+    model = _trained(freeze_body, make_optimizer)[0]
+    return [name for name, p in model.named_parameters() if p.grad is not None]
+
+
 def _holds_frozen(freeze_body, make_optimizer):
     """Whether the optimizer holds a parameter that freeze_body froze."""
     model = _fresh()
@@ -55,7 +62,18 @@ def _misses_trainable(freeze_body, make_optimizer):
     freeze_body(model)
     opt = make_optimizer(model)
     held = {id(p) for group in opt.param_groups for p in group["params"]}
-    return any(p.requires_grad and id(p) not in held for p in model.parameters())
+    body = {id(p) for p in model.body.parameters()}
+    # a body left trainable is freeze_body's slip, said by _froze_nothing
+    return any(p.requires_grad and id(p) not in held and id(p) not in body for p in model.parameters())
+
+
+def _froze_nothing(freeze_body):
+    """Whether every parameter still requires grad after freeze_body, the body still in
+    training mode and no plain attribute set (those two slips have sentences of their own)."""
+    model = _fresh()
+    freeze_body(model)
+    assigned = any("requires_grad" in vars(m) for m in model.modules())
+    return model.body.training and not assigned and all(p.requires_grad for p in model.parameters())
 
 
 def _attribute_instead(freeze_body):
