@@ -2,11 +2,15 @@ import numpy as np
 import torch
 from torch import nn
 
-# NumPy: the gradient by hand, then one SGD step
-R = X @ W + b - Y
-G = 2 * R / R.size
-W_next = W - lr * (X.T @ G)
-b_next = b - lr * G.sum(axis=0)
+
+def numpy_step(W, b, X, Y, lr):
+    # NumPy: the gradient by hand, then one SGD step
+    R = X @ W + b - Y
+    G = 2 * R / R.size
+    W_next = W - lr * (X.T @ G)
+    b_next = b - lr * G.sum(axis=0)
+    return W_next, b_next
+
 
 # torch: the same model as an nn.Linear, in float64
 layer = nn.Linear(3, 2).double()
