@@ -215,9 +215,17 @@ async def grade_class(tasks, jobs: int, judged: bool) -> tuple[float, list[str],
                     pool.give_back(kernel)
             statuses[index] = verdict.status
 
+    judges = [0.0]
+
+    def judge_ended(session: KernelSession) -> None:
+        # a kept judge is shut down by the verifier, never handed back: counted here
+        judges[0] += kernel_cpu_ms(session)
+
     started, host = time.perf_counter(), host_cpu_ms()
-    await verifier.fan_out(jobs, worker)
+    await verifier.fan_out(jobs, worker, on_judge_end=judge_ended)
     cpu = {"host": (host_cpu_ms() - host) / len(tasks), "kernels": kernels[0] / len(tasks)}
+    if judged:
+        cpu["kept judges"] = judges[0] / len(tasks)
     return time.perf_counter() - started, statuses, cpu
 
 

@@ -169,14 +169,22 @@ class Verifier:
         # (the exercise it judged last, the judge, whether it may judge another one), oldest first
         self._idle_judges: list[tuple[tuple, KernelSession, bool]] = []
 
-    async def fan_out(self, jobs: int, worker: Callable[[], Awaitable[None]]) -> None:
-        """The pool's ``fan_out``, then the kept judges shut down (they are this verifier's)."""
+    async def fan_out(
+        self,
+        jobs: int,
+        worker: Callable[[], Awaitable[None]],
+        on_judge_end: Callable[[KernelSession], None] | None = None,
+    ) -> None:
+        """The pool's ``fan_out``, then the kept judges shut down (they are this verifier's);
+        ``on_judge_end`` sees each one first (a benchmark counts its CPU)."""
         assert self.pool is not None
         try:
             await self.pool.fan_out(jobs, worker)
         finally:
             judges = [judge for _, judge, _ in self._idle_judges]
             self._idle_judges.clear()
+            for judge in judges if on_judge_end else ():
+                on_judge_end(judge)
             await asyncio.gather(*(judge.shutdown() for judge in judges), return_exceptions=True)
 
     def drop_judges(self, exercise: m.Exercise) -> None:
