@@ -453,3 +453,21 @@ def test_a_forged_graph_reads_as_no_ops_or_only_its_strings(graph):
     record["graph"] = graph
     got = wire.Decoder()(record)
     assert wire.graph_ops(got) in (None, [])
+
+
+def test_same_body_sees_a_change_in_any_byte_of_a_storage():
+    # Storages are compared eight bytes at a time and the rest byte by byte: a change in
+    # either part, and a NaN's payload, tells; an untouched copy does not.
+    for size in (5, 8, 13, 64):
+        t = torch.arange(size, dtype=torch.uint8)
+        kept = wire.frozen(wire.Preparer({})({"t": t}))
+        assert wire.same_body(kept, wire.Preparer({})({"t": t}))
+        for at in {0, size // 2, size - 1}:
+            changed = t.clone()
+            changed[at] += 1
+            assert not wire.same_body(kept, wire.Preparer({})({"t": changed})), (size, at)
+    nan = torch.tensor([float("nan"), 1.0, 2.0])
+    other = nan.clone()
+    other.view(torch.int32)[0] ^= 1  # another NaN, other bits
+    kept = wire.frozen(wire.Preparer({})({"x": nan}))
+    assert not wire.same_body(kept, wire.Preparer({})({"x": other}))
