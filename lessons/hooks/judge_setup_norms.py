@@ -15,3 +15,29 @@ def true_norms():
             outs.append(h)
     (h**2).sum().backward()
     return torch.tensor([o.grad.norm().item() for o in reversed(outs)])
+
+
+def _output_grads():
+    # the gradient at each Linear's output, in the order backward reaches them
+    model = _fresh()
+    h, outs = _X, []
+    for layer in model:
+        h = layer(h)
+        if isinstance(layer, nn.Linear):
+            h.retain_grad()
+            outs.append(h)
+    (h**2).sum().backward()
+    return [o.grad for o in reversed(outs)]
+
+
+def _row_norms_reduced(got):
+    # what a hook gives that takes each row's norm (norm(dim=1)) and then their mean or sum,
+    # where the norm of the whole gradient was meant
+    if got is None or got.shape != (3,):
+        return False
+    grads = _output_grads()
+    for reduce in (torch.mean, torch.sum):
+        want = torch.tensor([reduce(g.norm(dim=1)).item() for g in grads])
+        if torch.allclose(got, want, rtol=1e-5) and not torch.allclose(want, true_norms(), rtol=1e-5):
+            return True
+    return False

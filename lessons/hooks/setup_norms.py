@@ -89,3 +89,11 @@ def _linears_hooked_after_remove(grad_output_norms):
     except Exception:
         return 0
     return sum(1 for m in model.modules() if isinstance(m, nn.Linear) and m._backward_hooks)
+
+
+def _safe_output_norms(grad_output_norms):
+    # output_norms, or None where it raises
+    try:
+        return output_norms(grad_output_norms)
+    except Exception:
+        return None

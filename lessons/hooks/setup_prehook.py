@@ -73,3 +73,17 @@ def _scales_output(scale_inputs):
     scale_inputs(model, _S)
     out = model(_X.clone())
     return torch.allclose(out, _fresh()(_X) * _S) and not torch.allclose(out, _fresh()(_X * _S))
+
+
+def _pre_hook_result_type(scale_inputs):
+    # the type of what the one pre-hook scale_inputs registered returns, called as
+    # hook(module, args) on (x,) (None where there is not exactly one, or it raises)
+    try:
+        model = _fresh()
+        scale_inputs(model, _S)
+        hooks = list(model._forward_pre_hooks.values())
+        if len(hooks) != 1:
+            return None
+        return type(hooks[0](model, (_X.clone(),))).__name__
+    except Exception:
+        return None

@@ -147,3 +147,25 @@ def _stores_non_tensors(record_grads):
     names = [name for name, _ in model.named_parameters()]
     stored = [grads.get(name) for name in names]
     return set(grads) >= set(names) and all(v is not None and not isinstance(v, torch.Tensor) for v in stored)
+
+
+def _handles_type(record_grads):
+    # the type of the handles record_grads returned, and of what iterating them yields
+    try:
+        grads, handles = record_grads(_fresh())
+        return type(handles).__name__, sorted({type(h).__name__ for h in handles})
+    except Exception:
+        return None
+
+
+def _stores_scalars(record_grads):
+    # every name is recorded, each as a 0-d tensor (a norm, a sum, a mean of the gradient)
+    try:
+        model = _fresh()
+        grads, _ = record_grads(model)
+        _loss(model, _X).backward()
+        names = [name for name, _ in model.named_parameters()]
+        stored = [grads.get(name) for name in names]
+        return set(grads) >= set(names) and all(isinstance(v, torch.Tensor) and v.dim() == 0 for v in stored)
+    except Exception:
+        return False
