@@ -187,3 +187,24 @@ def _loaded_by(make_checkpoint, restore):
     except Exception:
         return [], ()
     return loaded, given
+
+
+def _lr_not_restored(make_checkpoint, restore):
+    """Whether restore loads the optimizer's state and puts the scheduler at the checkpoint's
+    epoch, yet leaves the fresh optimizer with another learning rate than the checkpointed one
+    (something in restore set it after opt.load_state_dict, which restores it)."""
+    try:
+        model, opt, sched = make()
+        torch.manual_seed(7)
+        for _ in range(3):
+            run_epoch(model, opt, sched)
+        ckpt = make_checkpoint(model, opt, sched, 2)
+        fresh_model, fresh_opt, fresh_sched = make()
+        restore(ckpt, fresh_model, fresh_opt, fresh_sched)
+    except Exception:
+        return False
+    return (
+        len(fresh_opt.state) > 0
+        and fresh_sched.last_epoch == sched.last_epoch
+        and [g["lr"] for g in fresh_opt.param_groups] != [g["lr"] for g in opt.param_groups]
+    )
