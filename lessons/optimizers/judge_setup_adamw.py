@@ -17,7 +17,8 @@ def torch_trajectory(optimizer=torch.optim.AdamW):
 
 
 def _close(got, expected):
-    return got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-6, atol=1e-9)
+    # nan where the expected value has nan too (a slip that makes nan, compared with what it makes)
+    return got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
 def _is_adam_l2(adamw_step):
@@ -84,10 +85,16 @@ def _decays_after_update(adamw_step):
         return False
 
 
-def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0, corrected="mv"):
+def _slipped(
+    decay=True, betas_swapped=False, weights_swapped=False, t_shift=0, corrected="mv",
+    numerator="m_hat", v_power=2, v_abs=False, correction="power",
+):
     # AdamW's five steps with one slip: no decay, beta1 and beta2 exchanged, a running
     # mean's weights exchanged (beta * grad + (1 - beta) * m), the bias correction's t moved,
-    # one of the moments used without its bias correction
+    # one of the moments used without its bias correction, the raw gradient in the update's
+    # numerator (numerator="grad"), v a running mean of grad itself (v_power=1; its
+    # square root taken of |v_hat| with v_abs, else nan where v_hat < 0), the bias
+    # correction 1 - beta * t (correction="product") for 1 - beta**t
     b1, b2 = (0.999, 0.9) if betas_swapped else (0.9, 0.999)
     p, m, v = _P0.clone(), torch.zeros_like(_P0), torch.zeros_like(_P0)
     out = []
@@ -97,11 +104,14 @@ def _slipped(decay=True, betas_swapped=False, weights_swapped=False, t_shift=0, 
         if weights_swapped:
             m, v = b1 * g + (1 - b1) * m, b2 * g**2 + (1 - b2) * v
         else:
-            m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g**2
+            m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g**v_power
         c = t + t_shift
-        m_hat = m / (1 - b1**c) if "m" in corrected else m
-        v_hat = v / (1 - b2**c) if "v" in corrected else v
-        p = p - LR * m_hat / (v_hat.sqrt() + 1e-8)
+        c1, c2 = (1 - b1 * c, 1 - b2 * c) if correction == "product" else (1 - b1**c, 1 - b2**c)
+        m_hat = m / c1 if "m" in corrected else m
+        v_hat = v / c2 if "v" in corrected else v
+        if v_abs:
+            v_hat = v_hat.abs()
+        p = p - LR * (g if numerator == "grad" else m_hat) / (v_hat.sqrt() + 1e-8)
         out.append(p.clone())
     return torch.stack(out)
 
