@@ -19,6 +19,7 @@ class _Reference(nn.Module):
         add_normed=False,
         added_to_normed=False,
         mlp_reads_input=False,
+        mlp_added_to_input=False,
     ):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
@@ -30,6 +31,7 @@ class _Reference(nn.Module):
         self.add_normed = add_normed  # the slip of adding to the normalised x instead of x
         self.added_to_normed = added_to_normed  # attention's output added to ln1(x), not to x
         self.mlp_reads_input = mlp_reads_input  # the MLP reads ln2 of the block's input, not of x + attn
+        self.mlp_added_to_input = mlp_added_to_input  # the MLP's output added to the block's input, not to x + attn
 
     def forward(self, x, mask):
         if self.add_normed:
@@ -43,7 +45,9 @@ class _Reference(nn.Module):
             before = x
             x = (h if self.added_to_normed else x) + a if self.residual else a
             m = self.mlp(getattr(self, self.mlp_norm)(before if self.mlp_reads_input else x))
-            return x + m if self.residual else m
+            if not self.residual:
+                return m
+            return (before if self.mlp_added_to_input else x) + m
         a = self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
         x = self.ln1(x + a)
         return self.ln2(x + self.mlp(x))
