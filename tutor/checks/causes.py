@@ -2,9 +2,12 @@
 transformations of the expected one (a sign flip, a constant factor or term, an additive
 term that varies along one dim such as a bias, a ReLU extra or missing, a roll, a
 reversal, a window shifted by one, an extra or missing size-1 dim, a reduction over
-another dim). A cause is said only when one transformation reproduces the learner's
-value everywhere, within the check's tolerance; otherwise the diff alone (which indices,
-how many) is said. Called on values that already differ, after patterns.py found nothing."""
+another dim, a clamp at another bound, an affine map, blocks joined in another order). A
+cause is said only when one transformation reproduces the learner's value everywhere,
+within the check's tolerance; two facts of a whole value are said with it (every value a
+bfloat16 number, a history that rises where the expected one falls). Otherwise spans.py
+says what the value is as a whole, or the diff alone (which indices, how many) is said.
+Called on values that already differ, after patterns.py found nothing."""
 
 from collections.abc import Callable
 
@@ -40,6 +43,18 @@ TOPICS = (
     ("negative entries where the expected value has 0", "clamped"),
     ("sums to 1 along dim", "normalised-dim"),
     ("holds log-probabilities over dim", "normalised-dim"),
+    ("a clamp at", "clamped"),
+    ("both scaled and shifted", "affine"),
+    ("blocks joined in another order", "blocks-order"),
+    ("representable in bfloat16", "precision"),
+    ("representable in float16", "precision"),
+    ("where the expected falls", "direction"),
+    ("where the expected rises", "direction"),
+    ("where the expected entries differ", "constant"),
+    ("where the expected values vary along", "constant"),
+    ("where the expected values take both signs", "sign-support"),
+    ("outside the expected values' range", "range"),
+    ("nan everywhere from index", "nan-onset"),
 )
 
 
@@ -100,11 +115,16 @@ def explain(name: str, actual, expected, tol=None) -> str | None:
         _along,
         _scaled_along,
         _clamped,
+        _clamped_at,
         _reversed,
         _rolled,
         _window,
+        _affine,
         _rounded,
+        _blocks,
         _reordered,
+        _precision,
+        _direction,
     ):
         found = find(name, a, e, tol)
         if found:
@@ -222,6 +242,128 @@ def _reordered(name, a, e, tol):
     return (
         f"{name} holds the expected values, each as often, in another order: consistent with items, rows or "
         f"blocks taken in another order (a sort, another iteration order)"
+    )
+
+
+MAX_BLOCK_ELEMENTS = 20_000  # longer values are not cut into blocks (a search per block start)
+MAX_BLOCKS = 16  # more pieces than this is a shuffle, not pieces joined in another order
+SHOWN_BLOCKS = 4
+
+
+def _blocks(name, a, e, tol):
+    """A 1-D value that is the expected one cut into contiguous pieces joined in another
+    order (the gradients of several parameters, flattened and joined in a sorted order):
+    each piece holds two distinct values at least, so that where it sits is no accident."""
+    if a.ndim != 1 or not 8 <= a.size <= MAX_BLOCK_ELEMENTS or len(np.unique(e)) < 4:
+        return None
+    if not _match(np.sort(a), np.sort(e), tol):
+        return None
+    found = _cut(a, e, tol)
+    if found is None or not 2 <= len(found) <= MAX_BLOCKS:
+        return None
+    if any(n < 2 or len(np.unique(a[i : i + n])) < 2 for i, _, n in found):
+        return None
+    shown = ", ".join(f"[{i}:{i + n}] is the expected [{j}:{j + n}]" for i, j, n in found[:SHOWN_BLOCKS])
+    more = f", and {len(found) - SHOWN_BLOCKS} more" if len(found) > SHOWN_BLOCKS else ""
+    sizes = ", ".join(str(n) for _, _, n in found)
+    return (
+        f"{name} is the expected value in {len(found)} blocks joined in another order (of {sizes} elements): "
+        f"{shown}{more}; consistent with pieces (the tensors of a list, parameters, items) joined in another "
+        f"order (a sort, another iteration order)"
+    )
+
+
+def _cut(a, e, tol):
+    """(start in a, start in e, length) of each piece, each the longest run of a that goes on
+    unbroken from an unused place of e holding its first value; None where a value has none."""
+    n = a.size
+    used = np.zeros(n, dtype=bool)
+    close = np.isclose(a[:, None], e[None, :], rtol=tol[0], atol=tol[1]) if n <= 2_000 else None
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    while i < n:
+        row = close[i] if close is not None else np.isclose(e, a[i], rtol=tol[0], atol=tol[1])
+        best, at = 0, -1
+        for j in np.flatnonzero(row & ~used)[:64]:
+            r = min(n - i, n - int(j))
+            same = np.isclose(a[i : i + r], e[j : j + r], rtol=tol[0], atol=tol[1]) & ~used[j : j + r]
+            length = r if same.all() else int(np.argmin(same))
+            if length > best:
+                best, at = length, int(j)
+        if at < 0:
+            return None
+        used[at : at + best] = True
+        out.append((i, at, best))
+        i += best
+    return out
+
+
+def _affine(name, a, e, tol):
+    """c * expected + d with c not 1 and d not 0 (each alone is another reading): the same
+    random numbers drawn into another range, a normalisation with other statistics."""
+    if a.size < 4 or len(np.unique(e)) < 4:
+        return None
+    c, d = np.polyfit(e.ravel(), a.ravel(), 1)
+    c, d = float(c), float(d)
+    scale = float(np.abs(a).max())
+    if abs(c) < 1e-6 or abs(c - 1) < 1e-6 or abs(d) <= 1e-6 * scale or not _match(a, c * e + d, tol):
+        return None
+    lo, hi = float(e.min()), float(e.max())
+    ends = sorted((c * lo + d, c * hi + d))
+    term = f"plus {_num(d)}" if d > 0 else f"minus {_num(-d)}"
+    return (
+        f"{name} is {_num(c)} times the expected value {term} at every element: the expected values, from "
+        f"{_num(lo)} to {_num(hi)}, become values from {_num(ends[0])} to {_num(ends[1])}; consistent with values "
+        f"both scaled and shifted (the same random numbers drawn into another range, a normalisation applied, "
+        f"undone or with other statistics)"
+    )
+
+
+# Significant bits of the lower-precision floats a result may have been computed in.
+_PRECISIONS = (("bfloat16", 8), ("float16", 11))
+
+
+def _fits(x: np.ndarray, bits: int) -> np.ndarray:
+    """Whether each value's significand fits in ``bits`` bits (its exponent is not checked)."""
+    m, _ = np.frexp(x)
+    scaled = m * float(2**bits)
+    return scaled == np.round(scaled)
+
+
+def _precision(name, a, e, tol):
+    """Every value is a bfloat16 (or float16) number where the expected values are not: a
+    result computed at lower precision, whatever dtype it has now. Only for values that need
+    more bits than a small fraction or count does (those fit any format)."""
+    if a.size < 4 or len(np.unique(a)) < 4:
+        return None
+    for fmt, bits in _PRECISIONS:
+        if not _fits(a, bits).all() or _fits(e, bits).mean() > 0.5:
+            continue
+        if _fits(a, 5).mean() > 0.5 or (a == np.round(a)).mean() > 0.5:
+            return None  # small fractions or whole numbers: every format holds them
+        return (
+            f"every value of {name} is representable in {fmt} ({bits} significant bits), where the expected values "
+            f"are not: consistent with a result computed in {fmt} (inside an autocast region, from {fmt} inputs) "
+            f"or rounded to it, where full precision was meant"
+        )
+    return None
+
+
+def _direction(name, a, e, tol):
+    """A sequence that starts where the expected one does and then rises where the expected
+    one falls (or the reverse), at its end and on average: a loss history of gradient ascent."""
+    if a.ndim != 1 or a.size < 4 or not np.isclose(a[0], e[0], rtol=max(tol[0], 1e-6), atol=tol[1]):
+        return None
+    start = float(e[0])
+    rises = a[-1] > start and a[1:].mean() > start and e[-1] < start and e[1:].mean() < start
+    falls = a[-1] < start and a[1:].mean() < start and e[-1] > start and e[1:].mean() > start
+    if not (rises or falls):
+        return None
+    mine, theirs = ("rises", "falls") if rises else ("falls", "rises")
+    return (
+        f"{name} starts at the expected first value, {_num(start)}, then {mine} (to {_num(float(a[-1]))} at the "
+        f"end) where the expected {theirs} (to {_num(float(e[-1]))}): consistent with steps that move it the wrong "
+        f"way (an update with its sign flipped, a step too large)"
     )
 
 
@@ -347,6 +489,38 @@ def _clamped(name, a, e, tol):
             f"(expected == {name}.clamp(min=0)): consistent with a ReLU (or a clamp at 0) missing"
         )
     return None
+
+
+def _clamped_at(name, a, e, tol):
+    """A clamp at a bound other than 0 (a floor of 1 for a std, say), missing or where none
+    belongs: one value is the other with its entries beyond the other's least (or largest)
+    value moved to it, two entries at least, and the same everywhere else."""
+    if a.size < 4 or len(np.unique(e)) < 3:
+        return None
+    for low in (True, False):
+        clip = np.maximum if low else np.minimum
+        for mine, theirs, missing in ((a, e, True), (e, a, False)):
+            c = float(theirs.min() if low else theirs.max())
+            slack = tol[1] + tol[0] * abs(c)
+            beyond = int(((mine < c - slack) if low else (mine > c + slack)).sum())
+            if beyond >= 2 and _match(clip(mine, c), theirs, tol):
+                return _clamp_sentence(name, c, beyond, low, missing)
+    return None
+
+
+def _clamp_sentence(name, c, k, low, missing):
+    side, call = ("below", f"clamp(min={_num(c)})") if low else ("above", f"clamp(max={_num(c)})")
+    if missing:
+        return (
+            f"{name} has {k} entries {side} {_num(c)} where the expected value is {_num(c)}, and the expected value "
+            f"elsewhere (expected == {name}.{call}): consistent with a clamp at {_num(c)} missing, or one at "
+            f"another bound"
+        )
+    return (
+        f"{name} is the expected value with its {k} entries {side} {_num(c)} moved to {_num(c)} ({name} == "
+        f"expected.{call}) and the same elsewhere: consistent with a clamp at {_num(c)} where none belongs, or one "
+        f"where another bound was meant"
+    )
 
 
 def _reversed(name, a, e, tol):

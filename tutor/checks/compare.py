@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import causes, patterns, swapped, wire
+from . import causes, patterns, spans, swapped, wire
 from .describe import (
     fmt_int,
     fmt_number,
@@ -289,6 +289,7 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
         else patterns.explain(gname, a, e)
         or causes.explain(gname, a, e, tol)
         or causes.multiplied(gname, a, e, sources, tol)
+        or spans.spread(gname, a, e, sources, tol)
     )
     if pattern:
         data["pattern"] = pattern
@@ -427,6 +428,7 @@ def tensor_problems(
                     or causes.reduced(name, a_np, e_np, sources, tol)
                     or causes.multiplied(name, a_np, e_np, sources, tol)
                     or causes.normalised(name, a_np, e_np)
+                    or spans.spread(name, a_np, e_np, sources, tol)
                 )
                 if pattern:
                     data["pattern"] = pattern
@@ -595,7 +597,9 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
     if name.endswith(".grad"):
         data.update(grad_multiple=grad_multiple(a, e), name=name)
     pattern = patterns.explain(name, a, e) or (
-        None if data.get("grad_multiple") else causes.explain(name, a, e, tol) or causes.normalised(name, a, e)
+        None
+        if data.get("grad_multiple")
+        else causes.explain(name, a, e, tol) or causes.normalised(name, a, e) or spans.spread(name, a, e, (), tol)
     )
     if pattern:
         data["pattern"] = pattern
