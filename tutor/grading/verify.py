@@ -183,8 +183,9 @@ class Verifier:
         finally:
             judges = [judge for _, judge, _ in self._idle_judges]
             self._idle_judges.clear()
-            for judge in judges if on_judge_end else ():
-                on_judge_end(judge)
+            if on_judge_end is not None:
+                for judge in judges:
+                    on_judge_end(judge)
             await asyncio.gather(*(judge.shutdown() for judge in judges), return_exceptions=True)
 
     def drop_judges(self, exercise: m.Exercise) -> None:
