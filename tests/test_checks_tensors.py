@@ -370,3 +370,21 @@ def test_a_graph_rule_may_name_alternatives():
     onehot = "y = -(F.log_softmax(x, dim=1) * torch.tensor([[0.0, 0.0, 1.0]])).sum()\n"
     said = only(verify(onehot, BY_HAND, [c], setup=GRAPH_SETUP))["message"]
     assert "y was not computed through Index or Gather" in said, said
+
+
+def test_a_custom_autograd_function_named_like_torch_s_op_is_not_that_op():
+    # The code names its own Function class: LogSoftmax wrapping the library's loss must
+    # not pass for torch's LogSoftmaxBackward0.
+    c = check(kind="tensor", expr="y", compare=["shape"], graph_with=["LogSoftmax"], graph_without=["NllLoss"])
+    named = (
+        "class LogSoftmax(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return F.cross_entropy(x, torch.tensor([2]))\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        return g * torch.ones(1, 3)\n"
+        "y = LogSoftmax.apply(x)\n"
+    )
+    said = only(verify(named, BY_HAND, [c], setup=GRAPH_SETUP))["message"]
+    assert "y was not computed through LogSoftmax" in said and "autograd.Function LogSoftmax" in said, said
