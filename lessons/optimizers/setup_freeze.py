@@ -35,6 +35,20 @@ def given_gradients(freeze_body, make_optimizer):
     return [name for name, p in model.named_parameters() if p.grad is not None]
 
 
+def still_trainable(freeze_body):
+    """The parameters (named as named_parameters() gives them) that require grad after freeze_body."""
+    model = _fresh()
+    freeze_body(model)
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+def not_training(freeze_body):
+    """The modules (named as named_modules() gives them, "" for the model) in eval mode after freeze_body."""
+    model = _fresh()
+    freeze_body(model)
+    return [name for name, m in model.named_modules() if not m.training]
+
+
 def _holds_frozen(freeze_body, make_optimizer):
     """Whether the optimizer holds a parameter that freeze_body froze."""
     model = _fresh()
@@ -50,10 +64,11 @@ def _evaluated_instead(freeze_body):
 
 
 def _frozen_and_evaluated(freeze_body):
-    """Whether freeze_body froze some of the body's parameters and also left the body out of training mode."""
+    """Whether freeze_body froze some of the body's parameters and also left the body's
+    BatchNorm out of training mode (the sentence is about what that BatchNorm then does)."""
     model = _fresh()
     freeze_body(model)
-    return not model.body.training and any(not p.requires_grad for p in model.body.parameters())
+    return not model.body[1].training and any(not p.requires_grad for p in model.body.parameters())
 
 
 def _misses_trainable(freeze_body, make_optimizer):

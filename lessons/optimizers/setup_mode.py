@@ -23,15 +23,21 @@ def records_graph(run, training, caller=True):
     caller: the grad mode the caller has when it calls run (False: a caller inside torch.no_grad())."""
     recorded = []
     model = _fresh()
-    handle = model.register_forward_hook(lambda module, args, out: recorded.append(out.grad_fn is not None))
+    # on every module, not the model alone: model.forward(x) skips the model's own hooks but
+    # still calls its layers
+    handles = [
+        m.register_forward_hook(lambda module, args, out: recorded.append(getattr(out, "grad_fn", None) is not None))
+        for m in model.modules()
+    ]
     enabled = torch.is_grad_enabled()
     try:
         torch.set_grad_enabled(caller)
-        run(model, _X.clone(), training)
+        out = run(model, _X.clone(), training)
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
         torch.set_grad_enabled(enabled)
-    return any(recorded)
+    return any(recorded) or getattr(out, "grad_fn", None) is not None
 
 
 def records_graph_in_no_grad(run):

@@ -31,6 +31,15 @@ def after_steps(step_a):
     return _compared(model)
 
 
+def head_b_steps(step_a):
+    """How many steps Adam has counted for each of head b's parameters after your three
+    steps on head a (the warm-up took two)."""
+    model, opt = _warmed()
+    for _ in range(3):
+        step_a(model, opt, _X, _YA)
+    return [int(opt.state[p]["step"]) if "step" in opt.state.get(p, {}) else 0 for p in model.b.parameters()]
+
+
 def head_b_moved(step_a):
     """Whether head b's weights changed during your three steps on head a."""
     model, opt = _warmed()
