@@ -37,7 +37,20 @@ def _straight_run():
     return _flat(model)
 
 
-def _interrupted_run(make_checkpoint, restore):
+def _other_run_checkpoint(make_checkpoint, seed):
+    """A checkpoint of another run (other mini-batches) after the same epoch 2, saved and thrown
+    away: a restore that reads state kept in its process, not the checkpoint it is given, gets
+    this run's state."""
+    model, opt, sched = make()
+    torch.manual_seed(seed)
+    for _ in range(3):
+        run_epoch(model, opt, sched)
+    torch.save(make_checkpoint(model, opt, sched, 2), io.BytesIO())
+
+
+def _interrupted_run(make_checkpoint, restore, other_runs=True):
+    if other_runs:
+        _other_run_checkpoint(make_checkpoint, 321)
     model, opt, sched = make()
     torch.manual_seed(123)
     for epoch in range(3):                      # epochs 0, 1, 2, then the job stops
@@ -45,6 +58,8 @@ def _interrupted_run(make_checkpoint, restore):
     buffer = io.BytesIO()
     torch.save(make_checkpoint(model, opt, sched, 2), buffer)
     buffer.seek(0)
+    if other_runs:                              # other jobs checkpoint meanwhile
+        _other_run_checkpoint(make_checkpoint, 456)
     torch.manual_seed(999)                      # a new process: the RNG is elsewhere
     model, opt, sched = make()
     start = restore(torch.load(buffer, weights_only=True), model, opt, sched)
@@ -56,6 +71,87 @@ def _interrupted_run(make_checkpoint, restore):
 def resume_gap(make_checkpoint, restore):
     """Largest difference between the resumed run's weights and an uninterrupted run's."""
     return (_flat(_interrupted_run(make_checkpoint, restore)) - _straight_run()).abs().max().item()
+
+
+def _tensors(entry):
+    """Every tensor in a checkpoint entry (nested dicts, lists and tuples), on the CPU."""
+    if isinstance(entry, torch.Tensor):
+        return [entry.detach().cpu()]
+    if isinstance(entry, dict):
+        entry = list(entry.values())
+    if isinstance(entry, (list, tuple)):
+        return [t for item in entry for t in _tensors(item)]
+    return []
+
+
+def _numbers(entry):
+    """Every number in a checkpoint entry: plain ints and floats and one-element tensors."""
+    if isinstance(entry, bool):
+        return []
+    if isinstance(entry, (int, float)):
+        return [float(entry)]
+    if isinstance(entry, torch.Tensor):
+        return [float(entry)] if entry.numel() == 1 else []
+    if isinstance(entry, dict):
+        entry = list(entry.values())
+    if isinstance(entry, (list, tuple)):
+        return [n for item in entry for n in _numbers(item)]
+    return []
+
+
+def _found(value, entry):
+    value = value.detach().cpu()
+    return any(t.shape == value.shape and t.dtype == value.dtype and torch.equal(t, value)
+               for t in _tensors(entry))
+
+
+def checkpoint_holds(make_checkpoint):
+    """What a checkpoint made after epoch 2 holds of the state training continues from, read back
+    from the bytes torch.save wrote (weights_only=True), as a new process would read it: each
+    entry is searched for tensors and numbers equal to the live ones, whatever its layout."""
+    model, opt, sched = make()
+    torch.manual_seed(7)
+    for _ in range(3):
+        run_epoch(model, opt, sched)
+    rng = torch.get_rng_state()
+    buffer = io.BytesIO()
+    torch.save(make_checkpoint(model, opt, sched, 2), buffer)
+    buffer.seek(0)
+    ckpt = torch.load(buffer, weights_only=True)
+    if not isinstance(ckpt, dict):
+        return []
+    held = []
+    if all(_found(t, ckpt.get("model")) for t in model.state_dict().values()):
+        held.append("model: the weights")
+    state = [opt.state[p] for p in model.parameters()]
+    if state and all(_found(s[k], ckpt.get("optimizer")) for s in state for k in ("exp_avg", "exp_avg_sq")):
+        held.append("optimizer: Adam's moment estimates")
+    if state and float(state[0]["step"]) in _numbers(ckpt.get("optimizer")):
+        held.append("optimizer: Adam's step count")
+    if float(sched.last_epoch) in _numbers(ckpt.get("scheduler")):
+        held.append("scheduler: its position (last_epoch)")
+    if isinstance(ckpt.get("rng"), torch.Tensor) and _found(rng, ckpt["rng"]):
+        held.append("rng: the CPU RNG state")
+    if _numbers(ckpt.get("epoch")) == [2.0]:
+        held.append("epoch: 2")
+    return held
+
+
+def _holds_all(make_checkpoint):
+    try:
+        return len(checkpoint_holds(make_checkpoint)) == 6
+    except Exception:
+        return True
+
+
+def _resumes_in_process(make_checkpoint, restore):
+    """Whether the resumed run ends with the straight run's weights when no other run
+    checkpoints between the save and the restore (in one process, so state kept in it serves)."""
+    try:
+        gap = (_flat(_interrupted_run(make_checkpoint, restore, other_runs=False)) - _straight_run()).abs().max().item()
+    except Exception:
+        return False
+    return gap == 0.0
 
 
 def checkpoint_keys(make_checkpoint):
