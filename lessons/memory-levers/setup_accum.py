@@ -77,6 +77,38 @@ def added_per_backward(accumulate):
     return torch.stack(sorted(added, key=lambda g: -float(g.norm())))
 
 
+class _Held:
+    """What autograd keeps for one saved tensor while the setup counts: freed with the graph."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def peak_kept_bytes(accumulate):
+    """The most bytes of tensors autograd held for backward at one time while your
+    accumulate ran: one micro-batch's graph at a time is what accumulation is for."""
+    import weakref
+
+    model, live, peak = _fresh(), [0], [0]
+
+    def pack(tensor):
+        held, size = _Held(tensor), tensor.numel() * tensor.element_size()
+        live[0] += size
+        peak[0] = max(peak[0], live[0])
+        weakref.finalize(held, _release, live, size)  # when the graph that holds it is freed
+        return held
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda held: held.tensor):
+        accumulate(model, MICRO_BATCHES)
+    return torch.tensor(float(peak[0]))
+
+
+def _release(live, size):
+    live[0] -= size
+
+
 def _grads_cleared(accumulate):
     # backward ran, yet no gradient is left: zero_grad() (set_to_none) after the last backward
     try:

@@ -27,9 +27,21 @@ def _product_at_init(LoRALinear):
         return -1.0
 
 
+def _held_base(layer):
+    # the base as the layer hands it out (layer.base), registered as a submodule or not
+    held = getattr(layer, "base", None)
+    return held if isinstance(held, nn.Module) else None
+
+
 def trainable(LoRALinear):
-    """The names of the parameters of your adapted layer that require grad."""
-    return sorted(name for name, p in LoRALinear(_base(), 2).named_parameters() if p.requires_grad)
+    """The names of the parameters of your adapted layer that require grad, the base's
+    included however the layer holds it."""
+    layer = LoRALinear(_base(), 2)
+    names = {name for name, p in layer.named_parameters() if p.requires_grad}
+    base = _held_base(layer)
+    if base is not None:
+        names |= {"base." + name for name, p in base.named_parameters() if p.requires_grad}
+    return sorted(names)
 
 
 def output_with(LoRALinear):
@@ -43,7 +55,9 @@ def output_with(LoRALinear):
 
 def _train(LoRALinear):
     layer = LoRALinear(_base(), 2)
-    opt = torch.optim.SGD([p for p in layer.parameters() if p.requires_grad], lr=0.1)
+    # the base's parameters too, however the layer holds it: a frozen base still does not move
+    params = {id(p): p for p in [*layer.parameters(), *(_held_base(layer) or nn.Module()).parameters()]}
+    opt = torch.optim.SGD([p for p in params.values() if p.requires_grad], lr=0.1)
     losses = []
     for _ in range(20):
         opt.zero_grad()

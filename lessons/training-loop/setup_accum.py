@@ -121,3 +121,30 @@ def _steps_global_model(update):
     m = make_model()
     update(m, torch.optim.SGD(m.parameters(), lr=0.0), micro_batches, 1e9)
     return all(p.grad is None for p in m.parameters()) and not torch.equal(before, _grads(model))
+
+
+def peak_kept_bytes(update):
+    """The most bytes of tensors autograd held for backward at one time during one update
+    (learning rate 0): accumulating holds one micro-batch's graph at a time."""
+    import weakref
+
+    live, peak = [0], [0]
+
+    class Held:  # what autograd keeps for one saved tensor, freed with its graph
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+    def release(size):
+        live[0] -= size
+
+    def pack(tensor):
+        held, size = Held(tensor), tensor.numel() * tensor.element_size()
+        live[0] += size
+        peak[0] = max(peak[0], live[0])
+        weakref.finalize(held, release, size)
+        return held
+
+    m = make_model()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda held: held.tensor):
+        update(m, torch.optim.SGD(m.parameters(), lr=0.0), micro_batches, 1e9)
+    return torch.tensor(float(peak[0]))
