@@ -1,3 +1,5 @@
+from os import getpid as _getpid
+
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
@@ -8,16 +10,22 @@ CHUNK = 4
 
 
 class ChunkStream(IterableDataset):
-    """Yields ready-made batches {"x", "y", "rows", "worker", "pass"}, each chunk from one worker.
+    """Yields ready-made batches {"x", "y", "rows", "worker", "pid", "pass"}, each chunk from one worker.
 
-    "pass" counts how many times this copy of the dataset has been iterated."""
+    "pid" is the process the batch was made in; "pass" counts how many times this copy of the
+    dataset has been iterated in that process (each iteration records the process id it ran in,
+    so a count changed in another process, the main one included, does not count)."""
 
     def __init__(self, x, y, chunk):
         self.x, self.y, self.chunk = x, y, chunk
-        self.passes = 0
+        self.passes = 0        # iterations of this object in any process (the check does not read it)
+        self.iterated_in = []  # the process id of each iteration
 
     def __iter__(self):
+        pid = _getpid()
         self.passes += 1
+        self.iterated_in.append(pid)
+        passes = self.iterated_in.count(pid)
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         starts = range(0, len(self.x), self.chunk)
@@ -28,7 +36,8 @@ class ChunkStream(IterableDataset):
                 "y": self.y[start:end],
                 "rows": torch.arange(start, min(end, len(self.x))),
                 "worker": worker,
-                "pass": self.passes,
+                "pid": pid,
+                "pass": passes,
             }
 
 
@@ -66,8 +75,28 @@ def workers_used(make_loader):
 
 
 def passes_in_second_epoch(make_loader):
-    """How many times each worker's copy of the dataset had been iterated, as seen in epoch 2."""
+    """How many times each worker's copy of the dataset had been iterated in its process, as seen in epoch 2."""
     return sorted({int(b["pass"]) for b in _epochs(make_loader)[1]})
+
+
+def worker_processes(make_loader):
+    """For each worker id, where its batches of the second epoch were made: in the same worker
+    process as in the first epoch, a new one, or the main process."""
+    main = _getpid()
+    first, second = _epochs(make_loader)
+    pids = {}
+    for epoch, batches in enumerate((first, second)):
+        for b in batches:
+            pids.setdefault(int(b["worker"]), ([], []))[epoch].append(int(b["pid"]))
+    where = []
+    for worker, (before, after) in sorted(pids.items()):
+        if main in after:
+            where.append(f"worker {worker}: the main process")
+        elif set(after) <= set(before):
+            where.append(f"worker {worker}: the same process as in epoch 1")
+        else:
+            where.append(f"worker {worker}: a new process")
+    return where
 
 
 def _error(make_loader):
