@@ -28,12 +28,19 @@ def _run(train_step, max_norm=MAX_NORM):
     model, opt, scaler = _fresh()
     dtypes = []
     model.register_forward_hook(lambda module, args, out: dtypes.append(str(out.dtype)))
-    params, scales = [], []
+    # what each backward() left in .grad, as it left it: before unscale_, clipping or the step
+    produced = {}
+    for i, p in enumerate(model.parameters()):
+        p.register_post_accumulate_grad_hook(lambda p, i=i: produced.__setitem__(i, p.grad.detach().flatten().clone()))
+    params, scales, grads = [], [], []
     for xb, yb in _BATCHES:
+        produced.clear()
         train_step(model, opt, scaler, xb, yb, max_norm)
         params.append(_params(model))
         scales.append(scaler.get_scale())
-    return params, scales, dtypes
+        grads.append(torch.cat([produced.get(i, torch.zeros(p.numel(), device=p.device))
+                                for i, p in enumerate(model.parameters())]))
+    return params, scales, dtypes, grads
 
 
 def weights_after(train_step, max_norm=MAX_NORM):
@@ -49,6 +56,12 @@ def scales(train_step):
 def forward_dtypes(train_step):
     """The dtype of the model's output in each step."""
     return _run(train_step)[2]
+
+
+def backward_grads(train_step):
+    """The gradients each step's backward() produced (before unscale_, clipping and the step),
+    in float32 .grad: the scaled loss's are the true gradients times the scale."""
+    return torch.stack(_run(train_step)[3])
 
 
 def overflow_skipped(train_step):
@@ -71,6 +84,25 @@ def _clip_scaled(model, opt, scaler, x, y, max_norm):
 def _like(train_step, wrong):
     try:
         return torch.allclose(weights_after(train_step), weights_after(wrong), equal_nan=True)
+    except Exception:
+        return False
+
+
+def _true_first_grads():
+    """The first batch's gradients of the unscaled float16-autocast loss, at the fresh weights."""
+    model, _, _ = _fresh()
+    xb, yb = _BATCHES[0]
+    with torch.autocast(device_type=xb.device.type, dtype=torch.float16):
+        loss = F.mse_loss(model(xb), yb)
+    loss.backward()
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def _backward_unscaled(train_step):
+    """Whether the first step's backward() produced the unscaled loss's gradients."""
+    try:
+        first = _run(train_step)[3][0]
+        return bool(torch.allclose(first, _true_first_grads(), rtol=1e-3, atol=1e-6))
     except Exception:
         return False
 
