@@ -4,7 +4,9 @@ from torch import nn
 X = torch.randn(200, 4, device=DEVICE)
 # Noisy labels, so no model scores 1.0 and an accuracy typed in cannot match by luck.
 y = (X[:, 0] + X[:, 1] + 0.7 * torch.randn(200, device=DEVICE) > 0).long()
-model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2)).to(DEVICE)
+# torch's layers, each recording what its own forward saw (the prelude's _Linear, _ReLU, _Dropout)
+model = nn.Sequential(_Linear(4, 32), _ReLU(), _Dropout(0.5), _Linear(32, 2)).to(DEVICE)
+_KINDS = ("Linear(4, 32)", "ReLU", "Dropout", "Linear(32, 2)")
 
 # a short training run, so that accuracy means something
 _opt = torch.optim.Adam(model.parameters(), lr=0.05)
@@ -16,22 +18,19 @@ model.train()
 
 
 def what_evaluate_does(evaluate, start_in_train=True):
-    """Runs evaluate on the model and records, at every forward pass, the mode and autograd state."""
+    """Runs evaluate on the model and reports what the model's layers recorded in their own
+    forward (so model(X), model.forward(X) and layers called one by one all count): the
+    Dropout layer's mode and whether autograd recorded a graph, at every call on a
+    non-empty batch, and the rows each layer saw in all."""
     model.train(start_in_train)
-    seen = []
-
-    def record(module, inputs, output):
-        seen.append((any(m.training for m in module.modules()), output.requires_grad))
-
-    handle = model.register_forward_hook(record)
-    try:
-        evaluate(model, X, y)
-    finally:
-        handle.remove()
-    # None when evaluate never ran the model
+    _, seen = _watching(evaluate, model, X, y)
+    real = [record for record in seen if record[1] > 0]  # an empty batch computes nothing
+    drops = [training for kind, _, training, _, _ in real if kind == "Dropout"]
+    # None when evaluate never ran the model on a row
     report = {
-        "dropout active during a forward": any(t for t, _ in seen) if seen else None,
-        "graph built during a forward": any(g for _, g in seen) if seen else None,
+        "dropout active during a forward": any(drops) if real else None,
+        "graph built during a forward": any(graph for *_, graph in real) if real else None,
+        "rows each layer saw, all calls together": {kind: sum(r for k, r, *_ in seen if k == kind) for kind in _KINDS},
         "training flag afterwards": model.training,
         "every module's training flag afterwards": [m.training for m in model.modules()],
     }
@@ -44,6 +43,12 @@ def _report(evaluate):
         return what_evaluate_does(evaluate)
     except Exception:
         return {}
+
+
+def _skips_layers(evaluate):
+    # some layer of the model saw rows while evaluate ran, another saw none
+    rows = _report(evaluate).get("rows each layer saw, all calls together") or {}
+    return any(rows.values()) and not all(rows.values())
 
 
 def _submodule_left(evaluate, start_in_train):

@@ -3,7 +3,9 @@ from torch import nn
 
 X = torch.randn(300, 4, device=DEVICE)
 y = (X[:, 0] - X[:, 2] > 0).long()
-model = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Dropout(0.3), nn.Linear(64, 2)).to(DEVICE)
+# torch's layers, each recording what its own forward saw (the prelude's _Linear, _ReLU, _Dropout)
+model = nn.Sequential(_Linear(4, 64), _ReLU(), _Dropout(0.3), _Linear(64, 2)).to(DEVICE)
+_KINDS = ("Linear(4, 64)", "ReLU", "Dropout", "Linear(64, 2)")
 _opt = torch.optim.Adam(model.parameters(), lr=0.03)
 for _ in range(40):
     _opt.zero_grad()
@@ -42,16 +44,20 @@ def _submodule_left(fn, start_in_train):
     return after[0] == start_in_train and any(flag != start_in_train for flag in after)
 
 
-def graphs_built(fn):
-    """How many of fn's forward passes recorded an autograd graph (a grad_fn on the output)."""
-    recorded = []
-    handle = model.register_forward_hook(lambda module, args, out: recorded.append(out.grad_fn is not None))
+def _passes(fn, n=5):
+    # what the layers' own forwards recorded while fn(model, x, n) ran (model(x),
+    # model.forward(x) and layers called one by one all count; hooks play no part)
     try:
-        fn(model, x, 5)
+        _, seen = _watching(fn, model, x, n)
     finally:
-        handle.remove()
         model.eval()
-    return sum(recorded)
+    return seen
+
+
+def graphs_built(fn):
+    """How many of fn's forward passes (of 5, on a non-empty batch) recorded an autograd
+    graph: a grad_fn on the output of the model's first layer."""
+    return sum(graph for kind, rows, *_, graph in _passes(fn) if kind == _KINDS[0] and rows > 0)
 
 
 # two other inputs, for the checks that call mc_predict with its own x and n
@@ -59,15 +65,23 @@ _x2 = torch.tensor([[1.0, -0.5, 0.5, 0.2], [-0.3, 0.8, 0.0, -1.0]], device=DEVIC
 
 
 def forward_calls(fn, n=5):
-    """How many forward passes of the model fn makes for n samples."""
-    calls = []
-    handle = model.register_forward_hook(lambda module, args, out: calls.append(1))
+    """The rows each layer of the model saw at each of its calls while fn(model, x, n) ran:
+    n calls of len(x) rows each, at every layer, for n passes of model(x)."""
+    seen = _passes(fn, n)
+    return {kind: [rows for k, rows, *_ in seen if k == kind] for kind in _KINDS}
+
+
+def dropout_modes(fn, n=5):
+    """The Dropout layer's training flag at each of its calls on a non-empty batch while fn(model, x, n) ran."""
+    return [training for kind, rows, training, *_ in _passes(fn, n) if kind == "Dropout" and rows > 0]
+
+
+def _empty_calls(fn):
+    # some layer ran on an empty batch, which computes nothing
     try:
-        fn(model, x, n)
-    finally:
-        handle.remove()
-        model.eval()
-    return len(calls)
+        return any(rows == 0 for _, rows, *_ in _passes(fn))
+    except Exception:
+        return False
 
 
 def probs_on_other(fn):
