@@ -1,9 +1,73 @@
+import collections
+
 import torch
 from torch import nn
 
 
+def _plain(grads):
+    # what the dict holds, read through dict's own C methods, not a method the code's class
+    # overrides (a dict subclass that computes its entries when asked shows what it holds)
+    return dict(dict.items(grads)) if isinstance(grads, dict) else grads
+
+
 def _flat(grads, model):
-    return torch.cat([grads[name].flatten() for name, _ in model.named_parameters()])
+    held = _plain(grads)
+    for name, _ in model.named_parameters():
+        if name in held and held[name] is None:
+            raise ValueError(f"your dict holds None under {name!r}, not a gradient")
+    return torch.cat([held[name].flatten() for name, _ in model.named_parameters()])
+
+
+_DICTS = (dict, collections.OrderedDict, collections.defaultdict)
+
+
+def _type_name(obj):
+    cls = type(obj)
+    return cls.__name__ if cls in _DICTS else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _tensor_hooks(model):
+    # each parameter's own table of tensor hooks (what p.register_hook adds to and a
+    # RemovableHandle's remove() takes from)
+    return [len(p._backward_hooks or {}) for p in model.parameters()]
+
+
+def hook_facts(record_grads):
+    """What record_grads returned and put on a fresh model, read from torch's own records:
+    the type of grads, the types of the handles, the tensor hooks on each parameter, and
+    those left once every handle was removed."""
+    model = _fresh()
+    grads, handles = record_grads(model)
+    handles = list(handles)
+    facts = {
+        "type of grads": "dict" if type(grads) in _DICTS else _type_name(grads),
+        "types of the handles": sorted({_type_name(h) for h in handles}),
+        "tensor hooks on each parameter": _tensor_hooks(model),
+    }
+    for handle in handles:
+        handle.remove()
+    facts["tensor hooks on each parameter once the handles were removed"] = _tensor_hooks(model)
+    return facts
+
+
+def _facts(record_grads):
+    try:
+        return hook_facts(record_grads)
+    except Exception:
+        return {}
+
+
+def _no_tensor_hooks(record_grads):
+    return _facts(record_grads).get("tensor hooks on each parameter") == [0] * len(list(_fresh().parameters()))
+
+
+def _not_plain_dict(record_grads):
+    return _facts(record_grads).get("type of grads", "dict") != "dict"
+
+
+def _not_torch_handles(record_grads):
+    kinds = _facts(record_grads).get("types of the handles")
+    return bool(kinds) and kinds != ["torch.utils.hooks.RemovableHandle"] and "str" not in kinds
 
 
 def recorded(record_grads):
