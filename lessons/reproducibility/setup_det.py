@@ -99,3 +99,14 @@ def _read_after_switching_on(deterministic):
         )
     except Exception:
         return False
+
+
+def warn_only_inside(deterministic):
+    """Inside the block: does torch only warn (warn_only=True) about an operation with no
+    deterministic implementation, rather than raise?"""
+    _set(False, True)
+    try:
+        with deterministic():
+            return torch.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        _set(False, False)
