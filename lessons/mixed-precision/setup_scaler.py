@@ -59,9 +59,11 @@ def forward_dtypes(train_step):
 
 
 def backward_grads(train_step):
-    """The gradients each step's backward() produced (before unscale_, clipping and the step),
-    in float32 .grad: the scaled loss's are the true gradients times the scale."""
-    return torch.stack(_run(train_step)[3])
+    """The gradients the first step's backward() produced (before unscale_, clipping and the
+    step), in float32 .grad: the scaled loss's are the true gradients times the scale. The
+    first step's only: after it, any slip in the step changes the weights and so the later
+    gradients, which would blame the scaling for it."""
+    return _run(train_step)[3][0]
 
 
 def overflow_skipped(train_step):
