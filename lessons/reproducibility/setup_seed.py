@@ -67,3 +67,28 @@ def _next_draws(random_seed, numpy_seed, torch_seed):
 
 def _all_untouched(seed_everything, seed):
     return all(_how_seeded(seed_everything, seed, w) == "untouched" for w in ("random", "numpy", "torch"))
+
+
+def cuda_seeding(seed_everything, seed):
+    """What one call of seed_everything(seed) asked of the CUDA generators, read through
+    torch.cuda.manual_seed_all (torch.manual_seed calls it; without a GPU torch keeps the
+    seed until CUDA starts), so a machine with no GPU tells too."""
+    import torch.cuda
+
+    real = torch.cuda.manual_seed_all
+    seen = []
+
+    def spy(s):
+        seen.append(int(s))
+        return real(s)
+
+    torch.cuda.manual_seed_all = spy
+    try:
+        seed_everything(seed)
+    finally:
+        torch.cuda.manual_seed_all = real
+    if seed in seen:
+        return "every CUDA device's generator seeded with seed"
+    if seen:
+        return "CUDA generators seeded with another number"
+    return "CUDA generators not seeded"
