@@ -364,3 +364,20 @@ def test_a_square_transpose_is_told_as_a_transpose_not_as_a_reshape():
     text = said("t = w.clone().t_()\n", "t = w.clone()\n", [check(kind="tensor", expr="t")], setup)
     assert "t holds the expected tensor with dimensions 0 and 1 swapped (a transpose of it" in text, text
     assert "reshape() and view()" not in text, text
+
+
+def test_no_change_the_other_way_where_the_expected_value_is_a_multiple_of_the_source():
+    # Expected zeros (a tensor zeroed in place) and the learner's 2 * w, where w is a source:
+    # "w changed by the expected amount the other way" holds arithmetically, by coincidence
+    # of scale, and would send the learner after a sign.
+    import torch
+
+    from tutor.checks import causes
+
+    w = torch.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    assert causes.reversed_change("scores", 2 * w, torch.zeros(2, 3), [("w", w)]) is None
+    assert causes.reversed_change("scores", 3 * w, 2 * w, [("w", w)]) is None
+    # an update added where it is subtracted is still said
+    grad = torch.tensor([[0.5, -0.2, 0.1], [0.3, 0.0, -0.4]])
+    said = causes.reversed_change("W_next", w + 0.1 * grad, w - 0.1 * grad, [("W", w)])
+    assert said is not None and "the other way" in said

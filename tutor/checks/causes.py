@@ -759,12 +759,22 @@ def reversed_change(name: str, actual, expected, sources, tol=None) -> str | Non
         s = _numeric(source.detach().cpu() if isinstance(source, torch.Tensor) and not source.is_meta else source)
         if s is None or s.shape != e.shape or str(label).startswith("_") or _match(e, s, tol):
             continue
+        if _proportional(e, s, tol):
+            continue  # expected = k * source (zeros too): "the other way" would be a coincidence of scale
         if _match(a - s, s - e, tol) and not _match(a, e, tol):
             return (
                 f"{name} is {label} changed by the expected amount the other way: {name} - {label} is "
                 f"-(expected - {label}) (a change added where it is subtracted, or the reverse: a sign)"
             )
     return None
+
+
+def _proportional(e: np.ndarray, s: np.ndarray, tol) -> bool:
+    """Whether ``e`` is one number times ``s`` (all zeros included)."""
+    e64, s64 = e.astype(np.float64), s.astype(np.float64)
+    norm = float((s64 * s64).sum())
+    k = float((e64 * s64).sum()) / norm if norm else 0.0
+    return _match(e64, k * s64, tol)
 
 
 def multiplied(name: str, actual, expected, sources, tol=None) -> str | None:
