@@ -388,3 +388,13 @@ def test_a_custom_autograd_function_named_like_torch_s_op_is_not_that_op():
     )
     said = only(verify(named, BY_HAND, [c], setup=GRAPH_SETUP))["message"]
     assert "y was not computed through LogSoftmax" in said and "autograd.Function LogSoftmax" in said, said
+
+
+def test_a_relation_to_the_setup_s_own_tensor_is_named_as_such():
+    # independent_of a private setup name: the setup's tensor itself, whatever the code
+    # rebinds the public name to; the sentence never shows the private name.
+    setup = "import torch\nsignal = torch.arange(10.0)\n_SIGNAL = signal\n"
+    c = check(kind="tensor", expr="window", compare=["shape", "values"], independent_of="_SIGNAL")
+    rebound = "window = signal[2:6]\nsignal = signal.clone()\n"
+    said = only(verify(rebound, "window = signal[2:6].clone()\n", [c], setup=setup))["message"]
+    assert "window shares memory with the setup's own tensor" in said and "_SIGNAL" not in said, said

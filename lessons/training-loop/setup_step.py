@@ -92,6 +92,16 @@ def _weights_after_three_calls(step):
     return m.weight.detach().clone()
 
 
+def _weights_after_adam(step):
+    # the optimizer given is Adam: a step that is not opt.step() (an SGD update written out
+    # with the group's lr) moves the weights another way
+    m, _ = _fresh(0.5)
+    o = torch.optim.Adam(m.parameters(), lr=0.05)
+    for _ in range(3):
+        step(m, o, loss_fn, _XB, _YB)
+    return m.weight.detach().clone()
+
+
 def _returned(step):
     m, o = _fresh(0.5)
     return step(m, o, loss_fn, X, y)

@@ -109,7 +109,8 @@ def check_tensor(check: dict, ctx: Context) -> Outcome:
         base_expr = check.get(key)
         if not base_expr:
             continue
-        base_name = display(base_expr)
+        # a setup's private name here stands for the setup's own tensor, whatever the code bound
+        base_name = display(base_expr, fallback="the setup's own tensor")
         base = ctx.eval_learner(base_expr)
         if not isinstance(base, torch.Tensor):
             problems.append(_relation_problem(f"{base_name} is {type_phrase(base)}, not a tensor"))
