@@ -71,3 +71,39 @@ def _loss_made_by(autocast_forward):
         return type(loss.grad_fn).__name__
     except Exception:
         return None
+
+
+def _linear_weights_used(fn):
+    """For the checks: autocast_forward called with a copy m of model; for each of m's
+    nn.Linear layers, whether the operations that took its weight (the layer's own forward,
+    called any way, or a functional call given the weight) ran under autocast, and for
+    which dtype."""
+    import copy
+
+    from torch.overrides import TorchFunctionMode
+
+    m = copy.deepcopy(model)
+    layers = [layer for layer in m.modules() if isinstance(layer, nn.Linear)]
+    uses = {id(layer.weight): set() for layer in layers}
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, torch.Tensor) and id(a) in uses:
+                    dev = a.device.type
+                    if torch.is_autocast_enabled(dev):
+                        uses[id(a)].add("under " + str(torch.get_autocast_dtype(dev)).replace("torch.", "") + " autocast")
+                    else:
+                        uses[id(a)].add("outside autocast")
+            return func(*args, **kwargs)
+
+    try:
+        with _Watch():
+            fn(m, x, y)
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+    return [
+        "used " + " and ".join(sorted(uses[id(layer.weight)])) if uses[id(layer.weight)] else "not used"
+        for layer in layers
+    ]

@@ -26,3 +26,39 @@ def other_emb(embed_and_compare):
         other = nn.Sequential(nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 16))
         batch = torch.randn(6, 5)
     return embed_and_compare(other.to(DEVICE), batch.to(DEVICE))[0]
+
+
+def _linear_weights_used(fn):
+    """For the checks: embed_and_compare called with a copy m of encoder; for each of m's
+    nn.Linear layers, whether the operations that took its weight (the layer's own forward,
+    called any way, or a functional call given the weight) ran under autocast, and for
+    which dtype."""
+    import copy
+
+    from torch.overrides import TorchFunctionMode
+
+    m = copy.deepcopy(encoder)
+    layers = [layer for layer in m.modules() if isinstance(layer, nn.Linear)]
+    uses = {id(layer.weight): set() for layer in layers}
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, torch.Tensor) and id(a) in uses:
+                    dev = a.device.type
+                    if torch.is_autocast_enabled(dev):
+                        uses[id(a)].add("under " + str(torch.get_autocast_dtype(dev)).replace("torch.", "") + " autocast")
+                    else:
+                        uses[id(a)].add("outside autocast")
+            return func(*args, **kwargs)
+
+    try:
+        with _Watch():
+            fn(m, x)
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+    return [
+        "used " + " and ".join(sorted(uses[id(layer.weight)])) if uses[id(layer.weight)] else "not used"
+        for layer in layers
+    ]
