@@ -164,3 +164,9 @@ def _every_worker_all(Shards, workers):
         return all(sorted(s) == list(range(len(RECORDS))) for s in shares)
     except Exception:
         return False
+
+
+def worker_counts(Shards, workers):
+    """How many records each worker of DataLoader(Shards(RECORDS), batch_size=None,
+    num_workers=workers) yields, worker 0 first."""
+    return [len(share) for share in _worker_shares(Shards, RECORDS, workers)]
