@@ -40,3 +40,11 @@ def _fresh_shapes(cls, n_features):
 def _fit_returns_self(cls):
     fresh = cls(64).to(DEVICE)
     return fresh.fit(torch.ones(2, 64, device=DEVICE)) is fresh
+
+
+def _fitted_on_other_rows(cls):
+    """mean and std of a fresh cls(64) fitted on the validation rows: other rows of 64
+    features, so statistics taken from anything but fit's argument show."""
+    fresh = cls(64).to(DEVICE)
+    fresh.fit(X_val)
+    return torch.cat([fresh.mean.detach().flatten(), fresh.std.detach().flatten()])
