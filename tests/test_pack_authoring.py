@@ -209,6 +209,24 @@ def test_prelude_heads_every_setup_and_shares_the_namespace(pack: Path):
     assert r["passed"], r
 
 
+def test_a_hidden_prelude_runs_but_is_not_shown_with_the_setup(pack: Path):
+    # prelude_visible: false for the checks' own machinery: the setup that runs still starts
+    # with it, the setup a learner reads (show, the app, a work folder's file) does not.
+    edit(
+        lesson_file(pack),
+        "intuition: intuition.md\n",
+        "intuition: intuition.md\nprelude: |\n  _RECORD = []\nprelude_visible: false\n",
+    )
+    edit(
+        lesson_file(pack),
+        "    solution: solution_zeros.py\n",
+        "    setup: 'shape = (2, 3)'\n    setup_visible: true\n    solution: solution_zeros.py\n",
+    )
+    ex = load_pack(pack).lessons[0].exercises[0]
+    assert ex.setup == "_RECORD = []\n\nshape = (2, 3)"
+    assert ex.shown_setup == "shape = (2, 3)"
+
+
 def test_accepted_solutions_load_from_files_and_are_parsed(pack: Path):
     (pack / "first-steps" / "alt.py").write_text(
         "import torch\nt = torch.zeros((2, 3), dtype=torch.float64, device=DEVICE)\n"

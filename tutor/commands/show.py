@@ -43,8 +43,8 @@ def exercise_text(ref: ExerciseRef) -> str:
 
     ex = ref.exercise
     lines = [f"{ref.key}: {ex.title}", "", markdown_to_text(ex.prompt).rstrip()]
-    if ex.setup_visible and ex.setup.strip():
-        lines += ["", "The setup runs first:", "", indented_code(ex.setup)]
+    if ex.setup_visible and ex.shown_setup.strip():
+        lines += ["", "The setup runs first:", "", indented_code(ex.shown_setup)]
     if ex.starter.strip():
         lines += ["", "Starter code:", "", indented_code(ex.starter)]
     lines += ["", f"Check a file with: ptfund-tutor check {ref.key} --file FILE"]

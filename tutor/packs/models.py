@@ -17,7 +17,7 @@ import hashlib
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
 from tutor.checks.vocabulary import INPUT_DEVICES, INPUT_DTYPES, TENSOR_PROPERTIES
 
@@ -455,6 +455,8 @@ class Exercise(Strict):
     prompt: Markdown = Field(min_length=1)
     setup: Code = ""
     setup_visible: bool = Field(False, description="show the setup code to the learner above the editor")
+    # how much of the setup's head is a lesson prelude shown to nobody (Lesson.prelude_visible)
+    _hidden_head: int = PrivateAttr(0)
     judge_setup: Code = Field(
         "",
         description="code only the judge runs, after setup (and a world's variant), before the reference solution: "
@@ -515,6 +517,11 @@ class Exercise(Strict):
         if not self.second_world and self.variants:
             raise ValueError("variants are the second world's data: drop them or set second_world: true")
         return self
+
+    @property
+    def shown_setup(self) -> str:
+        """The setup as a learner reads it (setup_visible): without a prelude the lesson hides."""
+        return self.setup[self._hidden_head :].lstrip("\n")
 
     def worlds(self) -> list[dict]:
         """The further worlds a pass must hold in: a seed each, and the variant's code."""
@@ -676,6 +683,11 @@ class Lesson(Strict):
         description="code every exercise's setup starts with (imports, data, helpers); it runs in the same "
         "namespace as the setup, the reference solution and the learner's code",
     )
+    prelude_visible: bool = Field(
+        True,
+        description="show the prelude with an exercise's visible setup; false for code the checks need and a "
+        "learner need not read (a record of what backward() did, layers that note what they saw)",
+    )
     torch: str = Field(
         "",
         description="the torch releases the lesson needs, as a version specifier (e.g. '>=2.4'); where the "
@@ -702,6 +714,7 @@ class Lesson(Strict):
             for ex in self.exercises:
                 if not ex.setup.startswith(head):
                     ex.setup = head + ("\n" + ex.setup if ex.setup else "")
+                ex._hidden_head = 0 if self.prelude_visible else len(head)
         return self
 
 

@@ -35,8 +35,8 @@ def starter_text(ref: ExerciseRef) -> str:
     """The prompt as a comment, then the starter code."""
     ex = ref.exercise
     head = [f"# {ref.key}: {ex.title}", "#", *_comment(ex.prompt), "#"]
-    if ex.setup_visible and ex.setup.strip():
-        head += ["# The setup runs before this file:", *_comment(ex.setup), "#"]
+    if ex.setup_visible and ex.shown_setup.strip():
+        head += ["# The setup runs before this file:", *_comment(ex.shown_setup), "#"]
     head.append("# Save this file to check it (ptfund-tutor watch).")
     return "\n".join(head) + "\n\n" + ex.starter.rstrip() + "\n"
 

@@ -67,8 +67,8 @@ def exercise_markdown(
     if total > 1:
         parts += ["", exercise_list(ref.lesson, index, passed)]
     parts += ["", ex.prompt.strip()]
-    if ex.setup_visible and ex.setup.strip():
-        parts += ["", "Already run before your code:", "", "```python", ex.setup.rstrip(), "```"]
+    if ex.setup_visible and ex.shown_setup.strip():
+        parts += ["", "Already run before your code:", "", "```python", ex.shown_setup.rstrip(), "```"]
     for n in range(min(hints_shown, len(ex.hints))):
         parts += ["", f"**Hint {n + 1} of {len(ex.hints)}.** {ex.hints[n].strip()}"]
     if ex.hints and hints_shown < len(ex.hints):
