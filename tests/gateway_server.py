@@ -32,6 +32,15 @@ class Gateway:
             return json.loads(response.read())
 
     def kernels(self) -> list[dict]:
+        # The listing can race a kernel that is shutting down (the gateway then answers 500
+        # for that one request): asked again, it lists what is running.
+        for _ in range(4):
+            try:
+                return self.get("/api/kernels")
+            except urllib.error.HTTPError as exc:
+                if exc.code < 500:
+                    raise
+                time.sleep(0.5)
         return self.get("/api/kernels")
 
     def env(self) -> dict[str, str]:
