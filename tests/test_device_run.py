@@ -295,3 +295,31 @@ def test_reads_are_answered_in_order_and_only_for_the_code_lines():
         exec(compile("b = t.tolist()\n", "<your code>", "exec"), {"t": meta})
     assert no_data_error("RuntimeError", str(raised.value))
     assert torch.Tensor.item is torch._C.TensorBase.item  # the recorder's wrappers are gone
+
+
+def test_a_judge_runs_the_references_device_run_once_per_exercise(catalog, monkeypatch):
+    """The reference's meta run depends on the exercise alone: a judge that serves a class
+    keeps it, and one learner's marks (a CPU draw) never reach the next learner's verdict."""
+    from tutor.checks import devicerun
+    from tutor.checks.judge import run_local
+
+    exercise = catalog.find_exercise("tensors/leaf-parameter").exercise.model_copy(update={"time_limit": 600})
+    monkeypatch.setattr(devicerun, "_REFERENCES", type(devicerun._REFERENCES)())
+    runs = []
+    real = devicerun.run_code
+
+    def counted(source, namespace, filename, what):
+        runs.append(filename)
+        return real(source, namespace, filename, what)
+
+    monkeypatch.setattr(devicerun, "run_code", counted)
+    solution = exercise.solution
+    verdicts = [
+        verdict_from_result(run_local(build_payload(exercise, code, "cpu"))) for code in (solution, CPU_DRAW, solution)
+    ]
+    assert [v.status for v in verdicts] == ["pass", "fail", "pass"], [v.feedback() for v in verdicts]
+    assert "drawn by the CPU's generator and then moved to DEVICE" in verdicts[1].feedback()
+    assert runs.count(devicerun.SOLUTION) == 1 and len(devicerun._REFERENCES) == 1
+    other = exercise.model_copy(update={"solution": solution + "\n"})
+    assert verdict_from_result(run_local(build_payload(other, solution, "cpu"))).passed
+    assert runs.count(devicerun.SOLUTION) == 2 and len(devicerun._REFERENCES) == 2

@@ -18,7 +18,10 @@ the normal run (reads.py). A run that still cannot finish on meta tells nothing 
 ignored, unless the learner's code fails with a device mismatch the reference does not.
 """
 
+import hashlib
 import sys
+from collections import OrderedDict
+from typing import NamedTuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -297,6 +300,69 @@ def no_data_error(ename: str, evalue: str) -> bool:
     return any(phrase in text for phrase in _NO_DATA)
 
 
+class _MetaReference(NamedTuple):
+    namespace: dict  # setup, judge setup and solution, run on meta
+    origins: dict  # Generators.origin once they ran and the expected values were computed
+    expected: dict | None  # check index -> the expected value on meta; None: the reference needs data
+
+
+_UNKNOWN = object()
+# The reference's device run, kept per exercise: a judge that serves every learner of a class
+# runs it once (it depends on the exercise alone; meta runs are slow: torch's Python kernels).
+_REFERENCES: OrderedDict[str, _MetaReference] = OrderedDict()
+_KEPT_REFERENCES = 8
+
+
+def _meta_reference(payload: dict, checks: list, reads: Reads | None) -> _MetaReference:
+    """The reference's device run for ``payload`` and the tensor checks' expected values there,
+    kept for the next learner of the same exercise (``reads``: what the reference's normal run
+    read, part of the key, though the same exercise reads the same)."""
+    key = hashlib.sha256(
+        repr(
+            (
+                [payload.get(k) for k in ("setup", "judge_setup", "solution", "seed")],
+                [(c.get("kind"), c.get("expected"), c.get("expr")) for c in checks],
+                list(reads.entries) if reads is not None else None,
+                reads.full if reads is not None else None,
+            )
+        ).encode()
+    ).hexdigest()
+    kept = _REFERENCES.get(key)
+    if kept is not None:
+        _REFERENCES.move_to_end(key)
+        return kept
+    ref, quiet = new_namespace(META), BoundedOutput(limit=0)
+    replay = Reads()
+    if reads is not None:
+        replay.entries, replay.full = type(reads.entries)(reads.entries), reads.full  # taken from a copy
+    tracker = Generators(replay)
+    expected: dict | None = {}
+    with captured(quiet), tracker:
+        seed_all(int(payload.get("seed") or 0))
+        if (
+            run_code(payload.get("setup") or "", ref, SETUP, "setup")
+            or run_judge_setup(payload.get("judge_setup") or "", ref)
+            or run_code(payload.get("solution") or "", ref, SOLUTION, "solution")
+        ):
+            expected = None
+    tracker.reads = None  # the checks' own expressions read nothing recorded
+    if expected is not None:
+        ctx = Context(new_namespace(META), ref, META, int(payload.get("seed") or 0))
+        for index, check in enumerate(checks):
+            if check.get("kind") != "tensor":
+                continue
+            try:
+                with captured(quiet), tracker:
+                    expected[index] = ctx.eval_ref(check.get("expected") or check["expr"])
+            except Exception:
+                pass  # the check needs data the meta device does not have
+    kept = _MetaReference(ref, dict(tracker.origin), expected)
+    _REFERENCES[key] = kept
+    while len(_REFERENCES) > _KEPT_REFERENCES:
+        _REFERENCES.popitem(last=False)
+    return kept
+
+
 def device_error(ename: str, evalue: str) -> bool:
     """Whether an error is about devices (as a GPU would raise it), not about meta's missing data."""
     import re
@@ -325,20 +391,16 @@ def device_problems(payload: dict, results: list, checks: list, learner_run=None
     ``learner_run()``, when given, runs setup and the learner's code on meta elsewhere (the
     learner's kernel, seen from the judge) and returns (error, namespace, origin of a tensor).
     ``reads``: the normal runs' reads ("ref", "learner"), answered again on meta."""
-    setup, code, solution = payload.get("setup") or "", payload.get("code") or "", payload.get("solution") or ""
+    setup, code = payload.get("setup") or "", payload.get("code") or ""
     seed = int(payload.get("seed") or 0)
-    ref, learner = new_namespace(META), new_namespace(META)
     quiet = BoundedOutput(limit=0)
     reads = reads or {}
-    tracker = Generators(reads.get("ref"))
-    with captured(quiet), tracker:
-        seed_all(seed)
-        if (
-            run_code(setup, ref, SETUP, "setup")
-            or run_judge_setup(payload.get("judge_setup") or "", ref)
-            or run_code(solution, ref, SOLUTION, "solution")
-        ):
-            return []  # the reference itself needs real data: nothing to compare
+    reference = _meta_reference(payload, checks, reads.get("ref"))
+    if reference.expected is None:
+        return []  # the reference itself needs real data: nothing to compare
+    learner = new_namespace(META)
+    tracker = Generators()
+    tracker.origin = dict(reference.origins)  # this verification's marks stay out of the kept reference's
     origin = tracker.of
     if learner_run is None:
         tracker.reads = reads.get("learner")
@@ -362,15 +424,13 @@ def device_problems(payload: dict, results: list, checks: list, learner_run=None
             return []
         at = f" at line {error.line}" if error.line else ""
         return [(None, f"{PREFIX}, your code raises {error.ename}{at}: {as_gpu_error(error.evalue)}")]
-    ctx = Context(learner, ref, META, seed)
+    ctx = Context(learner, reference.namespace, META, seed)
     found = []
     for index, check in enumerate(checks):
         if check.get("kind") != "tensor" or not results[index]["passed"]:
             continue
-        try:
-            with captured(quiet), tracker:
-                expected = ctx.eval_ref(check.get("expected") or check["expr"])
-        except Exception:
+        expected = reference.expected.get(index, _UNKNOWN)
+        if expected is _UNKNOWN:
             continue  # the check needs data the meta device does not have
         try:
             with captured(quiet), tracker:

@@ -19,6 +19,7 @@ does so fails where it would otherwise pass (an honest solution may compute a na
 from __future__ import annotations
 
 import ast
+import functools
 from typing import NamedTuple
 
 from .dotted import dotted_name
@@ -29,7 +30,9 @@ def _private(name: str) -> bool:
     return len(name) > 1 and name.startswith("_") and not name.startswith("__")
 
 
+@functools.lru_cache(maxsize=32)  # a judge reads one learner's code several times, and every learner's setup
 def _parsed(source: str) -> ast.AST | None:
+    """The tree of ``source`` (shared: read it, never change it)."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):
@@ -54,6 +57,7 @@ def _module_level(tree: ast.AST) -> list[ast.AST]:
     return out
 
 
+@functools.lru_cache(maxsize=32)
 def of_setup(*setups: str) -> Privates:
     """Private names the setups bind at module level (or declare global), and private
     attributes they set anywhere on objects other than ``self`` (an instance's own fields are
