@@ -728,6 +728,23 @@ CASES += (
         ),
         ("builds a new SGD each time it runs",),
     ),
+    # A divisor one off the count it was given: read on the case's own sizes.
+    Case(
+        "mse-over-n-minus-one",
+        "numpy-bridge/broadcast-trap",
+        "stripped",
+        "def mse(pred, target):\n    return ((pred.squeeze(1) - target) ** 2).sum() / (target.shape[0] - 1)\n",
+        ("a sum where a mean", "a mean over"),
+        "a count off by one (6 is the size of pred's dimension 0): n - 1 where n was meant",
+    ),
+    # The same ratio with no count of 6 in play: the fact alone, no cause.
+    Case(
+        "ratio-with-no-count-in-play",
+        "numpy-bridge/broadcast-trap",
+        "stripped",
+        "def mse(pred, target):\n    return 1.2 * ((pred.squeeze(1) - target) ** 2).mean()\n",
+        ("off by one", "a divisor"),
+    ),
 )
 
 

@@ -399,6 +399,28 @@ PROBES = {
         "c = a * b + b ** 2\n"
         "(a * b.detach() + b * (a.detach() + 2 * b.detach()) + 0 * c).backward()\n",
     ),
+    # A gradient typed in by its formula in a lesson whose setup keeps no record of
+    # backward(): the loss's graph, which backward() would have freed, is still whole.
+    "gradient-typed-in-with-the-graph-left-whole": (
+        LEAF,
+        "import torch\n"
+        "w = (torch.randn(3, 2, device=DEVICE) * 0.01).requires_grad_()\n"
+        "loss = (x @ w).sum()\n"
+        "w.grad = x.sum(0)[:, None].expand(3, 2).clone()\n",
+    ),
+    # Floats in history as asked, while every step's graph is kept alive in a list of its own.
+    "graphs-kept-beside-the-floats": (
+        "graph-lifetime/log-losses",
+        "history, _kept = [], []\n"
+        "for xb, yb in batches:\n"
+        "    loss = ((xb @ w - yb) ** 2).mean()\n"
+        "    loss.backward(retain_graph=True)\n"
+        "    with torch.no_grad():\n"
+        "        w -= 0.1 * w.grad\n"
+        "    w.grad = None\n"
+        "    _kept.append(loss)\n"
+        "    history.append(loss.item())\n",
+    ),
     "write-torch-compile-counters": (
         "compile/one-graph-all-sizes",
         "def run_all(fn, batches):\n"
@@ -548,6 +570,8 @@ SAYS = {
     "write-the-counters-a-check-reads": "'Block' object has no attribute 'calls'",
     "write-torch-compile-counters": "Your code changes torch._dynamo.utils.counters (line 3)",
     "backward-through-a-zero-weighted-root": "a.grad and b.grad are what c.backward() left is False",
+    "gradient-typed-in-with-the-graph-left-whole": "backward() never ran through loss's graph",
+    "graphs-kept-beside-the-floats": "your code keeps graphs alive after it ran",
 }
 
 

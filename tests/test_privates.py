@@ -36,8 +36,8 @@ def test_a_setups_private_names_and_attributes_are_its_state():
 def test_the_autograd_prelude_keeps_its_record_in_closures_only():
     # Bound to no name and no attribute: what reaches it goes through the interpreter.
     names, attributes = privates.of_setup(PRELUDE.read_text())
-    assert names == {"_backward_ran", "_grad_from_backward"}
-    assert attributes == {"_ptfund_remembers"}
+    assert names == {"_backward_ran", "_grad_from_backward", "_graphs_kept"}
+    assert attributes == {"_ptfund_remembers", "_ptfund_records"}
 
 
 @pytest.mark.parametrize(

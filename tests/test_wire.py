@@ -444,6 +444,37 @@ def test_a_decoded_tensor_keeps_the_ops_its_graph_was_computed_through():
     assert wire.graph_ops(got["plain"]) is None
 
 
+def test_a_decoded_tensor_says_whether_backward_ran_through_its_graph():
+    w = torch.randn(3, 2, requires_grad=True)
+    x = torch.arange(12.0).reshape(4, 3)
+    run, kept, retained = (x @ w).sum(), (x @ w).sum(), (x @ w).sum()
+    run.backward()
+    retained.backward(retain_graph=True)
+    got = wire.load(wire.encode({"run": run, "kept": kept, "retained": retained, "plain": torch.ones(2)}))
+    assert [wire.backpropagated(got[k]) for k in ("run", "kept", "retained", "plain")] == [True, False, False, None]
+    # A forged record reads as unknown, never as run through.
+    record = wire.Preparer()(kept)
+    record["backpropagated"] = "yes"
+    assert wire.backpropagated(wire.Decoder()(record)) is None
+
+
+def test_a_typed_in_gradient_fails_backpropagated_and_says_why():
+    from tutor.checks.compare import tensor_problems
+
+    w = torch.randn(3, 2, requires_grad=True)
+    x = torch.arange(12.0).reshape(4, 3)
+    expected = (x @ w).sum()
+    expected.backward()
+    whole, detached = (x @ w).sum(), (x @ w.detach()).sum()
+    said = [p.sentence for p in tensor_problems(whole, expected, "loss", ["values", "backpropagated"])]
+    assert said == [
+        "backward() never ran through loss's graph (the tensors its graph saved for backward are still held): call loss.backward()"
+    ]
+    said = [p.sentence for p in tensor_problems(detached, expected, "loss", ["backpropagated"])]
+    assert len(said) == 1 and said[0].startswith("loss has no autograd graph (no grad_fn)")
+    assert tensor_problems(expected, expected, "loss", ["backpropagated"]) == []
+
+
 @pytest.mark.parametrize("graph", ["NllLossBackward0", {"a": 1}, ["x"] * (wire.GRAPH_NODES + 1), [1, None]])
 def test_a_forged_graph_reads_as_no_ops_or_only_its_strings(graph):
     # The names are only ever compared with op names: a record that is not a list of strings

@@ -16,14 +16,23 @@ import torch
 # attribute: code that reaches it all the same goes through the interpreter (closure cells,
 # frames, the garbage collector), which the checker refuses here.
 def _remember_backward():
+    class Kept(collections.deque):
+        """The graphs backward() started from, as this record keeps them."""
+
+    class Reached(collections.OrderedDict):
+        """The nodes a gradient other than 0 reached, as this record keeps them."""
+
+    # What graphs_kept leaves out: this record's containers, and those of the records made
+    # when the setup ran before in this kernel (another world).
+    records = (*getattr(torch.autograd.backward, "_ptfund_records", ()), Kept, Reached)
     backward = torch.autograd.backward
     if getattr(backward, "_ptfund_remembers", False):  # this prelude ran before in this kernel
         backward = backward.__wrapped__  # wrapped once: the new record replaces the old
-    roots = collections.deque(maxlen=32)
+    roots = Kept(maxlen=32)
     filled = collections.OrderedDict()  # id(leaf) -> (leaf, its .grad, that .grad's version)
     # id(node) -> node, for each node of a backward()'s graph that a gradient other than 0
     # reached: a graph used with weight 0 (surrogate + 0 * c) was not backpropagated through
-    reached = collections.OrderedDict()
+    reached = Reached()
 
     def reaching(node):
         def hook(grad_outputs):
@@ -87,10 +96,59 @@ def _remember_backward():
             return False
         return values is None or torch.equal(t.grad.detach(), values)
 
+    def graphs_kept():
+        # How many graphs backward() could still run through that something keeps alive:
+        # each holds the tensors it saved for backward (a loss kept in a list before
+        # backward() ran through it, or after backward(retain_graph=True)). Only what a
+        # container, a namespace or an object refers to counts: the nodes remembered above
+        # keep graphs the code let go, and torch keeps the Python objects of tensors saved
+        # in a graph without anything referring to them.
+        import gc
+        import sys
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            objects = gc.get_objects()
+        holds: dict = {}  # id(node) -> the device type of a tensor it still holds saved, or None
+        # The device run (another run of the code in this process, on meta) keeps its own.
+        meta = globals().get("DEVICE") == torch.device("meta")
+        holders = []
+        for o in objects:
+            kind = type(o)
+            node = o.grad_fn if issubclass(kind, torch.Tensor) else o if issubclass(kind, torch.autograd.graph.Node) else None
+            held = _graph_holds_saved(node, holds) if node is not None else None
+            if held is not None and (held == "meta") == meta:
+                holders.append(o)
+        del objects
+        if not holders:
+            return 0
+        wanted = {id(o): o for o in holders}
+        here = sys._getframe()
+        kept = {}
+        try:
+            for referrer in gc.get_referrers(*holders):
+                if referrer is holders or referrer is here or referrer is wanted:
+                    continue
+                if type(referrer) in records:
+                    continue
+                for referent in gc.get_referents(referrer):
+                    if id(referent) in wanted:
+                        node = referent.grad_fn if isinstance(referent, torch.Tensor) else referent
+                        kept[id(node)] = node
+        finally:
+            del here, holders, wanted  # the frame refers to itself through here: no cycle left behind
+        # One graph is counted once: a node kept inside another kept node's graph is part of it.
+        inside = set()
+        for node in kept.values():
+            inside.update(id(n) for n in itertools.islice(_nodes(*[c for c, _ in node.next_functions]), 4096))
+        return len(set(kept) - inside)
+
     remembering._ptfund_remembers = True
+    remembering._ptfund_records = records
     remembering.__doc__, remembering.__wrapped__ = backward.__doc__, backward
     torch.autograd.backward = remembering
-    return backward_ran, grad_from_backward
+    return backward_ran, grad_from_backward, graphs_kept
 
 
 def _nonzero(g):
@@ -110,6 +168,30 @@ def _values(grad):
     return grad.detach().clone()
 
 
+def _graph_holds_saved(root, holds):
+    """The device type of a tensor a node of ``root``'s graph still holds saved for backward
+    (freed once backward() ran through it without retain_graph), or None; ``holds``
+    remembers each node's answer across graphs."""
+    for node in itertools.islice(_nodes(root), 4096):
+        if id(node) not in holds:
+            holds[id(node)] = _saved_device(node)
+        if holds[id(node)] is not None:
+            return holds[id(node)]
+    return None
+
+
+def _saved_device(node):
+    for name in dir(node):
+        if name.startswith("_saved_"):
+            try:
+                saved = getattr(node, name)
+            except RuntimeError:  # freed
+                continue
+            if isinstance(saved, torch.Tensor):
+                return saved.device.type
+    return None
+
+
 def _nodes(*roots):
     seen, todo = set(), list(roots)
     while todo:
@@ -125,4 +207,4 @@ def _leaves(roots):
     return [node.variable for node in _nodes(*roots) if hasattr(node, "variable")]
 
 
-_backward_ran, _grad_from_backward = _remember_backward()
+_backward_ran, _grad_from_backward, _graphs_kept = _remember_backward()

@@ -231,6 +231,25 @@ def device_sentence(name: str, actual, expected, hint: str | None = None) -> str
 # Autograd facts go through wire.py: a tensor the learner's kernel sent carries them beside
 # its data (a non-leaf's grad_fn cannot travel inside a tensor).
 _grad_fn_name = wire.grad_fn_name
+
+
+def _not_backpropagated(actual, name: str) -> Problem:
+    """The expected value's graph was backpropagated through; ``actual``'s was not."""
+    if _grad_fn_name(actual) is None:
+        sentence = (
+            f"{name} has no autograd graph (no grad_fn), so no backward() ran from it into the tensors it was "
+            "computed from: compute it from tensors that require grad, and call backward() on it"
+        )
+    elif wire.backpropagated(actual) is False:
+        sentence = (
+            f"backward() never ran through {name}'s graph (the tensors its graph saved for backward are still "
+            f"held): call {name}.backward()"
+        )
+    else:
+        sentence = f"nothing shows that backward() ran through {name}'s graph: call {name}.backward()"
+    return Problem("backpropagated", sentence, "backpropagated through", "not backpropagated through")
+
+
 _grad = wire.grad_of
 
 
@@ -401,6 +420,12 @@ def tensor_problems(
                     "or from tensors that do not require grad?)"
                 )
             out.append(Problem("grad_fn", sentence, str(e), str(a)))
+        elif (
+            prop == "backpropagated"
+            and wire.backpropagated(expected) is True
+            and wire.backpropagated(actual) is not True
+        ):
+            out.append(_not_backpropagated(actual, name))
         elif prop == "grad":
             out.extend(grad_problems(actual, expected, name, tol, sources))
         elif prop == "values" and not same_shape and not (actual.is_meta or expected.is_meta):
@@ -496,6 +521,10 @@ def describe_match(t: torch.Tensor, compare) -> str:
             parts.append("a leaf" if wire.is_leaf(t) else "not a leaf")
         elif prop == "grad_fn":
             parts.append(f"grad_fn {_grad_fn_name(t)}")
+        elif prop == "backpropagated":
+            parts.append(
+                "a graph backward() ran through" if wire.backpropagated(t) else "a graph backward() never ran through"
+            )
         elif prop == "grad":
             parts.append("the expected gradient")
         elif prop == "values":

@@ -283,28 +283,39 @@ class Context:
                     if size
                     else str(pattern)
                 )
-            if isinstance(pattern, signatures.Ratio):
-                # One data point per check: the reading needs both sizes in one tensor's shape,
-                # and a function check's cases (other shapes each) are left to their own facts.
-                where = None if inputs else self._sizes_named(pattern.p, pattern.q)
-                pattern = (
-                    signatures.ratio_of_sizes(pattern.name, pattern.p, pattern.q, where) if where else str(pattern)
-                )
+            pattern = self._read_ratio(pattern, inputs)
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
             k = data.get("grad_multiple")
             if k:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
 
-    def absorb_reading_of(self, problems, case: str) -> None:
+    def absorb_reading_of(self, problems, case: str, inputs=()) -> None:
         """A reading of values (a term along a dim, a factor) found on another failing case
         than the one a check reports (a larger one, where a small case has too few values to
-        read): said with the case it holds for."""
+        read): said with the case it holds for (``inputs``: its (name, argument) pairs)."""
         for p in problems:
-            pattern = (p.data or {}).get("pattern")
+            pattern = self._read_ratio((p.data or {}).get("pattern"), inputs)
             if isinstance(pattern, str) and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(f"for {case}, {pattern}", _pattern_topic(pattern))
                 return
+
+    def _read_ratio(self, pattern, inputs):
+        """A Ratio reading as a plain sentence, with a cause where the sizes in play give one."""
+        if not isinstance(pattern, signatures.Ratio):
+            return pattern
+        # One data point per check: the reading needs both sizes in one tensor's shape,
+        # and a function check's cases (other shapes each) are left to their own facts.
+        where = None if inputs else self._sizes_named(pattern.p, pattern.q)
+        if where:
+            return signatures.ratio_of_sizes(pattern.name, pattern.p, pattern.q, where)
+        # A divisor one off a count in play (n - 1 for n) is read on one case alone: the
+        # count is the size of something the case was given.
+        if abs(pattern.p - pattern.q) == 1 and pattern.p >= 3:
+            count = self._count_named(pattern.p, inputs, pattern.name)
+            if count:
+                return signatures.divisor_off_by_one(pattern.name, pattern.p, pattern.q, count)
+        return str(pattern)
 
     def _grad_multiple(self, name: str, k: int, inputs) -> None:
         calls, uncleared, before = self._backward_calls()

@@ -80,6 +80,15 @@ def ratio_of_sizes(name: str, p: int, q: int, where: str) -> str:
     )
 
 
+def divisor_off_by_one(name: str, p: int, q: int, size: str) -> str:
+    """``name`` is p/q of the expected value where q is one off a count p seen in play."""
+    such = "n - 1 where n was meant (the sample variance's correction)" if q < p else "n + 1 where n was meant"
+    return (
+        f"{name} is exactly {p}/{q} of the expected value, consistent with a divisor {q} where {p} was meant, a "
+        f"count off by one ({p} is {size}): {such}?"
+    )
+
+
 def near_factor(sentence: str, name: str, k: int, up: bool) -> Scaled:
     """A reading of ``name`` as k (or 1/k) times the expected value within 0.1%."""
     out = Scaled(sentence)

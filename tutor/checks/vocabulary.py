@@ -16,6 +16,7 @@ TENSOR_PROPERTIES = (
     "requires_grad",
     "is_leaf",
     "grad_fn",
+    "backpropagated",
     "grad",
     "values",
 )

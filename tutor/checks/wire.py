@@ -186,6 +186,7 @@ class Preparer:
             "is_leaf": bool(t.is_leaf),
             "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
             "graph": graph_ops(t),
+            "backpropagated": backpropagated(t),
             "grad": self._tensor(grad, depth + 1) if type(grad) is torch.Tensor else None,
             "version": version_counter(t),  # None for an inference tensor (it keeps none)
             "retains_grad": bool(_safe(lambda: t.retains_grad) or False),
@@ -890,6 +891,46 @@ def graph_ops(t) -> list | None:
     return sorted(names)
 
 
+def backpropagated(t) -> bool | None:
+    """Whether backward() (or autograd.grad) has run through ``t``'s graph: the tensors its
+    nodes saved for backward are freed then (unless retain_graph). None where that cannot be
+    read: no grad_fn, or a graph whose nodes saved no tensor."""
+    f = facts(t)
+    if f is not None:
+        return f["backpropagated"]
+    root = getattr(t, "grad_fn", None)
+    if root is None:
+        return None
+    freed = False
+    seen: set = set()
+    todo = [root]
+    while todo and len(seen) < GRAPH_NODES:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for attr in _saved_attributes(type(node)):
+            try:
+                if isinstance(getattr(node, attr), torch.Tensor):
+                    return False  # still held
+            except RuntimeError:  # "... after they have already been freed"
+                freed = True
+            except Exception:
+                pass
+        todo += [child for child, _ in _safe(lambda n=node: n.next_functions) or ()]
+    return True if freed else None
+
+
+_SAVED: dict = {}  # node class -> the names of what its nodes save for backward
+
+
+def _saved_attributes(kind: type) -> tuple:
+    names = _SAVED.get(kind)
+    if names is None:
+        names = _SAVED[kind] = tuple(a for a in dir(kind) if a.startswith("_saved_"))
+    return names
+
+
 def _node_name(node) -> str:
     # A custom autograd.Function's node is named after its class, which the code chose: one
     # called LogSoftmax must not pass for torch's own LogSoftmaxBackward0.
@@ -1091,6 +1132,7 @@ class Decoder:
                 "requires_grad": bool(record.get("requires_grad")),
                 "grad_fn": record.get("grad_fn") if isinstance(record.get("grad_fn"), str) else None,
                 "graph": _names(record.get("graph")),
+                "backpropagated": record.get("backpropagated") if type(record.get("backpropagated")) is bool else None,
                 "grad": grad_value,
                 "version": int(record.get("version") or 0),
                 "ptr": record.get("ptr") if isinstance(record.get("ptr"), int) else None,

@@ -773,7 +773,11 @@ def check_function(check: dict, ctx: Context) -> Outcome:
             # case may show how the values differ, said with its own inputs.
             larger = max(failures[1:], key=lambda f: f[0][:2], default=None)
             if larger is not None and larger[4].get("absorb"):
-                ctx.absorb_reading_of(larger[4]["absorb"], f"{larger[1].describe()} on {larger[2]}")
+                ctx.absorb_reading_of(
+                    larger[4]["absorb"],
+                    f"{larger[1].describe()} on {larger[2]}",
+                    list(zip(labels, larger[1].args, strict=False)),
+                )
         if details.get("raised") is not None:
             ctx.note_error_cause(details.pop("raised"), "your function")
         # Over the cases that could be read (real data, a value compared): each of them, and more than one.
