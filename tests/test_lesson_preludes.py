@@ -15,7 +15,7 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 @pytest.fixture
 def autograd_prelude():
     original = torch.autograd.backward
-    code = compile((LESSONS / "autograd" / "prelude_autograd.py").read_text(), "<setup>", "exec")
+    code = compile((LESSONS / "shared" / "prelude_autograd.py").read_text(), "<setup>", "exec")
     first: dict = {}
     exec(code, first)
     second: dict = {}

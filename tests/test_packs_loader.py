@@ -149,6 +149,38 @@ def test_missing_referenced_file(pack: Path):
     assert p.line == line_of(f, "solution: solution_zeros.py") and "file not found: solution_zeros.py" in p.message
 
 
+def test_a_file_lessons_share_sits_in_a_folder_of_the_pack_that_is_no_lessons(pack: Path, tmp_path: Path):
+    (pack / "shared").mkdir()
+    (pack / "shared" / "solution_zeros.py").write_text("import torch\n\nt = torch.zeros(2, 3, dtype=torch.float64)\n")
+    f = lesson_yaml(pack)
+    replace(f, "solution: solution_zeros.py", "solution: ../shared/solution_zeros.py")
+    loaded, problems = check_pack(pack)
+    assert problems == [] and "float64" in loaded.lessons[0].exercises[0].solution
+    # An error in the shared file names that file and its line.
+    (pack / "shared" / "solution_zeros.py").write_text("import torch\n\nt = torch.zeros(2, 3\n")
+    p = only_problem(pack)
+    assert p.file.endswith("shared/solution_zeros.py") and p.line == 3
+    # Another lesson's folder, a path that leaves the pack, or one that climbs back: one sentence each.
+    other = pack / "second"
+    other.mkdir()
+    (other / "lesson.yaml").write_text("")
+    (other / "solution_zeros.py").write_text("t = 1\n")
+    (tmp_path / "outside.py").write_text("t = 1\n")
+    for ref, said in (
+        ("../second/solution_zeros.py", "is in the folder of the lesson second: a file lessons share goes in"),
+        ("../../outside.py", "is outside the lesson folder"),
+        ("../shared/../first-steps/solution_zeros.py", "is outside the lesson folder"),
+    ):
+        f.write_text(re.sub(r"solution: \S+", f"solution: {ref}", f.read_text(), count=1))
+        problems = [q for q in check_pack(pack)[1] if q.file.endswith("first-steps/lesson.yaml")]
+        assert len(problems) == 1 and said in problems[0].message, problems
+        assert problems[0].line == line_of(f, f"solution: {ref}")
+    # A link in the shared folder that leads out of the pack is not followed.
+    f.write_text(re.sub(r"solution: \S+", "solution: ../shared/link.py", f.read_text(), count=1))
+    (pack / "shared" / "link.py").symlink_to(tmp_path / "outside.py")
+    assert any("leads out of the pack" in q.message or "link" in q.message for q in check_pack(pack)[1])
+
+
 def test_lesson_order_names_missing_lesson(pack: Path):
     f = pack / "pack.yaml"
     replace(f, "  - first-steps", "  - first-steps\n  - second-steps")

@@ -10,7 +10,7 @@ import pytest
 from tutor.checks import privates
 from tutor.packs.catalog import Catalog
 
-PRELUDE = Path(__file__).resolve().parent.parent / "lessons" / "autograd" / "prelude_autograd.py"
+PRELUDE = Path(__file__).resolve().parent.parent / "lessons" / "shared" / "prelude_autograd.py"
 
 
 # A setup that keeps its state under private names and attributes, as a lesson's may.

@@ -34,8 +34,9 @@ MARKDOWN_KEYS = frozenset({"prompt", "intuition", "explanation"})
 _EXPR_KEYS = frozenset(
     {"expr", "expected", "when", "factory", "probe", "shares_storage_with", "independent_of", "transform", "property"}
 )
-# A one-line value ending in .py/.md names a file beside the YAML.
-FILE_REF = re.compile(r"^[\w][\w./-]*\.(py|md)$")
+# A one-line value ending in .py/.md names a file beside the YAML (or, from ../, one that
+# lessons share: _outside_its_folders).
+FILE_REF = re.compile(r"^(\.\./)*[\w][\w./-]*\.(py|md)$")
 _ALL_FIELDS = sorted(
     {
         name
@@ -176,6 +177,27 @@ def _resolve_refs(
     return data
 
 
+def _outside_its_folders(name: str, base: Path) -> str | None:
+    """Why a file reference from the lesson folder ``base`` names a file it may not use, or
+    None. A lesson's files sit beside its lesson.yaml; a file several lessons share sits in
+    a folder of the pack that is no lesson's (``../shared/prelude.py``). Links that lead
+    out of the pack are refused when the file is read."""
+    parts = Path(name).parts
+    if ".." not in parts:
+        return None
+    if parts[0] != ".." or ".." in parts[1:] or len(parts) < 3:
+        return (
+            f"{name} is outside the lesson folder: keep files beside lesson.yaml, and a file lessons share in a "
+            "folder of the pack that is no lesson's (../shared/FILE)"
+        )
+    if (base.parent / parts[1] / LESSON_FILE).is_file():
+        return (
+            f"{name} is in the folder of the lesson {parts[1]}: a file lessons share goes in a folder of the pack "
+            "that is no lesson's (../shared/FILE)"
+        )
+    return None
+
+
 def _resolve_one(value, path, key, located, base, rep, origins):
     textual = key in CODE_KEYS or key in MARKDOWN_KEYS
     if key == "hints" and isinstance(value, list):
@@ -190,8 +212,9 @@ def _resolve_one(value, path, key, located, base, rep, origins):
         target = (base / name).resolve()
         # On failure a harmless stand-in keeps the one real problem from causing others.
         stand_in = "pass\n" if key in CODE_KEYS else UNREADABLE
-        if ".." in Path(name).parts:
-            rep.at(path, f"{name} is outside the lesson folder: keep files beside lesson.yaml")
+        outside = _outside_its_folders(name, base)
+        if outside:
+            rep.at(path, outside)
             return stand_in
         text = _read_text(base / name, rep, path)
         if text is None:
