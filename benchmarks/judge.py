@@ -268,8 +268,15 @@ def write(section: str) -> None:
     if found is None:
         path.write_text(text.rstrip("\n") + "\n\n" + section)
         return
-    before = found.group(0)
-    before = before[before.find("Run: ") :] if "Run: " in before else ""
+    found_text = found.group(0)
+    at = found_text.find("Run: ")
+    before = found_text[at:] if at >= 0 else ""
+    # Dated notes a person wrote between the description and the first run stay there.
+    first_note = found_text.find("\n- ")
+    notes = found_text[first_note + 1 : at] if 0 <= first_note < at else ""
+    split = section.find("Run: ")
+    if notes and split >= 0:
+        section = section[:split] + notes + section[split:]
     kept = f"{section}\n### The run before this one\n\n{before}" if before else section
     path.write_text(text[: found.start()] + kept.rstrip("\n") + "\n\n" + text[found.end() :])
 

@@ -878,7 +878,11 @@ def graph_ops(t) -> list | None:
     root = getattr(t, "grad_fn", None)
     if root is None:
         return None
-    names: set = set()
+    return sorted({_node_name(node) for node in _graph_nodes(root)})
+
+
+def _graph_nodes(root):
+    """The nodes of ``root``'s graph, each once, the first GRAPH_NODES of them."""
     seen: set = set()
     todo = [root]
     while todo and len(seen) < GRAPH_NODES:
@@ -886,9 +890,8 @@ def graph_ops(t) -> list | None:
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        names.add(_node_name(node))
+        yield node
         todo += [child for child, _ in _safe(lambda n=node: n.next_functions) or ()]
-    return sorted(names)
 
 
 def backpropagated(t) -> bool | None:
@@ -902,13 +905,7 @@ def backpropagated(t) -> bool | None:
     if root is None:
         return None
     freed = False
-    seen: set = set()
-    todo = [root]
-    while todo and len(seen) < GRAPH_NODES:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _graph_nodes(root):
         for attr in _saved_attributes(type(node)):
             try:
                 if isinstance(getattr(node, attr), torch.Tensor):
@@ -917,7 +914,6 @@ def backpropagated(t) -> bool | None:
                 freed = True
             except Exception:
                 pass
-        todo += [child for child, _ in _safe(lambda n=node: n.next_functions) or ()]
     return True if freed else None
 
 
