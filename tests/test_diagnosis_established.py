@@ -737,6 +737,26 @@ CASES += (
         ("a sum where a mean", "a mean over"),
         "a count off by one (6 is the size of pred's dimension 0): n - 1 where n was meant",
     ),
+    # A per-feature factor that is a tensor in play, transformed: the running variance's
+    # missing square root in an eval-mode batch norm by hand.
+    Case(
+        "eval-batchnorm-without-the-square-root",
+        "train-eval/batchnorm-by-hand",
+        "stripped",
+        _code(
+            """
+            import torch
+
+            mean, var_b, var_u = x.mean(dim=0), x.var(dim=0, unbiased=False), x.var(dim=0, unbiased=True)
+            rm = 0.9 * torch.zeros(3, device=DEVICE) + 0.1 * mean
+            rv = 0.9 * torch.ones(3, device=DEVICE) + 0.1 * var_u
+            y_train = (x - mean) / torch.sqrt(var_b + 1e-5)
+            y_eval = (x - rm) / (rv + 1e-5)
+            """
+        ),
+        ("a standard deviation that multiplies where it should divide",),
+        "which is 1/sqrt(rv) element by element: consistent with a division by rv where its square root was meant",
+    ),
     # The same ratio with no count of 6 in play: the fact alone, no cause.
     Case(
         "ratio-with-no-count-in-play",

@@ -309,3 +309,40 @@ def test_a_clamp_where_none_belongs_is_named_and_a_lone_changed_entry_is_not():
     one = s.clone()
     one[3] = s.min() - 1.0  # one entry below the least expected value: no floor shows in it
     assert "clamp" not in (said("p", one, s) or "")
+
+
+# A factor along one dim that is a simple function of a tensor in play: the missing square
+# root of a batch norm's running variance, named; a factor of no tensor in play, not.
+def _eval_batchnorm(x, rm, rv, root=True):
+    return (x - rm) / (torch.sqrt(rv + 1e-5) if root else rv + 1e-5)
+
+
+def test_a_factor_along_a_dim_is_named_by_the_tensor_it_comes_from():
+    from tutor.checks.context import Context
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 3) * torch.tensor([1.0, 3.0, 0.5]) + 2
+    rm, rv = 0.1 * x.mean(0), 0.9 + 0.1 * x.var(0)
+    expected, actual = _eval_batchnorm(x, rm, rv), _eval_batchnorm(x, rm, rv, root=False)
+    ctx = Context({"x": x, "rm": rm, "rv": rv}, {"x": x, "rm": rm, "rv": rv}, torch.device("cpu"), 0)
+    reading = ctx._read_factor(causes.explain("y_eval", _np(actual), _np(expected)), ())
+    assert "which is 1/sqrt(rv) element by element: consistent with a division by rv where its square root" in reading
+    # No normalisation at all: the factor is sqrt(rv + eps), read as the division left out.
+    reading = ctx._read_factor(causes.explain("y_eval", _np(x - rm), _np(expected)), ())
+    assert "which is sqrt(rv) element by element" in reading and "left out" in reading
+    # A per-feature factor that no tensor in play gives keeps the plain reading.
+    gain = torch.tensor([0.7, 1.9, 1.3])
+    reading = ctx._read_factor(causes.explain("y_eval", _np(expected * gain), _np(expected)), ())
+    assert reading.startswith("y_eval is the expected value times a factor that varies only along dim 1")
+    assert "element by element" not in reading
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_factor_is_not_named_by_a_tensor_it_only_resembles(seed):
+    # Factors and tensors drawn apart: no reading may call one a function of the other.
+    g = np.random.default_rng(seed)
+    factor = g.uniform(0.5, 2.0, 5)
+    candidates = [(f"t{i}", g.uniform(0.1, 4.0, 5)) for i in range(6)]
+    assert causes.factor_is("f", factor, candidates) is None
+    # Alike values everywhere are one factor, not a per-feature one.
+    assert causes.factor_is("f", np.full(5, 2.0), [("t", np.full(5, 4.0))]) is None

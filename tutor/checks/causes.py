@@ -461,14 +461,58 @@ def _scaled_along(name, a, e, tol):
         if int(scaled.sum()) < 2 or not shown_twice[scaled].all():
             continue
         if _match(a, e * factor, tol):
-            flat = np.squeeze(factor)
+            flat = np.atleast_1d(np.squeeze(factor)).astype(np.float64)
             shown = ", ".join(_num(float(v)) for v in flat[:4]) + (", …" if flat.size > 4 else "")
-            return (
+            fact = (
                 f"{name} is the expected value times a factor that varies only along {_dims([keep])} (the same for "
-                f"every index of {_dims(others)}; {name} / expected = [{shown}] along {_dims([keep])}): consistent "
-                f"with a per-feature scale missing, extra or wrong (a standard deviation that multiplies where it "
-                f"should divide, a gain, a normaliser)"
+                f"every index of {_dims(others)}; {name} / expected = [{shown}] along {_dims([keep])})"
             )
+            out = FactorAlong(
+                f"{fact}: consistent with a per-feature scale missing, extra or wrong (a standard deviation that "
+                "multiplies where it should divide, a gain, a normaliser)"
+            )
+            out.fact, out.factor = fact, flat
+            return out
+    return None
+
+
+class FactorAlong(str):
+    """The reading of a factor that varies along one dim; ``factor`` holds its values, so a
+    reader that knows the tensors in play can say which one it is (Context.absorb)."""
+
+    fact: str
+    factor: np.ndarray
+
+
+# How a factor relates to a tensor c in play, and what that is consistent with.
+_FACTOR_FORMS = (
+    (
+        lambda c: 1 / np.sqrt(c),
+        "1/sqrt({c})",
+        "a division by {c} where its square root was meant (a variance where a standard deviation was meant)",
+    ),
+    (lambda c: np.sqrt(c), "sqrt({c})", "a division by sqrt({c}) left out (a normalisation missing)"),
+    (lambda c: 1 / c, "1/{c}", "a division by {c} too many"),
+    (lambda c: c, "{c}", "a division by {c} left out, or a multiplication by it where none was meant"),
+)
+
+
+def factor_is(fact: str, factor: np.ndarray, candidates) -> str | None:
+    """The reading of a factor along one dim as a simple function of one tensor in play
+    (``candidates``: (name, array) pairs, the values it may be), said only where every value
+    matches, there are three or more of them, and they are not all alike."""
+    if factor.size < 3 or np.allclose(factor, factor[0], rtol=1e-3):
+        return None
+    for key, c in candidates:
+        if c.shape != factor.shape or not np.isfinite(c).all() or (c <= 0).any():
+            continue
+        for form, shown, cause in _FACTOR_FORMS:
+            with np.errstate(all="ignore"):
+                want = form(c)
+            if np.isfinite(want).all() and np.allclose(factor, want, rtol=2e-3, atol=0):
+                return (
+                    f"{fact}, which is {shown.format(c=key)} element by element: consistent with {cause.format(c=key)}"
+                )
     return None
 
 

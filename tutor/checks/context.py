@@ -72,6 +72,17 @@ def attribute_owner(expr: str | None, attr: str) -> str | None:
     return None
 
 
+def _real_numbers(value, size: int):
+    """A tensor's or array's values as float64 numbers, where it holds ``size`` real ones."""
+    if isinstance(value, torch.Tensor):
+        if value.is_meta or value.is_complex() or value.dtype == torch.bool or value.numel() != size:
+            return None
+        return value.detach().cpu().double().reshape(-1).numpy()
+    if isinstance(value, np.ndarray) and value.size == size and value.dtype.kind in "fiu":
+        return value.astype(np.float64).reshape(-1)
+    return None
+
+
 def _pattern_topic(sentence: str) -> str:
     for key in ("in another order", "wrong order", "exactly"):
         if key in sentence:
@@ -283,7 +294,7 @@ class Context:
                     if size
                     else str(pattern)
                 )
-            pattern = self._read_ratio(pattern, inputs)
+            pattern = self._read_factor(self._read_ratio(pattern, inputs), inputs)
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
             k = data.get("grad_multiple")
@@ -295,10 +306,29 @@ class Context:
         than the one a check reports (a larger one, where a small case has too few values to
         read): said with the case it holds for (``inputs``: its (name, argument) pairs)."""
         for p in problems:
-            pattern = self._read_ratio((p.data or {}).get("pattern"), inputs)
+            pattern = self._read_factor(self._read_ratio((p.data or {}).get("pattern"), inputs), inputs)
             if isinstance(pattern, str) and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(f"for {case}, {pattern}", _pattern_topic(pattern))
                 return
+
+    def _read_factor(self, pattern, inputs):
+        """A factor along one dim as a plain sentence, naming the tensor in play it is a
+        simple function of (1/sqrt(rv): a variance where a standard deviation was meant)."""
+        if not isinstance(pattern, causes.FactorAlong):
+            return pattern
+        learner = self.learner
+        named = list(inputs) + [
+            (key, value)
+            for key, value in sorted(self.ref.items(), key=lambda kv: (kv[0] not in learner, kv[0]))
+            if not key.startswith("_")
+        ]
+        candidates = []
+        for key, value in named:
+            numbers = _real_numbers(value, pattern.factor.size)
+            if numbers is not None:
+                candidates.append((key, numbers))
+        found = causes.factor_is(pattern.fact, pattern.factor, candidates)
+        return found or str(pattern)
 
     def _read_ratio(self, pattern, inputs):
         """A Ratio reading as a plain sentence, with a cause where the sizes in play give one."""
