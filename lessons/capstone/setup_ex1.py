@@ -48,3 +48,19 @@ def _fitted_on_other_rows(cls):
     fresh = cls(64).to(DEVICE)
     fresh.fit(X_val)
     return torch.cat([fresh.mean.detach().flatten(), fresh.std.detach().flatten()])
+
+
+def _statistics_not_from_x(cls):
+    """Which of a fresh cls(64)'s statistics, fitted on the validation rows, are those a fit
+    on the training rows gives (where the two sets of rows give other ones): taken from
+    something other than fit's argument ('mean', 'std', both, or '')."""
+    on_val, on_train = cls(64).to(DEVICE), cls(64).to(DEVICE)
+    on_val.fit(X_val)
+    on_train.fit(X_train)
+    same = []
+    for name in ("mean", "std"):
+        a, b = getattr(on_val, name).detach(), getattr(on_train, name).detach()
+        if a.shape == b.shape and torch.equal(a, b):
+            same.append(name)
+    return " and ".join(same)
+
