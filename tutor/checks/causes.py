@@ -78,7 +78,13 @@ def _match(a: np.ndarray, t: np.ndarray, tol) -> bool:
         return bool(np.allclose(a, t, rtol=tol[0], atol=tol[1], equal_nan=True))
 
 
-def _numeric(x) -> np.ndarray | None:
+def numeric(x, finite: bool = True) -> np.ndarray | None:
+    """``x`` (a tensor, an array, numbers) as float64 numbers; None for a meta, complex or too
+    large tensor, what is not numbers or is empty, and (``finite``) what holds inf or nan."""
+    if isinstance(x, torch.Tensor):
+        if x.is_meta or x.is_complex() or x.numel() > MAX_ELEMENTS:
+            return None
+        x = x.detach().cpu().to(torch.float64).numpy()
     try:
         x = np.asarray(x)
     except Exception:
@@ -86,7 +92,7 @@ def _numeric(x) -> np.ndarray | None:
     if x.dtype.kind not in "biuf" or x.size == 0 or x.size > MAX_ELEMENTS:
         return None
     x = x.astype(np.float64)
-    return x if np.isfinite(x).all() else None
+    return None if finite and not np.isfinite(x).all() else x
 
 
 def _num(x: float) -> str:
@@ -101,7 +107,7 @@ def _dims(dims) -> str:
 def explain(name: str, actual, expected, tol=None) -> str | None:
     """One sentence naming the transformation of the expected value that the learner's
     value is, for values of the same shape; None when none reproduces it."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape != e.shape:
         return None
     tol = _tol(np.asarray(actual), tol)
@@ -151,7 +157,7 @@ def normalised(name: str, actual, expected) -> str | None:
     """Probabilities (or log-probabilities) over another dim: the learner's value sums to 1
     along exactly one dim, the expected value along exactly one other (tried after
     :func:`reduced`, which names the softmax itself when the reference's own input reproduces it)."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape != e.shape:
         return None
     mine, theirs = _sums_to_one(a), _sums_to_one(e)
@@ -637,7 +643,7 @@ def reshaped(name: str, actual, expected, tol=None) -> str | None:
     """For values of different shapes: the expected values with a size-1 dim added or
     removed (keepdim), or one element more or fewer at an end of one dim (a slice's end off
     by one)."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape == e.shape:
         return None
     tol = _tol(np.asarray(actual), tol)
@@ -732,7 +738,7 @@ def reduced(name: str, actual, expected, sources, tol=None) -> str | None:
     """The expected value is a reduction (sum, mean, max, softmax, ...) of one of ``sources``
     (``(label, tensor)``: the reference's tensors, or a call's inputs) over some dim, and the
     learner's value is the same reduction over another dim, or with keepdim the other way."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     # One expected number matches some reduction of some tensor by chance (the largest of
     # three values is their amax): a reading needs several.
     if a is None or e is None or e.size < 2:
@@ -795,12 +801,12 @@ def reversed_change(name: str, actual, expected, sources, tol=None) -> str | Non
     """The expected value is one of ``sources`` changed by some amount, and the learner's is
     that source changed by the same amount the other way (an update added where it is
     subtracted: W + lr * dW for W - lr * dW)."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape != e.shape:
         return None
     tol = _tol(np.asarray(expected), tol)
     for label, source in list(sources)[:MAX_SOURCES]:
-        s = _numeric(source.detach().cpu() if isinstance(source, torch.Tensor) and not source.is_meta else source)
+        s = numeric(source)
         if s is None or s.shape != e.shape or str(label).startswith("_") or _match(e, s, tol):
             continue
         if _proportional(e, s, tol):
@@ -826,13 +832,13 @@ def multiplied(name: str, actual, expected, sources, tol=None) -> str | None:
     exactly one of ``sources`` of the same shape whose entries vary (a constant would be a
     factor, which :func:`explain` reads): ``y.backward(x)`` where ones were meant leaves
     ``x.grad`` as the expected gradient times ``x``."""
-    a, e = _numeric(actual), _numeric(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape != e.shape or a.size < 2:
         return None
     tol = _tol(np.asarray(expected), tol)
     found = []
     for label, source in list(sources)[:MAX_SOURCES]:
-        s = _numeric(source.detach().cpu() if isinstance(source, torch.Tensor) and not source.is_meta else source)
+        s = numeric(source)
         if s is None or s.shape != e.shape or str(label).startswith("_") or np.ptp(s) == 0:
             continue
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

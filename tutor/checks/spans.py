@@ -8,7 +8,7 @@ enough elements make it no accident. Called last, after every reading of causes.
 import numpy as np
 import torch
 
-from .causes import FLOAT_TOL, MAX_ELEMENTS, MAX_SOURCES
+from .causes import FLOAT_TOL, MAX_SOURCES, numeric
 
 MIN_ELEMENTS = 4  # fewer entries are the same, or of one sign, by chance
 MIN_OUTSIDE = 12  # values outside the expected range: draws of the same distribution give about 2
@@ -19,28 +19,13 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _array(x, finite: bool = True) -> np.ndarray | None:
-    if isinstance(x, torch.Tensor):
-        if x.is_meta or x.is_complex() or x.numel() > MAX_ELEMENTS:
-            return None
-        x = x.detach().cpu().to(torch.float64).numpy()
-    try:
-        x = np.asarray(x)
-    except Exception:
-        return None
-    if x.dtype.kind not in "biuf" or x.size == 0 or x.size > MAX_ELEMENTS:
-        return None
-    x = x.astype(np.float64)
-    return None if finite and not np.isfinite(x).all() else x
-
-
 def spread(name: str, actual, expected, sources=(), tol=None) -> str | None:
     """One sentence on what ``actual`` is as a whole against ``expected`` (same shape), or
     None. ``sources`` (``(label, tensor)``) are tensors a constant may be a statistic of."""
     found = nan_onset(name, actual, expected)
     if found:
         return found
-    a, e = _array(actual), _array(expected)
+    a, e = numeric(actual), numeric(expected)
     if a is None or e is None or a.shape != e.shape or a.size < MIN_ELEMENTS:
         return None
     if tol is None:
@@ -97,7 +82,7 @@ def _statistic(v: float, e: np.ndarray, sources) -> str | None:
         return "the mean of the expected values"
     found = []
     for label, source in list(sources)[:MAX_SOURCES]:
-        s = _array(source)
+        s = numeric(source)
         if s is None or s.size < 2 or str(label).startswith("_") or _constant(s, FLOAT_TOL):
             continue
         found += [f"{label}.{op}" for op, w in _stats(s) if _close(v, w)]
@@ -192,7 +177,7 @@ def nan_onset(name: str, actual, expected) -> str | None:
     """nan in every entry from some index of dim 0 on and in none before, where the expected
     value has none: a nan made at one step and carried into every later one (a trajectory,
     a history). The entries before it are said to match where they do."""
-    a, e = _array(actual, finite=False), _array(expected)
+    a, e = numeric(actual, finite=False), numeric(expected)
     if a is None or e is None or a.shape != e.shape or a.ndim < 1 or a.size < MIN_ELEMENTS:
         return None
     rows = np.isnan(a).reshape(a.shape[0], -1)
