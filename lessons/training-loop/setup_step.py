@@ -102,6 +102,20 @@ def _weights_after_adam(step):
     return m.weight.detach().clone()
 
 
+def _weights_moved_without_adam_step(step):
+    # for the mistakes: given Adam, the weights moved while Adam kept no state (its step()
+    # never ran): the update was written out some other way
+    m, _ = _fresh(0.5)
+    before = m.weight.detach().clone()
+    o = torch.optim.Adam(m.parameters(), lr=0.05)
+    try:
+        for _ in range(3):
+            step(m, o, loss_fn, _XB, _YB)
+    except Exception:
+        return False
+    return not torch.equal(m.weight.detach(), before) and not any(o.state.get(p) for p in m.parameters())
+
+
 def _returned(step):
     m, o = _fresh(0.5)
     return step(m, o, loss_fn, X, y)
