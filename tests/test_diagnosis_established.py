@@ -735,7 +735,8 @@ CASES += (
         "stripped",
         "def mse(pred, target):\n    return ((pred.squeeze(1) - target) ** 2).sum() / (target.shape[0] - 1)\n",
         ("a sum where a mean", "a mean over"),
-        "a count off by one (6 is the size of pred's dimension 0): n - 1 where n was meant",
+        "consistent with a count off by one (6 is the size of pred's dimension 0, and 5 is 6 - 1): n - 1 where n "
+        "was meant, or n where n - 1 was",
     ),
     # A per-feature factor that is a tensor in play, transformed: the running variance's
     # missing square root in an eval-mode batch norm by hand.

@@ -81,11 +81,17 @@ def ratio_of_sizes(name: str, p: int, q: int, where: str) -> str:
 
 
 def divisor_off_by_one(name: str, p: int, q: int, size: str) -> str:
-    """``name`` is p/q of the expected value where q is one off a count p seen in play."""
-    such = "n - 1 where n was meant (the sample variance's correction)" if q < p else "n + 1 where n was meant"
+    """``name`` is p/q of the expected value where q is one off a count p seen in play. Which
+    way the count is off is not established: a value may grow or shrink with its divisor."""
+    off = f"{q} is {p} - 1" if q < p else f"{q} is {p} + 1"
+    such = (
+        "n - 1 where n was meant, or n where n - 1 was (a sample variance's correction added or dropped)"
+        if q < p
+        else "n + 1 where n was meant, or n where n + 1 was"
+    )
     return (
-        f"{name} is exactly {p}/{q} of the expected value, consistent with a divisor {q} where {p} was meant, a "
-        f"count off by one ({p} is {size}): {such}?"
+        f"{name} is exactly {p}/{q} of the expected value, consistent with a count off by one ({p} is {size}, "
+        f"and {off}): {such}?"
     )
 
 
