@@ -530,9 +530,15 @@ def test_a_factor_within_a_tenth_of_a_percent_of_a_count_is_named_with_the_count
     # is y's length.
     setup = "import torch\ny = torch.zeros(90)\nexpected = [1.2, 0.8, 0.5, 0.3]\n"
     code = "losses = [v * 90.05 for v in expected]\n"
-    r = verify(code, "losses = list(expected)\n", [check(kind="value", expr="losses")], setup=setup)
+    # The reference's losses are means (its loss function's default reduction), as there.
+    reference = "losses = [float(torch.tensor([v]).mean()) for v in expected]\n"
+    r = verify(code, reference, [check(kind="value", expr="losses")], setup=setup)
     text = "\n".join(r["mistakes"])
     assert "losses is 90 times the expected value, consistent with a sum where a mean over 90 values was meant" in text
+    # A reference that takes no mean anywhere: a sum where a mean was meant has nothing to stand on.
+    r = verify(code, "losses = list(expected)\n", [check(kind="value", expr="losses")], setup=setup)
+    text = "\n".join(r["mistakes"])
+    assert "a sum where a mean" not in text and "losses is 90.05 times the expected value" in text
     assert "exactly" not in text
 
 

@@ -758,6 +758,15 @@ CASES += (
         ("a standard deviation that multiplies where it should divide",),
         "which is 1/sqrt(rv) element by element: consistent with a division by rv where its square root was meant",
     ),
+    # A factor of 2 where nothing averages (h + 2 for h * 2): w's own size 2 is no count of a mean.
+    Case(
+        "a-factor-where-nothing-averages",
+        "in-place/saved-tensor",
+        "stripped",
+        "h = torch.sigmoid(x @ w)\nh = h + 2\nloss = h.sum()\nloss.backward()\n",
+        ("a mean over 2 values", "a sum where a mean"),
+        "w.grad is exactly 1/2 of the expected value",
+    ),
     # The same ratio with no count of 6 in play: the fact alone, no cause.
     Case(
         "ratio-with-no-count-in-play",

@@ -72,6 +72,32 @@ def attribute_owner(expr: str | None, attr: str) -> str | None:
     return None
 
 
+# What takes a mean, or may: torch's and NumPy's means, a division, and the losses, whose
+# default reduction is a mean.
+_AVERAGING = frozenset({"mean", "nanmean", "average", "div", "div_", "true_divide", "floor_divide", "divide"})
+
+
+def averages(source: str) -> bool:
+    """Whether ``source`` averages or divides anywhere it can be read to: a call of a mean, a
+    division, or of a loss (any name with "loss" in it, ``cross_entropy``, ``criterion``);
+    True for no text or text that does not parse (nothing is ruled out)."""
+    if not (source or "").strip():
+        return True  # no text to read (a context made without it): nothing is ruled out
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _AVERAGING or "loss" in name.lower() or name in ("cross_entropy", "criterion"):
+                return True
+    return False
+
+
 def _real_numbers(value, size: int):
     """A tensor's or array's values as float64 numbers, where it holds ``size`` real ones."""
     if isinstance(value, torch.Tensor):
@@ -287,7 +313,10 @@ class Context:
             data = p.data or {}
             pattern = data.get("pattern")
             if isinstance(pattern, signatures.Scaled):
-                size = self._count_named(pattern.k, inputs, pattern.name)
+                # 1/k: the learner's code averages or divides somewhere; k times: the reference's
+                # does. Without that, a mean where a sum was meant has nothing to stand on.
+                averaged = averages(self.code if not pattern.up else self.solution)
+                size = self._count_named(pattern.k, inputs, pattern.name) if averaged else None
                 # a plain str either way: only plain data crosses to the host
                 pattern = (
                     signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size, exact=pattern.exact)
@@ -354,7 +383,7 @@ class Context:
         elif calls >= 2:
             self.note(signatures.maybe_accumulated(name, k), "zero_grad")
         else:
-            size = self._count_named(k, inputs, name)
+            size = self._count_named(k, inputs, name) if averages(self.solution) else None
             if size:
                 self.note(signatures.factor_of_a_size(name, k, True, size, grad=True), "pattern:exactly")
 
