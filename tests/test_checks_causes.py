@@ -496,6 +496,28 @@ def test_one_column_wrong_is_read_on_a_case_large_enough_to_show_it():
     assert text.startswith("for x of shape (") or "\nfor x of shape (" in text, text
 
 
+def test_a_factor_with_no_cause_on_the_smallest_case_is_read_on_a_larger_one():
+    # numpy-bridge/broadcast-trap dividing by n + 1: on the case reported (n = 1) the result is
+    # 1/2 of the expected, which says nothing; on a larger case it is n/(n + 1), a count off by one
+    fn = [
+        check(
+            kind="function",
+            name="mse",
+            cases=12,
+            args=[{"type": "tensor", "shape": ["n"]}, {"type": "tensor", "shape": ["n"]}],
+            dims={"n": [1, 6]},
+        )
+    ]
+    solution = "def mse(pred, target):\n    return ((pred - target) ** 2).sum() / target.shape[0]\n"
+    text = said(solution.replace("target.shape[0]", "(target.shape[0] + 1)"), solution, fn)
+    assert "consistent with a count off by one" in text and "n + 1 where n was meant, or n where n + 1 was" in text
+    assert "exactly 1/2 of the expected value" not in text, text  # the bare fact is replaced
+    assert "\nfor pred of shape (" in text, text
+    # a half on every case has no cause on a larger one either: the fact stays, said once
+    text = said(solution.replace("/ target.shape[0]", "/ target.shape[0] * 0.5"), solution, fn)
+    assert "result is exactly 1/2 of the expected value" in text and "for pred of shape" not in text, text
+
+
 def test_one_column_off_by_a_constant_is_not_read_as_a_bias_for_every_column():
     import torch
 

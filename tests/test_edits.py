@@ -156,6 +156,27 @@ def test_off_by_one_is_quoted_with_the_call_or_index_it_is_in():
     assert said("for e in range(20):\n    pass\n", "for e in range(30):\n    pass\n") is None
 
 
+def test_a_constant_of_arithmetic_is_another_constant_not_an_off_by_one():
+    # h * 3 for h * 2: the numbers are one apart, but nothing is counted or bounded there
+    assert said("y = h * 3\n", "y = h * 2\n") == (
+        f"line 1 of your code {WHERE} h * 3 where it has h * 2: the constant 3 where the reference's is 2"
+    )
+    assert one_edit("y = h * 3\n", "y = h * 2\n")[0][1] == "edit:constant"
+    assert "x ** 3 where it has x ** 2: the constant 3" in said("y = x ** 3\n", "y = x ** 2\n")
+    assert "x.pow(3) where it has x.pow(2): the constant 3" in said("y = x.pow(3)\n", "y = x.pow(2)\n")
+    assert "x.clamp(min=1) where it has x.clamp(min=0): the constant 1" in said(
+        "y = x.clamp(min=1)\n", "y = x.clamp(min=0)\n"
+    )
+    # further apart too: still the constant, never "off by one"
+    assert "the constant 5 where the reference's is 2" in said("y = h * 5\n", "y = h * 2\n")
+    assert "-2 * g where it has -1 * g: the constant -2 where the reference's is -1" in said(
+        "d = -2 * g\n", "d = -1 * g\n"
+    )
+    # counts, positions and sizes one apart stay off by one
+    assert said("t = torch.zeros(4)\n", "t = torch.zeros(3)\n").endswith("off by one")
+    assert said("v = x[:, 3]\n", "v = x[:, 2]\n").endswith("off by one")
+
+
 def test_dims_counted_from_either_end_are_named_where_nothing_else_differs():
     # 0 and -1 are one dim of a 1-D tensor only; where the programs differ in nothing else,
     # the failure that asked for this diagnosis comes from that argument

@@ -303,40 +303,59 @@ class Context:
             if topic:
                 self.topics[message] = topic
 
-    def absorb(self, problems, inputs=()) -> None:
+    def absorb(self, problems, inputs=()) -> list[str]:
         """Record built-in signatures carried by comparison problems, each said only as far as
         it is established: a whole factor is a sum where a mean was meant only when some
         tensor in play has that many values (``inputs``: a function check's (name, argument)
         pairs), and
-        accumulated gradients only when the trace shows the uncleared backward() calls."""
+        accumulated gradients only when the trace shows the uncleared backward() calls.
+        Returns the readings noted that state a factor and no cause (a case too small to tell)."""
+        bare = []
         for p in problems:
             data = p.data or {}
-            pattern = data.get("pattern")
-            if isinstance(pattern, signatures.Scaled):
-                # 1/k: the learner's code averages or divides somewhere; k times: the reference's
-                # does. Without that, a mean where a sum was meant has nothing to stand on.
-                averaged = averages(self.code if not pattern.up else self.solution)
-                size = self._count_named(pattern.k, inputs, pattern.name) if averaged else None
-                # a plain str either way: only plain data crosses to the host
-                pattern = (
-                    signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size, exact=pattern.exact)
-                    if size
-                    else str(pattern)
-                )
-            pattern = self._read_factor(self._read_ratio(pattern, inputs), inputs)
+            pattern, caused = self._reading(data.get("pattern"), inputs)
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
+                if not caused:
+                    bare.append(pattern)
             k = data.get("grad_multiple")
             if k:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
+        return bare
 
-    def absorb_reading_of(self, problems, case: str, inputs=()) -> None:
+    def _reading(self, pattern, inputs) -> tuple:
+        """A signature's pattern as a plain sentence (only plain data crosses to the host), and
+        whether it names a cause beyond the factor itself."""
+        read = pattern
+        if isinstance(pattern, signatures.Scaled):
+            # 1/k: the learner's code averages or divides somewhere; k times: the reference's
+            # does. Without that, a mean where a sum was meant has nothing to stand on.
+            averaged = averages(self.code if not pattern.up else self.solution)
+            size = self._count_named(pattern.k, inputs, pattern.name) if averaged else None
+            read = (
+                signatures.factor_of_a_size(pattern.name, pattern.k, pattern.up, size, exact=pattern.exact)
+                if size
+                else str(pattern)
+            )
+        read = self._read_factor(self._read_ratio(read, inputs), inputs)
+        factual = isinstance(pattern, (signatures.Scaled, signatures.Ratio, causes.FactorAlong))
+        return read, not (factual and read == str(pattern))
+
+    def absorb_reading_of(self, problems, case: str, inputs=(), instead=()) -> None:
         """A reading of values (a term along a dim, a factor) found on another failing case
         than the one a check reports (a larger one, where a small case has too few values to
-        read): said with the case it holds for (``inputs``: its (name, argument) pairs)."""
+        read): said with the case it holds for (``inputs``: its (name, argument) pairs).
+        ``instead``: factors the reported case gave without a cause, replaced by a reading
+        of this case only where it names one (n/(n + 1) on n = 5, where n = 1 gave 1/2)."""
         for p in problems:
-            pattern = self._read_factor(self._read_ratio((p.data or {}).get("pattern"), inputs), inputs)
-            if isinstance(pattern, str) and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
+            pattern, caused = self._reading((p.data or {}).get("pattern"), inputs)
+            if not isinstance(pattern, str) or (instead and not caused):
+                continue
+            for said in instead:
+                if said in self.findings:
+                    self.findings.remove(said)
+                    self.topics.pop(said, None)
+            if not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(f"for {case}, {pattern}", _pattern_topic(pattern))
                 return
 

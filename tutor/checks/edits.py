@@ -46,6 +46,15 @@ SYMMETRIC = frozenset(
 )
 # What makes ``a - b`` and ``b - a`` the same: an even function of the difference.
 EVEN_METHODS = frozenset({"abs", "square", "norm", "absolute"})
+# Calls whose number arguments are factors, terms, exponents or bounds of values, not counts,
+# positions or sizes: a 3 where a 2 is meant there is another constant, not an off-by-one.
+ARITHMETIC_CALLS = frozenset(
+    {
+        *("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "multiply", "divide", "true_divide"),
+        *("pow", "pow_", "float_power", "clamp", "clamp_", "clip", "clip_", "fmod", "remainder", "full"),
+        *("full_like", "fill_", "lerp", "lerp_", "addcmul", "addcdiv", "power", "maximum", "minimum"),
+    }
+)
 OFF_BY_ONE_OPS = {(ast.Lt, ast.LtE), (ast.LtE, ast.Lt), (ast.Gt, ast.GtE), (ast.GtE, ast.Gt)}
 MAX_STATEMENTS = 400  # each side: past it, nothing is compared
 MAX_MOVES_TRIED = 200  # statement pairs one_moved compares whole programs for
@@ -196,10 +205,26 @@ def _kind(mine, theirs, parents: dict, sole: bool = False) -> str | None:
             # -1 and 1 may be the same dim (of a 2-D tensor): only dims counted from the same end
             # differ for sure, unless nothing else differs (sole: the failure must come from it)
             return "dim" if (m < 0) == (t < 0) or sole else None
+        if _arithmetic(mine, parents):
+            return "constant"  # h * 3 for h * 2: another factor, whatever their distance
         return "off-by-one" if abs(m - t) == 1 else None
     if isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare) and len(mine.ops) == len(theirs.ops) == 1:
         return "off-by-one" if (type(mine.ops[0]), type(theirs.ops[0])) in OFF_BY_ONE_OPS else None
     return _sign_or_operator(mine, theirs)
+
+
+def _arithmetic(node: ast.AST, parents: dict) -> bool:
+    """Whether the number ``node`` is an operand of arithmetic (``h * 2``, ``x ** 2``,
+    ``x.clamp(0, 1)``), where it is a constant of the computation rather than a count,
+    a position or a size (``range(n)``, ``x[:2]``, ``i < 2``, ``torch.zeros(2)``)."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.BinOp):
+        return True
+    call = parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    if not isinstance(call, ast.Call):
+        return False
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    return name in ARITHMETIC_CALLS
 
 
 def _negated(a, b) -> bool:
@@ -330,6 +355,8 @@ def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: di
         return f"{where} in {shown} where it has {ref_shown}: the opposite sign"
     if kind == "operator":
         return f"{where} in {shown} where it has {ref_shown}: the inverse operation"
+    if kind == "constant":
+        return f"{where} in {shown} where it has {ref_shown}: the constant {_int(mine)} where the reference's is {_int(theirs)}"
     return f"{where} in {shown} where it has {ref_shown}: off by one"
 
 

@@ -767,16 +767,18 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         inputs = list(zip(labels, case.args, strict=False))
         reported = details.pop("absorb", [])
         _sizes_that_hold(ctx, reported, inputs, failures[1:], labels)
-        ctx.absorb(reported, inputs)  # signatures of the case reported, not of others
-        if not any((p.data or {}).get("pattern") for p in reported):
-            # Too few values in the case reported to read (a 1 x 2 result): the largest failing
-            # case may show how the values differ, said with its own inputs.
+        bare = ctx.absorb(reported, inputs)  # signatures of the case reported, not of others
+        if bare or not any((p.data or {}).get("pattern") for p in reported):
+            # Too few values in the case reported to read (a 1 x 2 result), or a factor with no
+            # cause there (1/2 on n = 1): the largest failing case may show how the values
+            # differ, said with its own inputs.
             larger = max(failures[1:], key=lambda f: f[0][:2], default=None)
             if larger is not None and larger[4].get("absorb"):
                 ctx.absorb_reading_of(
                     larger[4]["absorb"],
                     f"{larger[1].describe()} on {larger[2]}",
                     list(zip(labels, larger[1].args, strict=False)),
+                    instead=bare,
                 )
         if details.get("raised") is not None:
             ctx.note_error_cause(details.pop("raised"), "your function")
