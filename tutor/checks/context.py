@@ -116,6 +116,15 @@ def _pattern_topic(sentence: str) -> str:
     return causes.topic(sentence) or "pattern"
 
 
+def _factor_of(pattern) -> float | None:
+    """The whole factor a reading of a constant factor states (k, 1/k, p/q); None for others."""
+    if isinstance(pattern, signatures.Scaled):
+        return float(pattern.k) if pattern.up else 1.0 / pattern.k
+    if isinstance(pattern, signatures.Ratio):
+        return pattern.p / pattern.q
+    return None
+
+
 class Context:
     def __init__(
         self,
@@ -309,15 +318,17 @@ class Context:
         tensor in play has that many values (``inputs``: a function check's (name, argument)
         pairs), and
         accumulated gradients only when the trace shows the uncleared backward() calls.
-        Returns the readings noted that state a factor and no cause (a case too small to tell)."""
+        Returns the readings noted that state a whole factor and no cause (a case too small
+        to tell), each with its factor."""
         bare = []
         for p in problems:
             data = p.data or {}
             pattern, caused = self._reading(data.get("pattern"), inputs)
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
-                if not caused:
-                    bare.append(pattern)
+                factor = _factor_of(data.get("pattern"))
+                if not caused and factor is not None:
+                    bare.append((pattern, factor))
             k = data.get("grad_multiple")
             if k:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
@@ -345,13 +356,18 @@ class Context:
         """A reading of values (a term along a dim, a factor) found on another failing case
         than the one a check reports (a larger one, where a small case has too few values to
         read): said with the case it holds for (``inputs``: its (name, argument) pairs).
-        ``instead``: factors the reported case gave without a cause, replaced by a reading
-        of this case only where it names one (n/(n + 1) on n = 5, where n = 1 gave 1/2)."""
+        ``instead``: (sentence, factor) of factors the reported case gave without a cause,
+        replaced by a reading of this case only where it names one and its factor is another:
+        a count off by one changes the factor with the count (1/2 on n = 1, 6/7 on n = 6); a
+        constant (1.2 on every case, 6/5 on n = 6 by chance) does not."""
         for p in problems:
             pattern, caused = self._reading((p.data or {}).get("pattern"), inputs)
             if not isinstance(pattern, str) or (instead and not caused):
                 continue
-            for said in instead:
+            factor = _factor_of((p.data or {}).get("pattern"))
+            if instead and (factor is None or any(abs(factor - f) <= 1e-6 * abs(f) for _, f in instead)):
+                continue
+            for said, _ in instead:
                 if said in self.findings:
                     self.findings.remove(said)
                     self.topics.pop(said, None)
