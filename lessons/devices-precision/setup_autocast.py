@@ -11,15 +11,7 @@ def _autocast_on_meta(autocast_forward):
     meta_model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).to("meta")
     meta_x = torch.empty(4, 8, device="meta")
     meta_y = torch.zeros(4, dtype=torch.long, device="meta")
-    try:
-        autocast_forward(meta_model, meta_x, meta_y)
-    except RuntimeError as e:
-        if "device_type 'meta'" in str(e):  # torch refuses autocast for meta: it was asked for x's device
-            return "autocast asked for the meta device"
-        if "unsupported scalarType" in str(e):  # newer torch, no dtype=: the default dtype of 'meta' was looked up
-            return "autocast asked for the meta device"
-        raise
-    return "autocast not asked for the meta device"
+    return _autocast_asked_for_meta(lambda: autocast_forward(meta_model, meta_x, meta_y))
 
 
 def _first_layer_dtype(autocast_forward):
@@ -74,36 +66,6 @@ def _loss_made_by(autocast_forward):
 
 
 def _linear_weights_used(fn):
-    """For the checks: autocast_forward called with a copy m of model; for each of m's
-    nn.Linear layers, whether the operations that took its weight (the layer's own forward,
-    called any way, or a functional call given the weight) ran under autocast, and for
-    which dtype."""
-    import copy
-
-    from torch.overrides import TorchFunctionMode
-
-    m = copy.deepcopy(model)
-    layers = [layer for layer in m.modules() if isinstance(layer, nn.Linear)]
-    uses = {id(layer.weight): set() for layer in layers}
-
-    class _Watch(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            for a in (*args, *kwargs.values()):
-                if isinstance(a, torch.Tensor) and id(a) in uses:
-                    dev = a.device.type
-                    if torch.is_autocast_enabled(dev):
-                        uses[id(a)].add("under " + str(torch.get_autocast_dtype(dev)).replace("torch.", "") + " autocast")
-                    else:
-                        uses[id(a)].add("outside autocast")
-            return func(*args, **kwargs)
-
-    try:
-        with _Watch():
-            fn(m, x, y)
-    except Exception as e:
-        return f"raised {type(e).__name__}"
-    return [
-        "used " + " and ".join(sorted(uses[id(layer.weight)])) if uses[id(layer.weight)] else "not used"
-        for layer in layers
-    ]
+    """For the checks: for each nn.Linear layer of a copy of model given to fn, whether its
+    weight was used under autocast, and for which dtype (the lessons' shared prelude)."""
+    return _weights_under_autocast(model, lambda m: fn(m, x, y))
