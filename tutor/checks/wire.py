@@ -359,7 +359,22 @@ def _base(value) -> str:
     return "object"
 
 
+# A module of torch's own classes (whose methods the tamper guard watches) is called as
+# Module.__call__ is: (*args, **kwargs). Read once per class: a module's structure crosses
+# again after every call of the learner's code, each layer a callable.
+_TORCH_MODULE_PARAMS: dict = {}
+
+
 def _parameters(fn) -> list:
+    kind = type(fn)
+    if isinstance(fn, torch.nn.Module) and kind.__module__.startswith("torch.nn.") and "__signature__" not in vars(fn):
+        if kind not in _TORCH_MODULE_PARAMS:
+            _TORCH_MODULE_PARAMS[kind] = _signature_parameters(fn)
+        return [list(p) for p in _TORCH_MODULE_PARAMS[kind]]
+    return _signature_parameters(fn)
+
+
+def _signature_parameters(fn) -> list:
     import inspect
 
     try:
