@@ -221,6 +221,17 @@ def test_a_loss_history_of_gradient_ascent_rises_where_the_expected_falls():
     text = causes.explain("history", a, e)
     assert text is not None and text.startswith("history starts at the expected first value"), text
     assert "then rises" in text and "where the expected falls" in text, text
+    assert "consistent with steps that move it the wrong way" in text, text
+
+
+def test_a_history_that_falls_where_the_expected_rises_is_said_without_a_mechanism():
+    # mixed-precision/scaled-step with no zero_grad: the scaler's scale falls (accumulated
+    # gradients overflow) where the expected grows; no update of the learner's moves it
+    e = np.array([256.0, 512.0, 256.0, 256.0, 512.0])
+    a = np.array([256.0, 512.0, 256.0, 128.0, 64.0])
+    text = causes.explain("scale", a, e)
+    assert text is not None and "then falls (to 64 at the end) where the expected rises (to 512)" in text, text
+    assert "consistent with" not in text and "sign flipped" not in text, text
 
 
 def test_a_history_that_falls_too_or_starts_elsewhere_gets_no_direction():

@@ -366,10 +366,16 @@ def _direction(name, a, e, tol):
     if not (rises or falls):
         return None
     mine, theirs = ("rises", "falls") if rises else ("falls", "rises")
-    return (
+    fact = (
         f"{name} starts at the expected first value, {_num(start)}, then {mine} (to {_num(float(a[-1]))} at the "
-        f"end) where the expected {theirs} (to {_num(float(e[-1]))}): consistent with steps that move it the wrong "
-        f"way (an update with its sign flipped, a step too large)"
+        f"end) where the expected {theirs} (to {_num(float(e[-1]))})"
+    )
+    if not rises:
+        # What the expected raises is no loss the steps descend (a GradScaler's scale, an
+        # accuracy): what makes it fall is not established by the values.
+        return fact
+    return (
+        f"{fact}: consistent with steps that move it the wrong way (an update with its sign flipped, a step too large)"
     )
 
 
