@@ -4,8 +4,6 @@ pack (with its authored mistakes) or its stripped copy (the tutor's own diagnosi
 The false sentence must be gone; where the cause can be established, a true one is said."""
 
 import asyncio
-import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from class_grading import grade_cases
 
 pytestmark = pytest.mark.slow
 
@@ -478,27 +477,6 @@ CASES += (
 )
 
 
-def _grade(pack: Path, cases, tmp: Path) -> dict:
-    """Every case as one learner of a class, graded in fresh kernels: {case name: verdict}."""
-    submissions = tmp / "class"
-    for case in cases:
-        lesson, exercise = case.exercise.split("/")
-        folder = submissions / case.name / lesson
-        folder.mkdir(parents=True)
-        (folder / f"{exercise}.py").write_text(case.code)
-    env = {**os.environ, "PTFUND_TUTOR_HOME": str(tmp / "home"), "PTFUND_TUTOR_CACHE": str(tmp / "cache")}
-    grade = ["grade", str(submissions), "--json", "--trust", "--no-cache"]  # verdicts of this code only
-    args = [sys.executable, "-m", "tutor", "--pack", str(pack), *grade]
-    r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=REPO, timeout=1200)
-    assert r.stdout.startswith("{"), r.stderr[-3000:]
-    report = json.loads(r.stdout)
-    out = {}
-    for learner in report["learners"]:
-        case = next(c for c in cases if c.name == learner["learner"])
-        out[case.name] = learner["verdicts"][case.exercise]
-    return out
-
-
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("established")
@@ -511,7 +489,7 @@ def verdicts(tmp_path_factory) -> dict:
     )
     out = {}
     for name, pack in (("shipped", REPO / "lessons"), ("stripped", stripped)):
-        out.update(_grade(pack, [c for c in CASES if c.pack == name], tmp / name))
+        out.update(grade_cases(pack, [c for c in CASES if c.pack == name], tmp / name))
     return out
 
 

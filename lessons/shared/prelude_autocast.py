@@ -6,8 +6,9 @@ import torch
 # asked for the data's own device.
 def _weights_under_autocast(model, call):
     """``call(m)`` with a copy m of ``model``; for each of m's nn.Linear layers, whether the
-    operations that took its weight (the layer's own forward, called any way, or a
-    functional call given the weight) ran under autocast, and for which dtype."""
+    operations that computed with its weight (the layer's own forward, called any way, or a
+    functional call given the weight) ran under autocast, and for which dtype. Looking at
+    the weight (its device, its dtype) is no use of it."""
     import copy
 
     from torch.overrides import TorchFunctionMode
@@ -19,6 +20,11 @@ def _weights_under_autocast(model, call):
     class _Watch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            # A use computes with the weight: reading its .device or .dtype, or a size or a
+            # comparison (no tensor made), runs in no dtype, inside autocast or not.
+            if getattr(func, "__name__", "") == "__get__" or not isinstance(out, (torch.Tensor, tuple, list)):
+                return out
             for a in (*args, *kwargs.values()):
                 if isinstance(a, torch.Tensor) and id(a) in uses:
                     dev = a.device.type
@@ -26,7 +32,7 @@ def _weights_under_autocast(model, call):
                         uses[id(a)].add("under " + str(torch.get_autocast_dtype(dev)).replace("torch.", "") + " autocast")
                     else:
                         uses[id(a)].add("outside autocast")
-            return func(*args, **kwargs)
+            return out
 
     try:
         with _Watch():
