@@ -126,6 +126,26 @@ def test_an_error_several_checks_raise_alike_leaves_out_their_authored_messages(
     assert r["checks"][0]["message"].startswith("The weights moved.\n"), r["checks"][0]["message"]
 
 
+def test_an_error_raised_alike_but_for_its_numbers_or_in_a_python_check_counts_as_one():
+    # linear-init/default-init with uniform_'s bounds the wrong way round: each check's layer
+    # has its own bound, so the texts differ in their numbers only
+    code = "def init(n):\n    raise RuntimeError(f'uniform_ expects from={1 / n:.4f} > to={-1 / n:.4f}')\n"
+    solution = "def init(n):\n    return n\n"
+    first = check(kind="value", id="a", expr="init(4)", expected="4", message="init builds a module of its own.")
+    second = check(kind="value", id="b", expr="init(5)", expected="5", message="init draws from another range.")
+    r = verify(code, solution, [first, second])
+    messages = [x["message"] for x in r["checks"]]
+    assert all("RuntimeError: uniform_ expects" in m for m in messages), messages
+    assert not any("builds a module" in m or "another range" in m for m in messages), messages
+    # a python check that raised in the learner's code counts with the value checks
+    shares = check(
+        kind="python", id="shares", code="assert init(6) == 6", message="The workers do not share the work."
+    )
+    r = verify(code, solution, [first, shares])
+    messages = [x["message"] for x in r["checks"]]
+    assert not any("builds a module" in m or "share the work" in m for m in messages), messages
+
+
 def test_python_check_shows_the_failing_assert_and_its_values_but_no_other_code():
     code = "secret_assert_text = 1"
     c = check(

@@ -357,3 +357,26 @@ def test_a_factor_is_not_named_by_a_tensor_it_only_resembles(seed):
     assert causes.factor_is("f", factor, candidates) is None
     # Alike values everywhere are one factor, not a per-feature one.
     assert causes.factor_is("f", np.full(5, 2.0), [("t", np.full(5, 4.0))]) is None
+
+
+# ---------------------------------------------------------------- zeros everywhere
+
+
+def test_zeros_everywhere_are_said_as_that_and_read_as_no_transformation():
+    from tutor.checks.compare import tensor_problems
+
+    # float16 gradients that underflowed to 0 against tiny expected ones: 0 is within
+    # tolerance of their squares, which is no square missing
+    tiny = torch.tensor([-1.9e-08, 8.5e-08, -1.27e-07, 3.1e-08, 5.5e-08, -2.2e-08])
+    # a gradient that never flowed against signed values: of one sign, but no abs or square
+    signed = torch.tensor([-3.4, 1.1, 0.5, -0.2, 2.0, -1.0, 0.7, -0.6, 1.5])
+    for expected in (tiny, signed, torch.full((5,), 2.0)):
+        (problem,) = tensor_problems(torch.zeros_like(expected), expected, "g", ["values"])
+        said = str(problem.data.get("pattern"))
+        assert said.startswith("g is 0 at every element, where "), said
+        assert "consistent with" not in said, said
+    (problem,) = tensor_problems(torch.zeros(5), torch.full((5,), 2.0), "g", ["values"])
+    assert str(problem.data["pattern"]) == "g is 0 at every element, where every expected value is 2"
+    # a few values: the check's own line shows each of them, and nothing is added
+    (problem,) = tensor_problems(torch.zeros(3), torch.full((3,), 2.0), "counts", ["values"])
+    assert "0 at every element" not in str(problem.data.get("pattern")), problem.data

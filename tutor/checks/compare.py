@@ -66,7 +66,12 @@ def relation(name: str, actual, expected, tol=None) -> str | None:
         return None
     if a.shape != e.shape:
         return causes.reshaped(name, a, e, tol)
-    return patterns.explain(name, a, e) or causes.explain(name, a, e, tol) or causes.normalised(name, a, e)
+    return (
+        spans.zeros(name, a, e)
+        or patterns.explain(name, a, e)
+        or causes.explain(name, a, e, tol)
+        or causes.normalised(name, a, e)
+    )
 
 
 def as_array(x):
@@ -305,7 +310,8 @@ def grad_problems(actual: torch.Tensor, expected: torch.Tensor, name: str, tol=N
     pattern = (
         None
         if k
-        else patterns.explain(gname, a, e)
+        else spans.zeros(gname, a, e)
+        or patterns.explain(gname, a, e)
         or causes.explain(gname, a, e, tol)
         or causes.multiplied(gname, a, e, sources, tol)
         or spans.spread(gname, a, e, sources, tol)
@@ -443,17 +449,21 @@ def tensor_problems(
                 a_np, e_np = to_numpy(actual), to_numpy(expected)
                 # A gradient k times the expected one is accumulation's sign (the trace
                 # decides what to say of it), not a cause's constant factor.
-                pattern = patterns.explain(name, a_np, e_np) or (
-                    None
-                    if data.get("grad_multiple")
-                    # a change from a value in play made the other way says more than how
-                    # the two results differ
-                    else causes.reversed_change(name, a_np, e_np, sources, tol)
-                    or causes.explain(name, a_np, e_np, tol)
-                    or causes.reduced(name, a_np, e_np, sources, tol)
-                    or causes.multiplied(name, a_np, e_np, sources, tol)
-                    or causes.normalised(name, a_np, e_np)
-                    or spans.spread(name, a_np, e_np, sources, tol)
+                pattern = (
+                    spans.zeros(name, a_np, e_np)
+                    or patterns.explain(name, a_np, e_np)
+                    or (
+                        None
+                        if data.get("grad_multiple")
+                        # a change from a value in play made the other way says more than how
+                        # the two results differ
+                        else causes.reversed_change(name, a_np, e_np, sources, tol)
+                        or causes.explain(name, a_np, e_np, tol)
+                        or causes.reduced(name, a_np, e_np, sources, tol)
+                        or causes.multiplied(name, a_np, e_np, sources, tol)
+                        or causes.normalised(name, a_np, e_np)
+                        or spans.spread(name, a_np, e_np, sources, tol)
+                    )
                 )
                 if pattern:
                     data["pattern"] = pattern
@@ -625,10 +635,14 @@ def array_problems(actual, expected, name: str, tol=None) -> list:
     data = {"mismatch": stats}
     if name.endswith(".grad"):
         data.update(grad_multiple=grad_multiple(a, e), name=name)
-    pattern = patterns.explain(name, a, e) or (
-        None
-        if data.get("grad_multiple")
-        else causes.explain(name, a, e, tol) or causes.normalised(name, a, e) or spans.spread(name, a, e, (), tol)
+    pattern = (
+        spans.zeros(name, a, e)
+        or patterns.explain(name, a, e)
+        or (
+            None
+            if data.get("grad_multiple")
+            else causes.explain(name, a, e, tol) or causes.normalised(name, a, e) or spans.spread(name, a, e, (), tol)
+        )
     )
     if pattern:
         data["pattern"] = pattern

@@ -116,6 +116,11 @@ def _pattern_topic(sentence: str) -> str:
     return causes.topic(sentence) or "pattern"
 
 
+def raised_text(exc: BaseException) -> str:
+    """What a check's failure by an exception is keyed by (runner._unauthored_common_raises)."""
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
+
+
 def _factor_of(pattern) -> float | None:
     """The whole factor a reading of a constant factor states (k, 1/k, p/q); None for others."""
     if isinstance(pattern, signatures.Scaled):

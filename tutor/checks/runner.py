@@ -23,12 +23,13 @@ then the result has ``"tampered": sentence`` and fails.
 
 import builtins
 import contextlib
+import re
 from time import monotonic as _monotonic
 
 import torch
 
 from . import signatures, typedin, untouched
-from .context import AuthoringError, Context, Outcome
+from .context import AuthoringError, Context, Outcome, raised_text
 from .describe import jsonable
 from .devicerun import device_problems
 from .diagnose import diagnose, found_text
@@ -96,7 +97,7 @@ def run_check(check: dict, ctx: Context) -> dict:
         outcome = Outcome(False, f"{AUTHORING}: {exc}", details={"authoring_error": True})
     except (Exception, SystemExit) as exc:  # a crashing check is a failed check, never an escape
         expr = check.get("expr") or check.get("name")
-        details: dict[str, object] = {"raised": type(exc).__name__, "raised_text": _raised_text(exc)}
+        details: dict[str, object] = {"raised": type(exc).__name__, "raised_text": raised_text(exc)}
         if own_frames(exc):
             details["traceback"] = filtered_traceback(exc)
         unknown = _defined_nowhere(exc, ctx)
@@ -127,21 +128,26 @@ def run_check(check: dict, ctx: Context) -> dict:
     }
 
 
-def _raised_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc)[:500]}"
-
-
 def _unauthored_common_raises(checks: list, results: list) -> None:
     """An error that several checks raised alike (an optimizer refusing an empty parameter
     list, a hook with the wrong signature) says nothing particular to any one of them: their
     authored messages, written for what a wrong value means ("The pretrained weights moved"),
-    would state a cause, so they are left out. A check that alone raises keeps its message:
-    its own requirement may be what the error comes from."""
-    texts = [(r.get("details") or {}).get("raised_text") if not r["passed"] else None for r in results]
+    would state a cause, so they are left out. Errors alike but for their numbers (a bound,
+    a size, a worker's id: each check's data gives its own) count as one. A check that alone
+    raises keeps its message: its own requirement may be what the error comes from."""
+    texts = [_numbers_aside((r.get("details") or {}).get("raised_text")) if not r["passed"] else None for r in results]
     for check, result, text in zip(checks, results, texts, strict=False):
         authored = (check.get("message") or "").strip()
         if text and texts.count(text) > 1 and authored and result["message"].startswith(authored + "\n"):
             result["message"] = result["message"][len(authored) + 1 :]
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _numbers_aside(text: str | None) -> str | None:
+    """An error's text with each number written as #: the same error on other data."""
+    return _NUMBER.sub("#", text) if text else text
 
 
 def _not_run(check: dict, why: str) -> dict:

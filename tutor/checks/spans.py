@@ -43,6 +43,20 @@ def spread(name: str, actual, expected, sources=(), tol=None) -> str | None:
     )
 
 
+def zeros(name: str, actual, expected) -> str | None:
+    """Every value 0 where the expected ones are not all 0: said as that fact and read as no
+    transformation of the expected values (zeros are a square of tiny values, a value of one
+    sign, a constant term off a constant: they match too many readings to support one)."""
+    a, e = numeric(actual), numeric(expected)
+    if a is None or e is None or a.shape != e.shape or a.size < MIN_ELEMENTS or a.any() or not e.any():
+        return None  # a few values: the check's own line shows them all
+    lo, hi = float(e.min()), float(e.max())
+    shown = (
+        f"every expected value is {_num(lo)}" if lo == hi else f"the expected values go from {_num(lo)} to {_num(hi)}"
+    )
+    return f"{name} is 0 at every element, where {shown}"
+
+
 def _constant(x: np.ndarray, tol) -> bool:
     return bool(np.allclose(x, x.flat[0], rtol=tol[0], atol=tol[1]))
 

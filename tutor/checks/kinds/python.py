@@ -13,7 +13,7 @@ import functools
 import traceback
 import types
 
-from ..context import Context, Outcome, private_names
+from ..context import Context, Outcome, private_names, raised_text
 from ..explain import SEEN, WITNESS, Condition, witness
 from ..namespaces import CHECK, compile_code, own_frames, register_source, seed_all
 
@@ -87,7 +87,8 @@ def check_python(check: dict, ctx: Context) -> Outcome:
             return Outcome(False, ctx.explain(exc, source, shown=False))
         return Outcome(False, _labelled(ctx, explain_assert(exc, asserts, seen, scope)))
     except Exception as exc:
-        return Outcome(False, ctx.explain(exc, source, shown=False), details={"raised": type(exc).__name__})
+        details = {"raised": type(exc).__name__, "raised_text": raised_text(exc)}
+        return Outcome(False, ctx.explain(exc, source, shown=False), details=details)
     label = check.get("label") or check.get("id") or "check"
     return Outcome(True, f"✓ {label} passed")
 
