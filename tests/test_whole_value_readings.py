@@ -380,3 +380,19 @@ def test_zeros_everywhere_are_said_as_that_and_read_as_no_transformation():
     # a few values: the check's own line shows each of them, and nothing is added
     (problem,) = tensor_problems(torch.zeros(3), torch.full((3,), 2.0), "counts", ["values"])
     assert "0 at every element" not in str(problem.data.get("pattern")), problem.data
+
+
+def test_a_constant_term_on_an_arange_like_value_is_also_a_window_some_places_off():
+    # views-strides/clone-window with signal[-8:-4] on a 12-element variant signal that steps
+    # by 3: two places late reads as "plus 6", which the code never added
+    expected = np.array([-4.0, -1.0, 2.0, 5.0])
+    text = causes.explain("window", expected + 6, expected)
+    assert text is not None and text.startswith("window is the expected value plus 6 everywhere; along dim 0"), text
+    assert "also the values 2 places further along" in text and "starts 2 places late" in text, text
+    back = causes.explain("window", expected - 6, expected)  # one place off is _window's own reading
+    assert back is not None and "2 places further back" in back and "starts 2 places early" in back, back
+    # values that do not step evenly: the constant term alone
+    uneven = np.array([0.3, -1.2, 2.5, 0.9])
+    assert causes.explain("out", uneven + 1.5, uneven).endswith(
+        "consistent with a constant term added where none belongs (or one missing)"
+    )

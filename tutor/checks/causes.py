@@ -408,10 +408,38 @@ def _offset(name, a, e, tol):
         # Expected values that rise by a constant step (an arange, say): a window one place
         # off gives the same numbers as a constant added, and which one the code did is not known.
         return f"{shifted}; the same numbers as the expected value plus {_num(c)} everywhere (a constant term)"
+    places = _steps_of(e, c, tol)
+    if places is not None:
+        # An arange-like expected value: a window k places off holds the same numbers.
+        dim, k, step = places
+        way = "late" if k > 0 else "early"
+        return (
+            f"{name} is the expected value plus {_num(c)} everywhere; along dim {dim} the expected values step by "
+            f"{_num(step)}, so these are also the values {abs(k)} place{'s' if abs(k) > 1 else ''} further "
+            f"{'along' if k > 0 else 'back'}: consistent with a constant term added where none belongs (or one "
+            f"missing), or a slice or window that starts {abs(k)} place{'s' if abs(k) > 1 else ''} {way}"
+        )
     return (
         f"{name} is the expected value plus {_num(c)} everywhere: consistent with a constant term added where none "
         f"belongs (or one missing)"
     )
+
+
+def _steps_of(e, c: float, tol):
+    """(dim, k, step) where ``e`` rises by one constant step along ``dim`` and ``c`` is k
+    such steps (0 < |k| < the dim's size); else None."""
+    for dim in range(e.ndim):
+        n = e.shape[dim]
+        if n < 3:
+            continue
+        steps = np.diff(e, axis=dim)
+        step = float(np.median(steps))
+        if step == 0 or not _match(steps, np.full_like(steps, step), tol):
+            continue
+        k = c / step
+        if abs(k - round(k)) < 1e-6 and 0 < abs(round(k)) < n:
+            return dim, int(round(k)), step
+    return None
 
 
 def _along(name, a, e, tol):
