@@ -309,7 +309,7 @@ CASES += (
         "capstone/standardize",
         "stripped",
         _solution("capstone/solution_standardize.py", ("norm.fit(X_train)", "pass")),
-        ("your code never does, so autograd records that work too",),
+        ("your code never does",),
         "your code contains a torch.no_grad() block, but its run never entered it",
     ),
     Case(

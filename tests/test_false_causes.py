@@ -48,7 +48,7 @@ norm = Norm()
 def test_a_no_grad_block_that_never_ran_is_not_a_missing_no_grad():
     # fit() holds the no_grad block; the bug is that fit() is never called
     text = said(NORMALISER, NORMALISER + "norm.fit(X)\n", [check(kind="tensor", expr="norm.mean")])
-    assert "your code never does, so autograd records that work too" not in text
+    assert "your code never does" not in text
     assert "your code contains a torch.no_grad() block, but its run never entered it" in text
     assert "the one inside fit()" in text
 
@@ -381,3 +381,14 @@ def test_no_change_the_other_way_where_the_expected_value_is_a_multiple_of_the_s
     grad = torch.tensor([[0.5, -0.2, 0.1], [0.3, 0.0, -0.4]])
     said = causes.reversed_change("W_next", w + 0.1 * grad, w - 0.1 * grad, [("W", w)])
     assert said is not None and "the other way" in said
+
+
+def test_requires_grad_turned_off_where_the_reference_uses_no_grad_is_said_as_that():
+    # linear-init/port-weights: requires_grad_(False) so copy_ may run, never turned back on:
+    # nothing is recorded, so "autograd records that work too" would be false
+    setup = "import torch\nlayer = torch.nn.Linear(3, 2)\nW = torch.randn(3, 2)\n"
+    solution = "with torch.no_grad():\n    layer.weight.copy_(W.T)\n"
+    code = "layer.requires_grad_(False)\nlayer.weight.copy_(W.T)\n"
+    text = said(code, solution, [check(kind="value", expr="layer.weight.requires_grad")], setup=setup)
+    assert "autograd records that work too" not in text, text
+    assert "your code turns requires_grad off instead (requires_grad_(False) or .requires_grad = False)" in text, text

@@ -168,6 +168,13 @@ def test_a_hook_left_registered_is_named():
     ) in text
 
 
+def test_a_hook_left_by_code_that_raised_before_its_remove_is_not_blamed():
+    # modules/forward-hook with output.shape() called: the hook raised, so remove() never ran
+    code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape()))\nlogits = model(x)\nh.remove()\n"
+    text = said(code, HOOK_SOLUTION, HOOK_CHECKS, setup=HOOK_SETUP)
+    assert "never removed" not in text, text
+
+
 def test_a_hook_the_reference_keeps_too_is_not_blamed():
     solution = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))\nlogits = model(x)\n"
     code = "h = model.register_forward_hook(lambda m, i, o: shapes.append(o))\nlogits = model(x)\n"

@@ -55,6 +55,12 @@ def mode_after(run, training):
     return _outputs(run, training)[0].training
 
 
+def _batchnorm_trains_after(run, training):
+    """For the mistakes: whether a BatchNorm layer of the model is in training mode after your run."""
+    model = _outputs(run, training)[0]
+    return any(m.training for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm))
+
+
 def mode_after_eval(run):
     """The model's training flag after run(model, x, True) on a model an earlier call left in eval mode."""
     model = _fresh()

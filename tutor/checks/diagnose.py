@@ -188,7 +188,7 @@ def diagnose(
         later = [e.info["stale"] for e in backward[1:] if e.info.get("stale") is not None]
         cleared = bool(later) and not any(later)
         backward_calls = 0 if cleared else len(backward)
-    for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls):
+    for sentence in compare_namespaces(ctx.learner, ctx.ref, backward_calls, stopped=ctx.code_error is not None):
         if STILL_ATTACHED in sentence and not _graph_failed(results, ctx):
             continue  # a graph the reference's value lacks, where no failing check is about graphs
         found.append((sentence, None))

@@ -165,8 +165,10 @@ def _live_owner(state: dict, modules: dict) -> str | None:
     return None
 
 
-def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> list:
-    """``backward_calls``: how often the learner's code called backward() (from the trace)."""
+def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0, stopped: bool = False) -> list:
+    """``backward_calls``: how often the learner's code called backward() (from the trace).
+    ``stopped``: the learner's code raised, so what its later lines would have undone (a
+    hook's remove()) never ran: nothing is read from what was left over."""
     out = []
     my_arrays, their_arrays = _arrays(learner), _arrays(ref)
     lost = _lost_leaf(learner, ref)
@@ -204,7 +206,7 @@ def compare_namespaces(learner: dict, ref: dict, backward_calls: int = 0) -> lis
                         signatures.never_registered(name, *absent) for absent in _absent_buffers(value, ref[name])
                     )
                     mine, theirs = _hooks(value), _hooks(ref[name])
-                    if mine > theirs:
+                    if mine > theirs and not stopped:
                         out.append(signatures.hooks_left(name, mine, theirs))
             except Exception:
                 continue

@@ -495,6 +495,28 @@ def _back_to_train(events) -> int:
     return n
 
 
+def _turns_requires_grad_off(code: str) -> bool:
+    """Whether the learner's source calls ``requires_grad_(False)`` or assigns
+    ``x.requires_grad = False``."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "requires_grad_":
+            given = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "requires_grad"), None)
+            if isinstance(given, ast.Constant) and given.value is False:
+                return True
+        if (
+            isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Constant)
+            and n.value.value is False
+            and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in n.targets)
+        ):
+            return True
+    return False
+
+
 def _grad_modes(learner, ref, code=""):
     kinds = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled")
     lk, rk = [e.kind for e in _kinds(learner, *kinds)], [e.kind for e in _kinds(ref, *kinds)]
@@ -516,9 +538,18 @@ def _grad_modes(learner, ref, code=""):
                 f"your code contains a {which} block, but its run never entered it, where the reference's run "
                 f"enters{inside}: the code around that block was never called, or returned before it"
             )
+        if _turns_requires_grad_off(code):
+            # Nothing is recorded that way either: what it costs is that the tensors stay out of autograd.
+            return (
+                f"the reference runs part of its work under {which} (an update, an evaluation or a constant); your "
+                f"code turns requires_grad off instead (requires_grad_(False) or .requires_grad = False): nothing is "
+                f"recorded that way either, but those tensors stay out of autograd afterwards, no longer trained, "
+                f"until requires_grad is turned back on"
+            )
         return (
             f"the reference runs part of its work under {which} (an update, an evaluation or a constant); your code "
-            f"never does, so autograd records that work too: its results require grad and keep a graph"
+            f"never does, so where tensors that require grad take part, autograd records that work too: its results "
+            f"require grad and keep a graph"
         )
     if any(k in off for k in lk) and not any(k in off for k in rk):
         return (
