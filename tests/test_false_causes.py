@@ -392,3 +392,33 @@ def test_requires_grad_turned_off_where_the_reference_uses_no_grad_is_said_as_th
     text = said(code, solution, [check(kind="value", expr="layer.weight.requires_grad")], setup=setup)
     assert "autograd records that work too" not in text, text
     assert "your code turns requires_grad off instead (requires_grad_(False) or .requires_grad = False)" in text, text
+
+
+def test_a_weights_only_refusal_names_what_the_file_holds():
+    # checkpoints/resumable storing torch.get_rng_state (the function, never called): the file
+    # holds no module, so "save model.state_dict()" would point at the wrong object
+    import io
+
+    import torch
+
+    from tutor.checks import signatures
+
+    def refusal(obj) -> str:
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        buffer.seek(0)
+        try:
+            torch.load(buffer, weights_only=True)
+        except Exception as exc:
+            return str(exc)
+        raise AssertionError("loaded")
+
+    said = signatures.for_error(refusal({"rng": torch.get_rng_state}))
+    assert "it holds torch.random.get_rng_state, a Python object pickled by reference" in said, said
+    assert "for a function, what calling it returns" in said and "save model.state_dict()" not in said, said
+    said = signatures.for_error(refusal({"model": torch.nn.Linear(2, 2)}))
+    assert "it holds a pickled module (torch.nn.modules.linear.Linear)" in said, said
+    assert "save model.state_dict()" in said, said
+    # the first line alone names nothing: no object is guessed
+    said = signatures.for_error(refusal({"rng": torch.get_rng_state}).splitlines()[0])
+    assert "it holds a pickled object" in said and "model.state_dict()" not in said, said

@@ -127,3 +127,15 @@ def _returns_load_result(from_bytes):
     except Exception:
         return False
     return type(result).__name__ == "_IncompatibleKeys"
+
+
+def _saves_net_whatever_given(to_bytes):
+    """For the mistakes: whether to_bytes, given another model, saves net's state (read back
+    with weights_only=True)."""
+    try:
+        state = torch.load(io.BytesIO(to_bytes(_other)), weights_only=True)
+        return all(torch.equal(state[k], v) for k, v in net.state_dict().items()) and not all(
+            torch.equal(state[k], v) for k, v in _other.state_dict().items()
+        )
+    except Exception:
+        return False

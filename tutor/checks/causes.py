@@ -438,7 +438,7 @@ def _steps_of(e, c: float, tol):
             continue
         k = c / step
         if abs(k - round(k)) < 1e-6 and 0 < abs(round(k)) < n:
-            return dim, int(round(k)), step
+            return dim, round(k), step
     return None
 
 

@@ -117,8 +117,10 @@ def _pattern_topic(sentence: str) -> str:
 
 
 def raised_text(exc: BaseException) -> str:
-    """What a check's failure by an exception is keyed by (runner._unauthored_common_raises)."""
-    return f"{type(exc).__name__}: {str(exc)[:500]}"
+    """What a check's failure by an exception is keyed by (runner._unauthored_common_raises)
+    and read for a known error's meaning (signatures.for_error: torch's messages name the
+    cause past their first line)."""
+    return f"{type(exc).__name__}: {str(exc)[:1500]}"
 
 
 def _factor_of(pattern) -> float | None:

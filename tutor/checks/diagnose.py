@@ -37,7 +37,10 @@ def _error_texts(ctx, results) -> list:
     for r in results:
         if not r["passed"]:
             texts.append(found_text(r))
-            texts.extend((r.get("details") or {}).get("traceback") or [])
+            details = r.get("details") or {}
+            if details.get("raised_text"):
+                texts.append(details["raised_text"])
+            texts.extend(details.get("traceback") or [])
     return texts
 
 
@@ -223,7 +226,11 @@ def _compared(ctx) -> tuple[dict, dict]:
 
 
 def _for_errors(ctx, results) -> list:
-    return [e for e in (signatures.for_error(text) for text in _error_texts(ctx, results)) if e]
+    found = [e for e in (signatures.for_error(text) for text in _error_texts(ctx, results)) if e]
+    # The same error read from its first line and from its whole text: the whole says more.
+    return [
+        e for e in found if not (e in signatures.VAGUE_ERRORS and any(f.startswith(e[:40]) and f != e for f in found))
+    ]
 
 
 def _unique(found: list) -> list:

@@ -4,6 +4,8 @@ A check that spots one calls ``Context.note`` with one of these messages; they a
 in the result's ``mistakes`` after the exercise's own.
 """
 
+import re
+
 from .describe import fmt_int, plural
 
 
@@ -349,11 +351,6 @@ ERRORS = (
         "class indices for cross_entropy / nll_loss must be integers (torch.long): convert them with .long()",
     ),
     (
-        "Weights only load failed",
-        "torch.load(..., weights_only=True) refused the file: it holds a pickled object, not only tensors; "
-        "save model.state_dict() and load it into a fresh model with load_state_dict",
-    ),
-    (
         "Missing key(s) in state_dict",
         "the state_dict's keys do not match the model's: a layer is named differently, or held in a plain "
         "list (unregistered)",
@@ -361,7 +358,37 @@ ERRORS = (
 )
 
 
+# What a refusal says where torch's message does not name the object (its first line only).
+_PICKLED_OBJECT = (
+    "torch.load(..., weights_only=True) refused the file: it holds a pickled object, not only tensors, numbers, "
+    "strings and containers of them; store plain data in its place (a module's state_dict(), a function's result, "
+    "called)"
+)
+VAGUE_ERRORS = frozenset({_PICKLED_OBJECT})  # said only where no reading of the same error names more
+_UNSUPPORTED_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+
+
+def _weights_only_refusal(text: str) -> str:
+    """torch.load(weights_only=True) refused a file: what it holds, where torch's message names it."""
+    found = _UNSUPPORTED_GLOBAL.search(text)
+    if found is None:
+        return _PICKLED_OBJECT
+    name = found.group(1).rstrip(".")
+    if ".nn.modules." in name:
+        return (
+            f"torch.load(..., weights_only=True) refused the file: it holds a pickled module ({name}), not only "
+            "tensors; save model.state_dict() and load it into a fresh model with load_state_dict"
+        )
+    return (
+        f"torch.load(..., weights_only=True) refused the file: it holds {name}, a Python object pickled by reference, "
+        "where only tensors, numbers, strings and containers of them load; store plain data in its place (for a "
+        "function, what calling it returns; for a module, its state_dict()), not the object itself"
+    )
+
+
 def for_error(text: str) -> str | None:
+    if "weights only load failed" in (text or "").lower():
+        return _weights_only_refusal(text)
     for needle, explanation in ERRORS:
         if needle.lower() in (text or "").lower():
             return explanation
