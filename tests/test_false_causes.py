@@ -422,3 +422,17 @@ def test_a_weights_only_refusal_names_what_the_file_holds():
     # the first line alone names nothing: no object is guessed
     said = signatures.for_error(refusal({"rng": torch.get_rng_state}).splitlines()[0])
     assert "it holds a pickled object" in said and "model.state_dict()" not in said, said
+
+
+def test_a_value_of_another_shape_and_dtype_gets_no_advice_to_convert_it():
+    # mixed-precision/float32-island returning (sim, emb): emb is sim's float32 matrix, which
+    # no .to(torch.bfloat16) would make right
+    import torch
+
+    from tutor.checks.compare import tensor_problems
+
+    problems = tensor_problems(torch.zeros(5, 5), torch.zeros(5, 3, dtype=torch.bfloat16), "emb", ["shape", "dtype"])
+    said = " ".join(p.sentence for p in problems)
+    assert "emb has dtype torch.float32, expected torch.bfloat16" in said and "convert with" not in said, said
+    (same,) = tensor_problems(torch.zeros(5, 3), torch.zeros(5, 3, dtype=torch.bfloat16), "emb", ["shape", "dtype"])
+    assert "convert with .to(torch.bfloat16)" in same.sentence, same.sentence

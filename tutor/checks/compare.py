@@ -360,12 +360,14 @@ def tensor_problems(
             )
         elif prop == "dtype" and actual.dtype != expected.dtype:
             a, e = str(actual.dtype), str(expected.dtype)
+            # Of another shape too, it may be another value altogether: no advice to convert it.
+            advice = "" if not same_shape else f" (pass dtype={e} when creating it, or convert with .to({e}))"
             out.append(
                 Problem(
                     "dtype",
                     f"{name} has dtype {a}, expected {e}: {dtype_hint}"
                     if dtype_hint
-                    else f"{name} has dtype {a}, expected {e} (pass dtype={e} when creating it, or convert with .to({e}))",
+                    else f"{name} has dtype {a}, expected {e}{advice}",
                     e,
                     a,
                 )
