@@ -396,3 +396,15 @@ def test_a_constant_term_on_an_arange_like_value_is_also_a_window_some_places_of
     assert causes.explain("out", uneven + 1.5, uneven).endswith(
         "consistent with a constant term added where none belongs (or one missing)"
     )
+
+
+def test_two_slices_that_differ_alike_are_no_bias():
+    # reading-transformers/attention returning the weights on a 2 x 2 case: its two rows
+    # happened to differ from the expected ones by the same [1.987, 0.4521]; three slices at
+    # least must share a term before it reads as a bias
+    e = np.array([[[[-0.987, -0.4521], [-1.987, 0.5479]]]])
+    a = e + np.array([1.987, 0.4521])
+    text = causes.explain("result", a, e) or ""
+    assert "like a bias" not in text, text
+    rows = np.arange(12.0).reshape(3, 4) * 0.37 - 1.0
+    assert "like a bias" in (causes.explain("out", rows + np.array([0.5, -1.0, 2.0, 0.25]), rows) or "")

@@ -450,7 +450,8 @@ def _along(name, a, e, tol):
     d = a - e
     for keep in range(a.ndim):
         others = tuple(i for i in range(a.ndim) if i != keep)
-        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 2:
+        # Three slices at least that share the term: two agreeing may be chance (a 2 x 2 case).
+        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 3:
             continue
         term = np.median(d, axis=others, keepdims=True)
         if _match(a, e + term, tol) and not _match(a, e + float(np.median(d)), tol):
