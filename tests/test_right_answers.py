@@ -74,6 +74,34 @@ CASES = (
             """
         ),
     ),
+    # assert_close imported by name and given the two lists joined: the comparison is read
+    # from the call itself, however the function was bound
+    Right(
+        "assert-close-by-name-on-joined-grads",
+        "compile/match-eager",
+        _code(
+            """
+            import torch
+            from torch.testing import assert_close
+
+
+            def both_grads(model, x):
+                model.eval()
+                compiled = torch.compile(model, backend="aot_eager")
+                model.zero_grad()
+                model(x).square().mean().backward()
+                eager = [p.grad for p in model.parameters()]
+                model.zero_grad()
+                compiled(x).square().mean().backward()
+                graphed = [p.grad for p in model.parameters()]
+                assert_close(torch.cat([g.flatten() for g in graphed]), torch.cat([g.flatten() for g in eager]))
+                return eager, graphed
+
+
+            eager, graphed = both_grads(model, x)
+            """
+        ),
+    ),
     Right(
         "island-device-of-the-encoder",
         "mixed-precision/float32-island",
