@@ -157,6 +157,11 @@ def test_device_values_compare_like_learners_mean_them():
 def test_tensor_check_on_something_else_and_big_values_are_summarised():
     r = verify("t = [[1, 2], [3, 4]]", "t = torch.ones(2, 2)", [check(kind="tensor", expr="t")])
     assert only(r)["message"] == "t is a list, expected a tensor (build it with torch.tensor(...))"
+    # graph-lifetime/constant-statistic with torch.std_mean: two results, not numbers to build from
+    r = verify("t = torch.std_mean(torch.arange(4.0))", "t = torch.ones(2)", [check(kind="tensor", expr="t")])
+    message = only(r)["message"]
+    assert message.startswith("t is a tuple") and "a tuple of 2 tensors" in message and "unpack it" in message
+    assert "torch.tensor(...)" not in message, message
     r = verify("t = torch.zeros(1000, 1000)", "t = torch.ones(1000, 1000)", [check(kind="value", expr="t")])
     res = only(r)
     assert res["actual"] == "tensor of shape (1000, 1000), torch.float32 on cpu"

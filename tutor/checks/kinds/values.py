@@ -79,7 +79,10 @@ def _not_a_tensor(actual, name: str) -> Outcome:
     message = f"{name} is {type_phrase(actual)}, expected a tensor"
     if isinstance(actual, np.ndarray):
         message += " (convert it with torch.from_numpy or torch.as_tensor)"
-    elif isinstance(actual, (list, tuple)):
+    elif isinstance(actual, tuple) and actual and all(isinstance(a, torch.Tensor) for a in actual):
+        # several results of one call (torch.std_mean, torch.max(x, dim)), not numbers to build from
+        message += f" (a tuple of {len(actual)} tensors, as a function that returns several results gives: unpack it)"
+    elif isinstance(actual, (list, tuple)) and not any(isinstance(a, torch.Tensor) for a in actual):
         message += " (build it with torch.tensor(...))"
     return Outcome(False, message, "a tensor", short_repr(actual))
 
