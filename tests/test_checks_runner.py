@@ -138,9 +138,7 @@ def test_an_error_raised_alike_but_for_its_numbers_or_in_a_python_check_counts_a
     assert all("RuntimeError: uniform_ expects" in m for m in messages), messages
     assert not any("builds a module" in m or "another range" in m for m in messages), messages
     # a python check that raised in the learner's code counts with the value checks
-    shares = check(
-        kind="python", id="shares", code="assert init(6) == 6", message="The workers do not share the work."
-    )
+    shares = check(kind="python", id="shares", code="assert init(6) == 6", message="The workers do not share the work.")
     r = verify(code, solution, [first, shares])
     messages = [x["message"] for x in r["checks"]]
     assert not any("builds a module" in m or "share the work" in m for m in messages), messages

@@ -319,7 +319,7 @@ class Context:
             if topic:
                 self.topics[message] = topic
 
-    def absorb(self, problems, inputs=()) -> list[str]:
+    def absorb(self, problems, inputs=()) -> list[tuple[str, float]]:
         """Record built-in signatures carried by comparison problems, each said only as far as
         it is established: a whole factor is a sum where a mean was meant only when some
         tensor in play has that many values (``inputs``: a function check's (name, argument)
