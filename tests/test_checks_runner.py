@@ -144,6 +144,16 @@ def test_an_error_raised_alike_but_for_its_numbers_or_in_a_python_check_counts_a
     assert not any("builds a module" in m or "share the work" in m for m in messages), messages
 
 
+def test_a_check_that_alone_raises_what_the_code_itself_raised_drops_its_message():
+    # modules/forward-hook with a hook that raises: the code stops there, and the one check
+    # that calls the model again raises the same; "still adds to shapes" would be false
+    code = "def f():\n    raise TypeError(\"'torch.Size' object is not callable\")\nf()\n"
+    again = check(kind="value", id="again", expr="f()", expected="0", message="Another call still adds to shapes.")
+    r = verify(code, "def f():\n    return 0\n", [again])
+    message = r["checks"][0]["message"]
+    assert "TypeError: 'torch.Size' object is not callable" in message and "still adds" not in message, message
+
+
 def test_python_check_shows_the_failing_assert_and_its_values_but_no_other_code():
     code = "secret_assert_text = 1"
     c = check(

@@ -120,7 +120,8 @@ def raised_text(exc: BaseException) -> str:
     """What a check's failure by an exception is keyed by (runner._unauthored_common_raises)
     and read for a known error's meaning (signatures.for_error: torch's messages name the
     cause past their first line)."""
-    return f"{type(exc).__name__}: {str(exc)[:1500]}"
+    name = getattr(exc, "ename", None) if type(exc).__name__ == "Raised" else None  # one from the learner's kernel
+    return f"{name or type(exc).__name__}: {str(exc)[:1500]}"
 
 
 def _factor_of(pattern) -> float | None:

@@ -128,17 +128,21 @@ def run_check(check: dict, ctx: Context) -> dict:
     }
 
 
-def _unauthored_common_raises(checks: list, results: list) -> None:
+def _unauthored_common_raises(checks: list, results: list, code_error=None) -> None:
     """An error that several checks raised alike (an optimizer refusing an empty parameter
     list, a hook with the wrong signature) says nothing particular to any one of them: their
     authored messages, written for what a wrong value means ("The pretrained weights moved"),
     would state a cause, so they are left out. Errors alike but for their numbers (a bound,
     a size, a worker's id: each check's data gives its own) count as one. A check that alone
-    raises keeps its message: its own requirement may be what the error comes from."""
+    raises keeps its message: its own requirement may be what the error comes from, unless
+    the learner's code raised the same error itself (``code_error``: a hook that raises at
+    every call stops the code and every check that calls the model alike)."""
     texts = [_numbers_aside((r.get("details") or {}).get("raised_text")) if not r["passed"] else None for r in results]
+    own = _numbers_aside(f"{code_error.ename}: {code_error.evalue}"[:1500]) if code_error is not None else None
     for check, result, text in zip(checks, results, texts, strict=False):
         authored = (check.get("message") or "").strip()
-        if text and texts.count(text) > 1 and authored and result["message"].startswith(authored + "\n"):
+        common = texts.count(text) > 1 or text == own
+        if text and common and authored and result["message"].startswith(authored + "\n"):
             result["message"] = result["message"][len(authored) + 1 :]
 
 
@@ -381,7 +385,7 @@ def evaluate(payload: dict, ctx: Context, setup_error, quiet, *, guard=None, sta
             continue
         with captured(quiet):  # a function check calls the learner's function dozens of times
             results.append(run_check(check, ctx))
-    _unauthored_common_raises(checks, results)
+    _unauthored_common_raises(checks, results, code_error)
 
     error = setup_error or solution_error or code_error
     failing = error is not None or not all(r["passed"] for r in results)
