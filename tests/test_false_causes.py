@@ -436,3 +436,27 @@ def test_a_value_of_another_shape_and_dtype_gets_no_advice_to_convert_it():
     assert "emb has dtype torch.float32, expected torch.bfloat16" in said and "convert with" not in said, said
     (same,) = tensor_problems(torch.zeros(5, 3), torch.zeros(5, 3, dtype=torch.bfloat16), "emb", ["shape", "dtype"])
     assert "convert with .to(torch.bfloat16)" in same.sentence, same.sentence
+
+
+def test_an_error_in_a_dataloader_worker_is_said_as_the_worker_s_own():
+    # iterable-data/shard-stream with info.num_worker: torch re-raises "Caught AttributeError
+    # in DataLoader worker process 0." and the worker's own error is the message's last line
+    import torch
+    from torch.utils.data import DataLoader, IterableDataset
+
+    from tutor.checks.describe import exception_phrase
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            info = torch.utils.data.get_worker_info()
+            return iter(range(info.id, 4, info.num_worker))
+
+    try:
+        list(DataLoader(Stream(), num_workers=1))
+    except AttributeError as exc:
+        said = exception_phrase(exc)
+    else:
+        raise AssertionError("the worker did not raise")
+    assert said == (
+        "AttributeError: 'WorkerInfo' object has no attribute 'num_worker' (in DataLoader worker process 0)"
+    ), said

@@ -162,11 +162,18 @@ def exception_text(exc: BaseException) -> str:
 
 
 def exception_phrase(exc: BaseException, limit: int = 160) -> str:
-    """'ValueError: shapes do not match' (the first line of the message only)."""
+    """'ValueError: shapes do not match' (the first line of the message only). An error a
+    DataLoader worker caught and raised again says only where it was caught in its first
+    line: the worker's own error, the message's last line, is said instead."""
     text = exception_text(exc).strip()
-    first = text.splitlines()[0] if text else ""
+    lines = text.splitlines()
+    first = lines[0] if lines else ""
     name = getattr(exc, "ename", None) if type(exc).__name__ == "Raised" else None
     name = name or type(exc).__name__
+    worker = first.startswith("Caught ") and " in DataLoader worker process " in first
+    if worker and len(lines) > 1 and ":" in lines[-1]:
+        where = first.removeprefix("Caught ").split(" in ", 1)[1].rstrip(".")
+        return f"{shorten(lines[-1].strip(), limit)} (in {where})"
     return f"{name}: {shorten(first, limit)}" if first else name
 
 

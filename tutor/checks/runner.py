@@ -150,8 +150,9 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def _numbers_aside(text: str | None) -> str | None:
-    """An error's text with each number written as #: the same error on other data."""
-    return _NUMBER.sub("#", text) if text else text
+    """An error's first line with each number written as #: the same error on other data
+    (what follows may be a traceback of the call that raised, which differs per check)."""
+    return _NUMBER.sub("#", text.split("\n", 1)[0]) if text else text
 
 
 def _not_run(check: dict, why: str) -> dict:
