@@ -518,6 +518,32 @@ def test_a_factor_with_no_cause_on_the_smallest_case_is_read_on_a_larger_one():
     assert "result is exactly 1/2 of the expected value" in text and "for pred of shape" not in text, text
 
 
+def test_a_divisor_that_is_the_batch_s_total_where_each_row_s_own_was_meant_is_read_as_such():
+    # devices-precision/masked-mean dividing by mask.sum() (every real step of the batch) where
+    # each row's length was meant: the factor per row is lengths / lengths.sum()
+    fn = [
+        check(
+            kind="function",
+            name="masked_mean",
+            cases=12,
+            args=[
+                {"type": "tensor", "shape": ["b", "t", "d"]},
+                {"type": "tensor", "shape": ["b"], "dtypes": ["int64"], "min": 1, "max": 4},
+            ],
+            dims={"b": [3, 5], "t": [4, 4], "d": [2, 3]},
+        )
+    ]
+    solution = (
+        "def masked_mean(x, lengths):\n"
+        "    mask = (torch.arange(x.shape[1]) < lengths[:, None]).to(x.dtype).unsqueeze(-1)\n"
+        "    return (x * mask).sum(dim=1) / mask.sum(dim=1)\n"
+    )
+    text = said(solution.replace("mask.sum(dim=1)", "mask.sum()"), solution, fn)
+    assert "which is lengths / lengths.sum() element by element" in text, text
+    assert "a division by the total of lengths where each row's own entry of lengths was meant" in text, text
+    assert "per-feature" not in text, text  # dim 0 holds the batch's rows, not features
+
+
 def test_one_column_off_by_a_constant_is_not_read_as_a_bias_for_every_column():
     import torch
 
@@ -598,7 +624,7 @@ def test_slices_set_to_zero_are_no_per_feature_scale():
 
     expected = torch.tensor([[-1.0, 2.0, -3.0, -0.5], [-2.0, 1.5, -1.0, -0.25], [-0.5, 3.0, -2.0, -1.0]])
     said = causes.explain("out", expected.clamp(min=0), expected)
-    assert said is None or "per-feature scale" not in said, said
+    assert said is None or "a factor that varies only along" not in said, said
 
 
 def test_a_multiple_of_a_reduction_of_a_numpy_array_over_the_wrong_dim_is_named():

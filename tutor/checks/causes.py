@@ -508,10 +508,15 @@ def _scaled_along(name, a, e, tol):
                 f"{name} is the expected value times a factor that varies only along {_dims([keep])} (the same for "
                 f"every index of {_dims(others)}; {name} / expected = [{shown}] along {_dims([keep])})"
             )
-            out = FactorAlong(
-                f"{fact}: consistent with a per-feature scale missing, extra or wrong (a standard deviation that "
-                "multiplies where it should divide, a gain, a normaliser)"
+            # The last dim holds features; along another (the batch's rows), a scale per row.
+            kind = (
+                "a per-feature scale missing, extra or wrong (a standard deviation that multiplies where it "
+                "should divide, a gain, a normaliser)"
+                if keep == a.ndim - 1
+                else f"a scale per index of {_dims([keep])} missing, extra or wrong (a divisor such as a count or "
+                "a length of each row, a normaliser)"
             )
+            out = FactorAlong(f"{fact}: consistent with {kind}")
             out.fact, out.factor = fact, flat
             return out
     return None
@@ -535,6 +540,17 @@ _FACTOR_FORMS = (
     (lambda c: np.sqrt(c), "sqrt({c})", "a division by sqrt({c}) left out (a normalisation missing)"),
     (lambda c: 1 / c, "1/{c}", "a division by {c} too many"),
     (lambda c: c, "{c}", "a division by {c} left out, or a multiplication by it where none was meant"),
+    (
+        lambda c: c / c.sum(),
+        "{c} / {c}.sum()",
+        "a division by the total of {c} where each row's own entry of {c} was meant (one count for the whole "
+        "batch where each row has its own)",
+    ),
+    (
+        lambda c: c.sum() / c,
+        "{c}.sum() / {c}",
+        "a division by each row's own entry of {c} where their total was meant",
+    ),
 )
 
 

@@ -320,23 +320,22 @@ class Context:
             if topic:
                 self.topics[message] = topic
 
-    def absorb(self, problems, inputs=()) -> list[tuple[str, float]]:
+    def absorb(self, problems, inputs=()) -> list[tuple[str, float | None]]:
         """Record built-in signatures carried by comparison problems, each said only as far as
         it is established: a whole factor is a sum where a mean was meant only when some
         tensor in play has that many values (``inputs``: a function check's (name, argument)
         pairs), and
         accumulated gradients only when the trace shows the uncleared backward() calls.
-        Returns the readings noted that state a whole factor and no cause (a case too small
-        to tell), each with its factor."""
+        Returns the readings noted that state a factor and no cause (a case too small to
+        tell), each with its factor where it is one number (None for one that varies)."""
         bare = []
         for p in problems:
             data = p.data or {}
             pattern, caused = self._reading(data.get("pattern"), inputs)
             if pattern and not any(t == _pattern_topic(pattern) for t in self.topics.values()):
                 self.note(pattern, _pattern_topic(pattern))  # one per kind: the first check's names say it
-                factor = _factor_of(data.get("pattern"))
-                if not caused and factor is not None:
-                    bare.append((pattern, factor))
+                if not caused:
+                    bare.append((pattern, _factor_of(data.get("pattern"))))
             k = data.get("grad_multiple")
             if k:
                 self._grad_multiple(data.get("name", "the gradient"), k, inputs)
@@ -373,8 +372,11 @@ class Context:
             if not isinstance(pattern, str) or (instead and not caused):
                 continue
             factor = _factor_of((p.data or {}).get("pattern"))
-            if instead and (factor is None or any(abs(factor - f) <= 1e-6 * abs(f) for _, f in instead)):
-                continue
+            if instead and any(
+                (factor is None) != (f is None) or (f is not None and abs(factor - f) <= 1e-6 * abs(f))
+                for _, f in instead
+            ):
+                continue  # another kind of reading, or the same constant factor: nothing new of the count
             for said, _ in instead:
                 if said in self.findings:
                     self.findings.remove(said)
