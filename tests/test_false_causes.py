@@ -460,3 +460,16 @@ def test_an_error_in_a_dataloader_worker_is_said_as_the_worker_s_own():
     assert said == (
         "AttributeError: 'WorkerInfo' object has no attribute 'num_worker' (in DataLoader worker process 0)"
     ), said
+
+
+def test_too_many_arguments_for_forward_is_read_as_a_pre_hook_s_return_only_where_one_is_registered():
+    # hooks/pre-hook returning (args[0] * s,) + args: forward gets the input twice
+    from tutor.checks import signatures
+
+    text = "TypeError: Sequential.forward() takes 2 positional arguments but 3 were given"
+    code = "def scale_inputs(model, s):\n    return model.register_forward_pre_hook(lambda m, a: (a[0] * s,) + a)\n"
+    said = signatures.pre_hook_arguments(text, code)
+    assert said is not None and said.startswith("forward() was given 2 positional arguments where it takes 1"), said
+    assert "a pre-hook that returns more items than forward takes" in said, said
+    # no pre-hook in the code: the call itself gave too many, and nothing is said of hooks
+    assert signatures.pre_hook_arguments(text, "out = model(x, x)\n") is None

@@ -226,7 +226,9 @@ def _compared(ctx) -> tuple[dict, dict]:
 
 
 def _for_errors(ctx, results) -> list:
-    found = [e for e in (signatures.for_error(text) for text in _error_texts(ctx, results)) if e]
+    texts = _error_texts(ctx, results)
+    found = [e for e in (signatures.for_error(text) for text in texts) if e]
+    found += [e for e in (signatures.pre_hook_arguments(text, ctx.code) for text in texts) if e]
     # The same error read from its first line and from its whole text: the whole says more.
     return [
         e for e in found if not (e in signatures.VAGUE_ERRORS and any(f.startswith(e[:40]) and f != e for f in found))

@@ -386,6 +386,24 @@ def _weights_only_refusal(text: str) -> str:
     )
 
 
+_TOO_MANY_ARGUMENTS = re.compile(r"forward\(\) takes (\d+) positional arguments? but (\d+) were given")
+
+
+def pre_hook_arguments(text: str, code: str) -> str | None:
+    """forward() given more positional arguments than it takes, where the learner's code
+    registers a forward pre-hook: what the hook returns replaces the arguments."""
+    found = _TOO_MANY_ARGUMENTS.search(text or "")
+    if found is None or "register_forward_pre_hook" not in (code or ""):
+        return None
+    takes, given = int(found.group(1)) - 1, int(found.group(2)) - 1  # self is counted in both
+    return (
+        f"forward() was given {given} positional arguments where it takes {takes}, and your code registers a "
+        "forward pre-hook: consistent with a pre-hook that returns more items than forward takes (its return "
+        "value, a tuple, replaces the module's positional arguments; None keeps them), or a call of the model "
+        "with more arguments than forward takes"
+    )
+
+
 def for_error(text: str) -> str | None:
     if "weights only load failed" in (text or "").lower():
         return _weights_only_refusal(text)
