@@ -408,3 +408,10 @@ def test_two_slices_that_differ_alike_are_no_bias():
     assert "like a bias" not in text, text
     rows = np.arange(12.0).reshape(3, 4) * 0.37 - 1.0
     assert "like a bias" in (causes.explain("out", rows + np.array([0.5, -1.0, 2.0, 0.25]), rows) or "")
+
+
+def test_a_few_zeros_get_no_reading_either():
+    # memory-levers/checkpoint-blocks counting each block's forwards: [0, 0, 0] where [2, 2, 2]
+    # was expected is no constant term of -2
+    assert causes.explain("counts", np.zeros(3), np.full(3, 2.0)) is None
+    assert spans.spread("counts", np.zeros(3), np.full(3, 2.0)) is None

@@ -33,8 +33,8 @@ def spread(name: str, actual, expected, sources=(), tol=None) -> str | None:
             actual.is_floating_point() if isinstance(actual, torch.Tensor) else np.asarray(actual).dtype.kind == "f"
         )
         tol = FLOAT_TOL if floats else (0.0, 0.0)
-    if _constant(e, tol):
-        return None  # every reading below is about how the expected entries differ
+    if _constant(e, tol) or not a.any():
+        return None  # every reading below is about how the expected entries differ; zeros: zeros()
     return (
         _same_everywhere(name, a, e, sources, tol)
         or _same_along(name, a, e, tol)
