@@ -408,6 +408,9 @@ def test_two_slices_that_differ_alike_are_no_bias():
     assert "like a bias" not in text, text
     rows = np.arange(12.0).reshape(3, 4) * 0.37 - 1.0
     assert "like a bias" in (causes.explain("out", rows + np.array([0.5, -1.0, 2.0, 0.25]), rows) or "")
+    # two rows of three outputs, a bias left out (linear-init/port-weights): established
+    two = np.array([[0.3, -1.2, 0.8], [1.1, 0.4, -0.6]])
+    assert "like a bias" in (causes.explain("out", two - np.array([0.05, -0.37, -0.41]), two) or "")
 
 
 def test_a_few_zeros_get_no_reading_either():

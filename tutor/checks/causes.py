@@ -450,8 +450,10 @@ def _along(name, a, e, tol):
     d = a - e
     for keep in range(a.ndim):
         others = tuple(i for i in range(a.ndim) if i != keep)
-        # Three slices at least that share the term: two agreeing may be chance (a 2 x 2 case).
-        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 3:
+        # The term has one value per index of the dim kept; the values beyond those must be
+        # three or more to establish it (two rows of a 2 x 2 case may agree by chance; two rows
+        # of three outputs, a bias left out, do not).
+        if a.shape[keep] < 2 or int(np.prod([a.shape[i] for i in others])) < 2 or a.size - a.shape[keep] < 3:
             continue
         term = np.median(d, axis=others, keepdims=True)
         if _match(a, e + term, tol) and not _match(a, e + float(np.median(d)), tol):
