@@ -400,8 +400,8 @@ def test_a_constant_term_on_an_arange_like_value_is_also_a_window_some_places_of
 
 def test_two_slices_that_differ_alike_are_no_bias():
     # reading-transformers/attention returning the weights on a 2 x 2 case: its two rows
-    # happened to differ from the expected ones by the same [1.987, 0.4521]; three slices at
-    # least must share a term before it reads as a bias
+    # happened to differ from the expected ones by the same [1.987, 0.4521]: two values beyond
+    # the term's own two are too few to establish it as a bias
     e = np.array([[[[-0.987, -0.4521], [-1.987, 0.5479]]]])
     a = e + np.array([1.987, 0.4521])
     text = causes.explain("result", a, e) or ""
