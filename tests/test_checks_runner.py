@@ -154,6 +154,15 @@ def test_a_check_that_alone_raises_what_the_code_itself_raised_drops_its_message
     assert "TypeError: 'torch.Size' object is not callable" in message and "still adds" not in message, message
 
 
+def test_code_that_does_not_parse_gets_no_authored_cause():
+    # autograd/clear-first with a line pasted twice: nothing ran, and "a gradient written or
+    # changed by hand" was said of the setup's own gradient
+    c = check(kind="value", id="grad", expr="t", expected="2", message="t was written by hand.")
+    r = verify("t = 2\nt = t +\n", "t = 2\n", [c], setup="t = 1\n")
+    message = r["checks"][0]["message"]
+    assert "written by hand" not in message, message
+
+
 def test_python_check_shows_the_failing_assert_and_its_values_but_no_other_code():
     code = "secret_assert_text = 1"
     c = check(

@@ -139,10 +139,13 @@ def _unauthored_common_raises(checks: list, results: list, code_error=None) -> N
     every call stops the code and every check that calls the model alike)."""
     texts = [_numbers_aside((r.get("details") or {}).get("raised_text")) if not r["passed"] else None for r in results]
     own = _numbers_aside(f"{code_error.ename}: {code_error.evalue}"[:1500]) if code_error is not None else None
+    # Code that did not parse never ran: what a check finds then is the setup's state, and no
+    # authored cause of a wrong value holds of it.
+    unparsed = code_error is not None and bool(getattr(code_error, "syntax", False))
     for check, result, text in zip(checks, results, texts, strict=False):
         authored = (check.get("message") or "").strip()
-        common = texts.count(text) > 1 or text == own
-        if text and common and authored and result["message"].startswith(authored + "\n"):
+        common = unparsed or (text and (texts.count(text) > 1 or text == own))
+        if not result["passed"] and common and authored and result["message"].startswith(authored + "\n"):
             result["message"] = result["message"][len(authored) + 1 :]
 
 
