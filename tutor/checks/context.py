@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import causes, errorcause, signatures, wrongdim
+from . import causes, errorcause, setupnames, signatures, wrongdim
 from .describe import exception_phrase, shorten
 from .guard import scan
 from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, judged_names, own_frames, seed_all
@@ -212,7 +212,8 @@ class Context:
         """The scope of a check's expression about the learner's code: the learner's names,
         then those the judge setup bound (the judge's own: the code cannot shadow them), then
         ``extra``."""
-        return self.scope(self.learner, {**judged_names(self.ref), **(extra or {})})
+        learner = self.learner
+        return self.scope(learner, {**judged_names(self.ref), **setupnames.scope_entry(learner), **(extra or {})})
 
     def eval_learner(self, expr: str, extra: dict | None = None):
         code = compile_code(expr, CHECK, "eval")
@@ -229,7 +230,7 @@ class Context:
             code = compile_code(expr, CHECK, "eval")
             seed_all(self.seed)
             with self.side("ref") if traced else contextlib.nullcontext():
-                return eval(code, self.scope(self.ref))
+                return eval(code, self.scope(self.ref, setupnames.scope_entry(self.ref)))
         except Exception as exc:
             why = (
                 f"the reference solution failed ({self.solution_error.ename})"

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from . import origin, privates, wire
+from . import origin, privates, setupnames, wire
 from .context import Context
 from .guard import Tampered
 from .namespaces import (
@@ -591,7 +591,15 @@ def run(payload: dict, client: Client) -> dict:
         quiet = BoundedOutput(limit=0)
         ref_reads = Reads()
         ref, setup_error, solution_error = _reference(
-            setup, solution, seed, device, quiet, tracer, ref_reads, payload.get("judge_setup") or ""
+            setup,
+            solution,
+            seed,
+            device,
+            quiet,
+            tracer,
+            ref_reads,
+            payload.get("judge_setup") or "",
+            keep_setup(payload),
         )
         # What the learner's kernel runs after the main world, if the checks get that far:
         # the device run, then each further world. Asked for now, run while the checks run.
@@ -604,6 +612,7 @@ def run(payload: dict, client: Client) -> dict:
             "seed": seed,
             "track_generators": True,
             "module": payload.get("module"),
+            "keep_setup": keep_setup(payload),
         }
         worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
         further = [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
@@ -686,14 +695,31 @@ def run(payload: dict, client: Client) -> dict:
             tracer.uninstall()
 
 
-def _reference(setup: str, solution: str, seed: int, device, quiet, tracer=None, reads=None, judge_setup: str = ""):
+def keep_setup(payload: dict) -> list:
+    """The names the exercise's checks and mistakes read as the setup bound them (setupnames.py)."""
+    return setupnames.reads([payload.get("checks"), payload.get("mistakes")])
+
+
+def _reference(
+    setup: str,
+    solution: str,
+    seed: int,
+    device,
+    quiet,
+    tracer=None,
+    reads=None,
+    judge_setup: str = "",
+    keep: list | None = None,
+):
     """The reference namespace of one world: setup, the judge setup, then the solution, with
-    ``seed`` (what it reads out of tensors recorded in ``reads``, for the device run)."""
+    ``seed`` (what it reads out of tensors recorded in ``reads``, for the device run);
+    ``keep``: the names whose setup binding checks read (setupnames.py)."""
     ref = new_namespace(device)
     with captured(quiet), reads.recording() if reads is not None else _null():  # its prints would give the answer away
         seed_all(seed)
         setup_error = run_code(setup, ref, SETUP, "setup")
         if setup_error is None:
+            ref[setupnames.SETUP_KEY] = setupnames.kept(ref, keep)
             setup_error = run_judge_setup(judge_setup, ref)
         solution_error = None
         if setup_error is None:
@@ -716,6 +742,7 @@ def _world_request(payload: dict, spec: dict, number: int, device) -> dict:
         "seed": seed,
         "device": str(device),
         "module": payload.get("module"),
+        "keep_setup": keep_setup(payload),
     }
 
 
@@ -730,7 +757,7 @@ def _in_world(
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
     ref, setup_error, solution_error = _reference(
-        setup, solution, seed, device, quiet, judge_setup=payload.get("judge_setup") or ""
+        setup, solution, seed, device, quiet, judge_setup=payload.get("judge_setup") or "", keep=keep_setup(payload)
     )
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
@@ -804,7 +831,10 @@ def _setup_state(payload: dict, setup: str) -> privates.Privates:
     from .runner import world_setup
 
     setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-    return privates.of_setup(*setups)
+    state = privates.of_setup(*setups)
+    if keep_setup(payload):  # the setup's bindings, kept in the learner's kernel for the checks
+        state = privates.Privates(state.names | {setupnames.SETUP_NAME}, state.attributes)
+    return state
 
 
 def _touches_setup_state(payload: dict, setup: str, code: str) -> str | None:
@@ -922,6 +952,7 @@ def run_local(payload: dict) -> dict:
         "seed": int(payload.get("seed") or 0),
         "device": payload.get("device") or "cpu",
         "module": payload.get("module"),
+        "keep_setup": keep_setup(payload),
     }
 
     import contextlib

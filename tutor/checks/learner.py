@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from . import untouched, wire
+from . import setupnames, untouched, wire
 from .guard import Snapshot, Tampered, scan
 from .namespaces import (
     SETUP,
@@ -48,7 +48,7 @@ ANSWER_MIME = "application/vnd.ptfund.answer+json"
 _publish_target = None
 
 # One verification per kernel: the kernel is thrown away afterwards.
-_state: dict = {"worlds": {}, "handles": {}, "tracer": None, "guard": None}
+_state: dict = {"worlds": {}, "handles": {}, "tracer": None, "guard": None, "bound": {}}
 LIBRARY: dict | None = None  # the private copy of the library this module belongs to (set by __init__)
 _MAX_ITEMS = 10_000
 
@@ -196,7 +196,7 @@ def reset() -> None:
     tracer = _state.get("tracer")
     if tracer is not None:
         tracer.uninstall()
-    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={}, reads=None)
+    _state.update(worlds={}, handles={}, tracer=None, guard=None, origins=None, sent={}, reads=None, bound={})
 
 
 def _reply(request_id: str, answer_of) -> None:
@@ -468,6 +468,8 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
         setup_error = run_code(request.get("setup") or "", ns, SETUP, "setup")
     if setup_error is not None:
         return {"setup_error": setup_error.as_dict()}
+    # What the setup bound to each name a check reads as _setup.NAME, before the code can rebind it.
+    _state["bound"][world] = setupnames.kept(ns, request.get("keep_setup"))
     helpers = {k: v for k, v in ns.items() if not k.startswith("__") and (callable(v) or isinstance(v, type))}
     # The guard and the trace watch the main world; another world (the device run, a second
     # seed) only answers with its names.
@@ -503,7 +505,7 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
         # Said in the learner's own words: a tensor whose methods were replaced, a value whose
         # class fakes how it compares (the judge would only see it as not plain data).
         for key, value in names.items():
-            if key.startswith("_") or key in helpers:
+            if key.startswith("_") or key in helpers or key == setupnames.SETUP_KEY:
                 continue
             try:
                 scan(value, key)
@@ -543,7 +545,11 @@ def _names(world: str) -> dict:
     ns = _state["worlds"].get(world) or {}
     names = {k: v for k, v in ns.items() if k != "__builtins__" and not (k.startswith("__") and k.endswith("__"))}
     # Tensors first: an array over a tensor's memory is then sent over that same storage.
-    return dict(sorted(names.items(), key=lambda kv: not isinstance(kv[1], torch.Tensor)))
+    names = dict(sorted(names.items(), key=lambda kv: not isinstance(kv[1], torch.Tensor)))
+    bound = _state["bound"].get(world)
+    if bound:  # after the names: an object still bound to its name crosses once, as that name's
+        names[setupnames.SETUP_KEY] = dict(bound)
+    return names
 
 
 def builtin_names() -> frozenset:

@@ -92,6 +92,8 @@ def learner_request(exercise: m.Exercise, code: str, device: str) -> dict:
         "seed": exercise.seed,
         "device": device,
         "module": exercise.learner_module,  # a module name only: the tests come after the code ran
+        # Names whose setup binding the checks read (_setup.w): their names, not the checks.
+        "keep_setup": exercise.setup_reads,
     }
 
 

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, field_validator, model_validator
 
+from tutor.checks import setupnames
 from tutor.checks.vocabulary import INPUT_DEVICES, INPUT_DTYPES, TENSOR_PROPERTIES
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
@@ -534,6 +535,12 @@ class Exercise(Strict):
     def learner_module(self) -> str | None:
         """The module name the learner's code runs as (its pytest checks import it), or None."""
         return next((c.module for c in self.checks if isinstance(c, PytestCheck)), None)
+
+    @property
+    def setup_reads(self) -> list[str]:
+        """The names the checks and mistakes read as the setup bound them (``_setup.w``): the
+        learner's kernel keeps those bindings for the judge (tutor/checks/setupnames.py)."""
+        return setupnames.reads([[c.model_dump() for c in self.checks], [mk.model_dump() for mk in self.mistakes]])
 
     @property
     def follows_device(self) -> bool:

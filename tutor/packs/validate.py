@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.checks import setupnames
 from tutor.packs import models as m
 from tutor.packs.problems import UNREADABLE, Pos, Problem, field_path
 
@@ -197,7 +198,13 @@ def _validate_exercise(ex: m.Exercise, base: tuple, where: _Where, rep: _Reporte
                 value = getattr(check, name, None)
                 if value is not None:
                     _report_unknown(
-                        value, _expr_mode(check, name), known, where.expr(*cpath, name), (*cpath, name), rep
+                        value,
+                        _expr_mode(check, name),
+                        known,
+                        where.expr(*cpath, name),
+                        (*cpath, name),
+                        rep,
+                        _names_of(ex.setup),
                     )
     modules = {check.module for check in ex.checks if check.kind == "pytest"}
     if len(modules) > 1:
@@ -235,7 +242,8 @@ def _validate_mistakes(
         if mistake.when is not None:
             _check_code(mistake.when, where.expr(*mpath, "when"), (*mpath, "when"), rep, what="when", mode="eval")
             if known is not None:
-                _report_unknown(mistake.when, "eval", known, where.expr(*mpath, "when"), (*mpath, "when"), rep)
+                origin = where.expr(*mpath, "when")
+                _report_unknown(mistake.when, "eval", known, origin, (*mpath, "when"), rep, _names_of(ex.setup))
         if mistake.code is not None:
             _check_code(mistake.code, where.field(*mpath, "code"), (*mpath, "code"), rep)
         if mistake.failed_check is not None and mistake.failed_check not in check_ids:
@@ -375,7 +383,9 @@ def _validate_pytest(check: Any, cpath: tuple, origin: Callable[..., Pos], rep: 
 
 # Names every check expression may use without the exercise defining them (the check
 # library's fallbacks and the namespace's own entries; see tutor/checks/namespaces.py).
-LIBRARY_NAMES = frozenset({"DEVICE", "torch", "np", "nn", "F", "__name__", "__builtins__"}) | frozenset(dir(builtins))
+LIBRARY_NAMES = frozenset(
+    {"DEVICE", "torch", "np", "nn", "F", "__name__", "__builtins__", setupnames.SETUP_NAME}
+) | frozenset(dir(builtins))
 
 
 def _bound(tree: ast.AST) -> set[str] | None:
@@ -409,17 +419,25 @@ def _known_names(ex: m.Exercise) -> set[str] | None:
     """What setup and the reference solution define, statically; None when unknowable."""
     known = set(LIBRARY_NAMES)
     for code in (ex.setup, ex.judge_setup, ex.solution):
-        try:
-            names = _bound(ast.parse(code or ""))
-        except (SyntaxError, ValueError):
-            return None
+        names = _names_of(code)
         if names is None:
             return None
         known |= names
     return known
 
 
-def _report_unknown(source: str, mode: str, known: set[str], origin: Pos, path: tuple, rep: _Reporter) -> None:
+def _names_of(code: str | None) -> set[str] | None:
+    try:
+        return _bound(ast.parse(code or ""))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _report_unknown(
+    source: str, mode: str, known: set[str], origin: Pos, path: tuple, rep: _Reporter, setup: set[str] | None = None
+) -> None:
+    """Names ``source`` reads that nothing defines; with ``setup`` (what the setup binds),
+    also each ``_setup.NAME`` whose NAME the setup does not bind."""
     try:
         tree = ast.parse(source, mode=mode)
     except (SyntaxError, ValueError):
@@ -427,6 +445,21 @@ def _report_unknown(source: str, mode: str, known: set[str], origin: Pos, path: 
     local = _bound(tree) or set()
     seen: set[str] = set()
     for node in ast.walk(tree):
+        if (
+            setup is not None
+            and isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == setupnames.SETUP_NAME
+            and node.attr not in setup
+        ):
+            rep.at(
+                path,
+                f"{setupnames.SETUP_NAME}.{node.attr} reads what the setup bound to {node.attr}, and the setup "
+                f"binds no {node.attr}",
+                line=origin.line + node.lineno - 1,
+                col=node.col_offset + (origin.col if node.lineno == 1 else 1),
+                file=origin.file,
+            )
         if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
             continue
         name = node.id
