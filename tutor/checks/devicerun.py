@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import wire
+from . import setupnames, wire
 from .compare import tensor_problems
 from .context import Context
 from .namespaces import (
@@ -37,7 +37,7 @@ from .namespaces import (
     captured,
     new_namespace,
     run_code,
-    run_judge_setup,
+    run_reference_setup,
     seed_all,
 )
 from .reads import Reads, replayed
@@ -339,10 +339,9 @@ def _meta_reference(payload: dict, checks: list, reads: Reads | None) -> _MetaRe
     expected: dict | None = {}
     with captured(quiet), tracker:
         seed_all(int(payload.get("seed") or 0))
-        if (
-            run_code(payload.get("setup") or "", ref, SETUP, "setup")
-            or run_judge_setup(payload.get("judge_setup") or "", ref)
-            or run_code(payload.get("solution") or "", ref, SOLUTION, "solution")
+        keep = setupnames.of_payload(payload)
+        if run_reference_setup(payload.get("setup") or "", ref, payload.get("judge_setup") or "", keep) or run_code(
+            payload.get("solution") or "", ref, SOLUTION, "solution"
         ):
             expected = None
     tracker.reads = None  # the checks' own expressions read nothing recorded
@@ -408,7 +407,10 @@ def device_problems(payload: dict, results: list, checks: list, learner_run=None
             seed_all(seed)
             if run_code(setup, learner, SETUP, "setup"):
                 return []
+            bound = setupnames.kept(learner, setupnames.of_payload(payload))
             error = run_code(code, learner, YOUR_CODE, "code")
+            if bound:
+                learner[setupnames.SETUP_KEY] = bound
     else:
         ran = learner_run()
         if ran is None:

@@ -30,14 +30,13 @@ from . import origin, privates, setupnames, wire
 from .context import Context
 from .guard import Tampered
 from .namespaces import (
-    SETUP,
     SOLUTION,
     BoundedOutput,
     CodeError,
     captured,
     new_namespace,
     run_code,
-    run_judge_setup,
+    run_reference_setup,
     seed_all,
 )
 from .pipe import End, Piped, listening
@@ -599,7 +598,7 @@ def run(payload: dict, client: Client) -> dict:
             tracer,
             ref_reads,
             payload.get("judge_setup") or "",
-            keep_setup(payload),
+            setupnames.of_payload(payload),
         )
         # What the learner's kernel runs after the main world, if the checks get that far:
         # the device run, then each further world. Asked for now, run while the checks run.
@@ -612,7 +611,7 @@ def run(payload: dict, client: Client) -> dict:
             "seed": seed,
             "track_generators": True,
             "module": payload.get("module"),
-            "keep_setup": keep_setup(payload),
+            "keep_setup": setupnames.of_payload(payload),
         }
         worlds = [spec for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
         further = [_world_request(payload, spec, number, device) for number, spec in enumerate(worlds, 2)]
@@ -695,11 +694,6 @@ def run(payload: dict, client: Client) -> dict:
             tracer.uninstall()
 
 
-def keep_setup(payload: dict) -> list:
-    """The names the exercise's checks and mistakes read as the setup bound them (setupnames.py)."""
-    return setupnames.reads([payload.get("checks"), payload.get("mistakes")])
-
-
 def _reference(
     setup: str,
     solution: str,
@@ -717,10 +711,7 @@ def _reference(
     ref = new_namespace(device)
     with captured(quiet), reads.recording() if reads is not None else _null():  # its prints would give the answer away
         seed_all(seed)
-        setup_error = run_code(setup, ref, SETUP, "setup")
-        if setup_error is None:
-            ref[setupnames.SETUP_KEY] = setupnames.kept(ref, keep)
-            setup_error = run_judge_setup(judge_setup, ref)
+        setup_error = run_reference_setup(setup, ref, judge_setup, keep or ())
         solution_error = None
         if setup_error is None:
             with tracer.recording("ref") if tracer is not None else _null():
@@ -742,7 +733,7 @@ def _world_request(payload: dict, spec: dict, number: int, device) -> dict:
         "seed": seed,
         "device": str(device),
         "module": payload.get("module"),
-        "keep_setup": keep_setup(payload),
+        "keep_setup": setupnames.of_payload(payload),
     }
 
 
@@ -757,7 +748,13 @@ def _in_world(
     setup, seed, variant = world_setup(payload, spec)
     code, solution = payload.get("code") or "", payload.get("solution") or ""
     ref, setup_error, solution_error = _reference(
-        setup, solution, seed, device, quiet, judge_setup=payload.get("judge_setup") or "", keep=keep_setup(payload)
+        setup,
+        solution,
+        seed,
+        device,
+        quiet,
+        judge_setup=payload.get("judge_setup") or "",
+        keep=setupnames.of_payload(payload),
     )
     alike.append(worlds_alike(first, ref, list(payload.get("checks") or [])))
     name = f"world-{number}"
@@ -832,7 +829,7 @@ def _setup_state(payload: dict, setup: str) -> privates.Privates:
 
     setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
     state = privates.of_setup(*setups)
-    if keep_setup(payload):  # the setup's bindings, kept in the learner's kernel for the checks
+    if setupnames.of_payload(payload):  # the setup's bindings, kept in the learner's kernel for the checks
         state = privates.Privates(state.names | {setupnames.SETUP_NAME}, state.attributes)
     return state
 
@@ -952,7 +949,7 @@ def run_local(payload: dict) -> dict:
         "seed": int(payload.get("seed") or 0),
         "device": payload.get("device") or "cpu",
         "module": payload.get("module"),
-        "keep_setup": keep_setup(payload),
+        "keep_setup": setupnames.of_payload(payload),
     }
 
     import contextlib

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from . import errorcause
+from . import errorcause, setupnames
 from .describe import exception_text, shorten
 
 YOUR_CODE = "<your code>"
@@ -213,6 +213,16 @@ def run_judge_setup(source: str, ns: dict) -> CodeError | None:
         np.random.set_state(states[1])
         torch.random.set_rng_state(states[2])
     ns[JUDGED_KEY] = tuple(name for name, value in ns.items() if name != JUDGED_KEY and before.get(name) != id(value))
+    return error
+
+
+def run_reference_setup(setup: str, ns: dict, judge_setup: str = "", keep=()) -> CodeError | None:
+    """A reference namespace's setup: the setup, then what it bound to the names checks read
+    as ``_setup.NAME`` kept (``keep``, setupnames.py), then the judge setup."""
+    error = run_code(setup, ns, SETUP, "setup")
+    if error is None:
+        setupnames.keep(ns, keep)
+        error = run_judge_setup(judge_setup, ns)
     return error
 
 

@@ -28,7 +28,7 @@ from time import monotonic as _monotonic
 
 import torch
 
-from . import signatures, typedin, untouched
+from . import setupnames, signatures, typedin, untouched
 from .context import AuthoringError, Context, Outcome, raised_text
 from .describe import jsonable
 from .devicerun import device_problems
@@ -48,7 +48,7 @@ from .namespaces import (
     new_namespace,
     own_frames,
     run_code,
-    run_judge_setup,
+    run_reference_setup,
     seed_all,
 )
 from .reads import Reads
@@ -296,7 +296,8 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
     reads = {"ref": Reads(), "learner": Reads()}  # for the device run, where meta has no data
     with captured(quiet), reads["ref"].recording():  # the reference's prints would give the answer away
         seed_all(seed)
-        setup_error = run_code(setup, ref, SETUP, "setup") or run_judge_setup(payload.get("judge_setup") or "", ref)
+        keep = setupnames.of_payload(payload)
+        setup_error = run_reference_setup(setup, ref, payload.get("judge_setup") or "", keep)
         solution_error = None
         if not setup_error:
             with _recording(tracer, "ref"):
@@ -314,8 +315,11 @@ def _verify(setup, code, solution, seed, checks, mistakes, device, tracer, libra
             guard = Snapshot(library) if library is not None else None
             stage("code")
             before = untouched.marks(learner)
+            bound = setupnames.kept(learner, keep)
             with _recording(tracer, "learner"), reads["learner"].recording():
                 code_error = run_code(code, learner, YOUR_CODE, "code")
+            if keep:  # set after the code ran: it never sees them
+                learner[setupnames.SETUP_KEY] = bound
             left = untouched.untouched(learner, before)
             kept = untouched.kept_values(learner, before)
             if guard is not None:
@@ -345,14 +349,18 @@ def _in_world(payload: dict, spec: dict, number: int, device, quiet, guard, firs
     ref, learner = new_namespace(device), new_namespace(device, payload.get("module"))
     with captured(quiet):  # the learner's code already printed once, in the first world
         seed_all(seed)
-        setup_error = run_code(setup, ref, SETUP, "setup") or run_judge_setup(payload.get("judge_setup") or "", ref)
+        keep = setupnames.of_payload(payload)
+        setup_error = run_reference_setup(setup, ref, payload.get("judge_setup") or "", keep)
         solution_error = code_error = None
         if setup_error is None:
             solution_error = run_code(solution, ref, SOLUTION, "solution")
             seed_all(seed)
             setup_error = run_code(setup, learner, SETUP, "setup")
             if setup_error is None:
+                bound = setupnames.kept(learner, keep)
                 code_error = run_code(code, learner, YOUR_CODE, "code")
+                if keep:
+                    learner[setupnames.SETUP_KEY] = bound
     if guard is not None:
         guard.verify("while it ran again on other data")
     ctx = Context(learner, ref, device, seed, code_error, solution_error)

@@ -44,6 +44,18 @@ def _collect(value: Any, found: set, depth: int) -> None:
             _collect(item, found, depth + 1)
 
 
+def of_payload(payload: dict) -> list[str]:
+    """The names an exercise's checks and mistakes read as the setup bound them."""
+    return reads([payload.get("checks"), payload.get("mistakes")])
+
+
+def keep(ns: dict, names: Any) -> None:
+    """Keep in reference namespace ``ns`` what its setup bound to ``names`` (right after the
+    setup ran; a learner's namespace keeps its own outside the code's reach: ``kept``)."""
+    if names:
+        ns[SETUP_KEY] = kept(ns, names)
+
+
 def kept(ns: dict, names: Any) -> dict:
     """What ``ns`` (a namespace right after the setup ran) binds to each of ``names``."""
     wanted = [n for n in names or () if isinstance(n, str)]
