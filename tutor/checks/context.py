@@ -42,12 +42,13 @@ def private_names(expr: str | None) -> list:
 def display(expr: str | None, fallback: str = "the checked value") -> str:
     """How feedback names a checked expression: the expression itself on one line (t,
     t.stride(), model.fc1); shortened when long; never with setup's ``_`` helpers in it,
-    which become 'the result checked for NAMES' (the learner's own names in it)."""
-    text = " ".join((expr or "").split())
+    which become 'the result checked for NAMES' (the learner's own names in it). What the
+    setup bound (``_setup.a``) is said by its name (a)."""
+    text = setupnames.by_name(" ".join((expr or "").split()))
     if not text:
         return fallback
-    if private_names(expr):
-        visible = sorted(n for n in _names_in(expr) if not n.startswith("_") and n not in _NOT_LEARNERS)
+    if private_names(text):
+        visible = sorted(n for n in _names_in(text) if not n.startswith("_") and n not in _NOT_LEARNERS)
         return f"the result checked for {', '.join(visible)}" if visible else fallback
     return shorten(text, 120)
 

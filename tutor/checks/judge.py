@@ -638,6 +638,13 @@ def run(payload: dict, client: Client) -> dict:
                 "exercise's helpers as the setup defined them, so this attempt fails. Solve the exercise without "
                 "redefining it."
             )
+        read = _rebound_reads(begun.get("rebound_names"), payload, setup)
+        if read:
+            return _failed(
+                f"Your code binds {read[0]} to another object, and the exercise's own helpers read {read[0]} when "
+                "the checks call them, so they would check your object in place of the exercise's: this attempt "
+                f"fails. Leave {read[0]} bound to what the setup made, and give what you make a name of your own."
+            )
         touched = _touches_setup_state(payload, setup, code)
         if touched:
             return _failed(touched)
@@ -821,6 +828,20 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _rebound_reads(rebound, payload: dict, setup: str) -> list:
+    """The setup's names the learner's code bound to other objects that the setup's own
+    functions read when called (privates.read_when_called): a check that calls such a
+    helper would run it on the learner's object. Not the names the reference solution
+    binds itself: making those is the exercise."""
+    if not isinstance(rebound, list) or not rebound:
+        return []
+    from .runner import world_setup
+
+    setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
+    read = privates.read_when_called(*setups) - privates.bound_at_module_level(payload.get("solution") or "")
+    return sorted(name for name in rebound if isinstance(name, str) and name in read)
 
 
 def _setup_state(payload: dict, setup: str) -> privates.Privates:

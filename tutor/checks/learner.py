@@ -24,6 +24,7 @@ Anything the learner's code does to this module only changes the learner's own a
 import builtins
 import sys
 import types
+import weakref
 from typing import Any
 
 import torch
@@ -478,6 +479,7 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
     if guard is not None:
         guard.watch_helpers(helpers)
     before = untouched.marks(ns) if main else {}
+    bindings = _bindings(ns) if main else {}
     traced = tracer.recording("learner", "run") if tracer is not None else _nothing()
     with traced, reads.recording() if reads is not None else _nothing():
         error = run_code(request.get("code") or "", ns, YOUR_CODE, "code")
@@ -490,6 +492,9 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
     answer["rebound"] = sorted(
         k for k, v in helpers.items() if isinstance(v, (types.FunctionType, type)) and k in ns and ns[k] is not v
     )
+    # Every name the setup bound that the code bound to another object (or deleted): the
+    # judge knows which of them the setup's functions read when the checks call them.
+    answer["rebound_names"] = sorted(k for k, was in bindings.items() if not _still_bound(was, ns.get(k, _GONE)))
     if replaced:
         answer["tampered"] = (
             f"Your code replaced the exercise's own helper {replaced[0]}; the checks use the exercise's helpers "
@@ -514,6 +519,38 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
                 break
     answer["names"] = names
     return answer
+
+
+_GONE = object()
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _bindings(ns: dict) -> dict:
+    """name -> what ``ns`` binds to it now, as ``_still_bound`` reads it: held weakly where
+    the object allows it (a strong reference would keep a tensor's graph alive past the
+    code's rebinding, which checks of kept graphs count); a number or text strongly (it
+    holds nothing); any other object by its id alone."""
+    out = {}
+    for key, value in ns.items():
+        if key.startswith("__") and key.endswith("__"):
+            continue
+        if isinstance(value, _SCALARS):
+            out[key] = ("object", value)
+            continue
+        try:
+            out[key] = ("weak", weakref.ref(value))
+        except TypeError:
+            out[key] = ("id", id(value))
+    return out
+
+
+def _still_bound(was: tuple, now) -> bool:
+    kind, held = was
+    if kind == "object":
+        return now is held
+    if kind == "weak":
+        return held() is not None and held() is now
+    return id(now) == held
 
 
 def _error(error):

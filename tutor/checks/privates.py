@@ -81,6 +81,51 @@ def of_setup(*setups: str) -> Privates:
     return Privates(frozenset(names), frozenset(attributes))
 
 
+@functools.lru_cache(maxsize=32)
+def read_when_called(*setups: str) -> frozenset[str]:
+    """Global names the setups' functions (and lambdas, and methods) read when they are
+    called, not when they are defined: looked up then in the namespace the learner's code
+    ran in, so a name the code rebinds changes what the exercise's own helpers do."""
+    names: set[str] = set()
+    for source in setups:
+        tree = _parsed(source or "")
+        if tree is None:
+            continue
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            body = function.body if isinstance(function.body, list) else [function.body]
+            inner = [node for statement in body for node in ast.walk(statement)]
+            local = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+            local |= {n.id for n in inner if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            declared = {name for n in inner if isinstance(n, ast.Global) for name in n.names}
+            names.update(
+                n.id
+                for n in inner
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and (n.id not in local or n.id in declared)
+            )
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=32)
+def bound_at_module_level(source: str) -> frozenset[str]:
+    """The names ``source`` binds at module level: assigned, defined, imported."""
+    tree = _parsed(source or "")
+    if tree is None:
+        return frozenset()
+    names: set[str] = set()
+    for node in _module_level(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Global):
+            names.update(node.names)
+    return frozenset(names)
+
+
 def reached(code: str, privates: Privates) -> tuple[str, int] | None:
     """The first private name or attribute the code names, with its line; None if none."""
     tree = _parsed(code) if privates.names or privates.attributes else None

@@ -23,6 +23,14 @@ SETUP_NAME = "_setup"  # how a check's expression names them
 _READ = re.compile(r"(?<![\w.])" + SETUP_NAME + r"\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
+def by_name(text: str) -> str:
+    """``text`` with each ``_setup.NAME`` said as NAME (how feedback names the setup's object)."""
+    return _PREFIX.sub("", text) if SETUP_NAME in text else text
+
+
+_PREFIX = re.compile(r"(?<![\w.])" + SETUP_NAME + r"\.(?=[A-Za-z_])")
+
+
 def reads(value: Any, depth: int = 0) -> list[str]:
     """The names read as ``_setup.NAME`` anywhere in ``value`` (an exercise's checks and
     mistakes, as the payload holds them: strings in dicts and lists), sorted."""
