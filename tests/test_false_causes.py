@@ -53,6 +53,46 @@ def test_a_no_grad_block_that_never_ran_is_not_a_missing_no_grad():
     assert "the one inside fit()" in text
 
 
+def test_grad_switched_off_for_good_is_not_a_graph_recorded():
+    # set_grad_enabled(False) as a statement records nothing: what differs from the
+    # reference's no_grad block is that the switch outlives the function
+    evaluate = """
+    def evaluate(model, X, y):
+        was = model.training
+        model.eval()
+        {switch}
+        predictions = model(X).argmax(dim=1)
+        model.train(was)
+        return (predictions == y).float().mean().item()
+
+    accuracy = evaluate(model, X, y)
+    """
+    code = evaluate.format(switch="torch.set_grad_enabled(False)")
+    solution = evaluate.format(switch="torch.set_grad_enabled(False)").replace(
+        "torch.set_grad_enabled(False)\n        predictions = model(X).argmax(dim=1)",
+        "with torch.no_grad():\n            predictions = model(X).argmax(dim=1)",
+    )
+    setup = SETUP + (
+        "def grad_after(evaluate):\n"
+        "    torch.set_grad_enabled(True)\n"
+        "    evaluate(model, X, y)\n"
+        "    after = torch.is_grad_enabled()\n"
+        "    torch.set_grad_enabled(True)\n"
+        "    return after\n"
+    )
+    checks = [check(kind="value", expr="grad_after(evaluate)")]
+    text = said(code, solution, checks, setup)
+    assert "autograd records that work too" not in text
+    assert "your code switches autograd with torch.set_grad_enabled() instead, which stays in effect" in text
+    # as a with block it ends with the block: no such sentence
+    block = evaluate.format(switch="pass").replace(
+        "predictions = model(X).argmax(dim=1)",
+        "with torch.set_grad_enabled(False):\n            predictions = model(X).argmax(dim=1)",
+    )
+    r = verify(textwrap.dedent(block), textwrap.dedent(solution), checks, setup=setup)
+    assert r["passed"], r
+
+
 def test_a_step_that_a_condition_skipped_is_not_a_missing_step():
     loop = """
     for _ in range(3):

@@ -95,3 +95,38 @@ def test_pack_validate_reports_a_setup_name_the_setup_never_binds(tmp_path):
         f"lesson.yaml:{line}:{col}: exercises[0].checks[0].expr: _setup.missing reads what the setup bound to "
         "missing, and the setup binds no missing"
     ) in r.stdout, r.stdout
+
+
+HELPERS = (
+    "import torch\n"
+    "data = torch.ones(3)\n"
+    "class Stream:\n"
+    "    def values(self):\n"
+    "        return data * 2\n"
+    "def draws():\n"
+    "    return Stream().values()\n"
+)
+
+
+def test_code_that_rebinds_what_the_setups_functions_read_fails():
+    # draws() reads Stream and data when a check calls it: rebound, the check would run the
+    # exercise's helper on the code's objects.
+    checks = [check(kind="tensor", expr="draws()"), check(kind="tensor", expr="out")]
+    right = "out = draws() + 1\n"
+    assert verify(right, right, checks, setup=HELPERS)["passed"]
+    for forged, name in (
+        ("out = draws() + 1\ndata = torch.zeros(3)\n", "data"),
+        ("out = draws() + 1\nclass Stream:\n    def values(self):\n        return torch.full((3,), 2.0)\n", "Stream"),
+    ):
+        result = verify(forged, right, checks, setup=HELPERS)
+        assert not result["passed"], result
+        assert f"Your code binds {name} to another object, and the exercise's own helpers read {name}" in str(result)
+
+
+def test_a_name_the_reference_binds_itself_is_the_codes_to_make():
+    # The setup's stub of the function the exercise asks for: draws() calls it, and the
+    # reference defines it, so the learner's must replace it.
+    setup = "import torch\ndef make():\n    raise NotImplementedError\ndef draws():\n    return make() * 2\n"
+    solution = "def make():\n    return torch.ones(2)\n"
+    result = verify(solution, solution, [check(kind="tensor", expr="draws()")], setup=setup)
+    assert result["passed"], result

@@ -23,7 +23,10 @@ def what_evaluate_does(evaluate, start_in_train=True):
     Dropout layer's mode and whether autograd recorded a graph, at every call on a
     non-empty batch, and the rows each layer saw in all."""
     model.train(start_in_train)
+    torch.set_grad_enabled(True)  # as a training loop that calls evaluate has it
     _, seen = _watching(evaluate, model, X, y)
+    grad_after = torch.is_grad_enabled()
+    torch.set_grad_enabled(True)
     real = [record for record in seen if record[1] > 0]  # an empty batch computes nothing
     drops = [training for kind, _, training, _, _ in real if kind == "Dropout"]
     # None when evaluate never ran the model on a row
@@ -33,6 +36,7 @@ def what_evaluate_does(evaluate, start_in_train=True):
         "rows each layer saw, all calls together": {kind: sum(r for k, r, *_ in seen if k == kind) for kind in _KINDS},
         "training flag afterwards": model.training,
         "every module's training flag afterwards": [m.training for m in model.modules()],
+        "autograd enabled afterwards": grad_after,
     }
     model.train()
     return report

@@ -517,6 +517,24 @@ def _turns_requires_grad_off(code: str) -> bool:
     return False
 
 
+def _switches_grad_for_good(code: str) -> bool:
+    """Whether the learner's source calls ``set_grad_enabled(...)`` as a statement of its
+    own, not as a ``with`` block's context manager (which switches back when it ends)."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return False
+    in_with = {
+        id(item.context_expr) for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith)) for item in n.items
+    }
+    return any(
+        isinstance(n, ast.Call)
+        and id(n) not in in_with
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)) == "set_grad_enabled"
+        for n in ast.walk(tree)
+    )
+
+
 def _grad_modes(learner, ref, code=""):
     kinds = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled")
     lk, rk = [e.kind for e in _kinds(learner, *kinds)], [e.kind for e in _kinds(ref, *kinds)]
@@ -537,6 +555,13 @@ def _grad_modes(learner, ref, code=""):
             return (
                 f"your code contains a {which} block, but its run never entered it, where the reference's run "
                 f"enters{inside}: the code around that block was never called, or returned before it"
+            )
+        if _switches_grad_for_good(code):
+            # Nothing is recorded that way either; what differs is that no block ends it.
+            return (
+                f"the reference runs part of its work under a {which} block; your code switches autograd with "
+                f"torch.set_grad_enabled() instead, which stays in effect after the code around it returns (until "
+                f"something switches it back), where a block's switch ends with the block"
             )
         if _turns_requires_grad_off(code):
             # Nothing is recorded that way either: what it costs is that the tensors stay out of autograd.
