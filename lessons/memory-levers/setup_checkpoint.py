@@ -42,7 +42,18 @@ def _fresh():
 
 def _grads(blocks, out):
     ((out - _Y) ** 2).mean().backward()
-    return torch.cat([p.grad.flatten() for p in blocks.parameters()])
+    # a parameter no gradient reached counts as zeros (_blocks_without_grad says which)
+    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).flatten() for p in blocks.parameters()])
+
+
+def _blocks_without_grad(forward):
+    # the positions of the blocks whose parameters backward through the forward left no gradient
+    blocks = _fresh()
+    out = forward(blocks, _X.clone())
+    if not (isinstance(out, torch.Tensor) and out.requires_grad):
+        return []
+    ((out - _Y) ** 2).mean().backward()
+    return [i for i, block in enumerate(blocks) if all(p.grad is None for p in block.parameters())]
 
 
 def grads_with(forward):
