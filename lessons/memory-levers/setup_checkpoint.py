@@ -47,13 +47,15 @@ def _grads(blocks, out):
 
 
 def _blocks_without_grad(forward):
-    # the positions of the blocks whose parameters backward through the forward left no gradient
+    # the positions of the blocks that ran in the forward and whose parameters backward left
+    # no gradient: their output never reached the result (a block that never ran is another bug)
     blocks = _fresh()
     out = forward(blocks, _X.clone())
     if not (isinstance(out, torch.Tensor) and out.requires_grad):
         return []
+    ran = [_RUNS.get(id(block), 0) > 0 for block in blocks]
     ((out - _Y) ** 2).mean().backward()
-    return [i for i, block in enumerate(blocks) if all(p.grad is None for p in block.parameters())]
+    return [i for i, block in enumerate(blocks) if ran[i] and all(p.grad is None for p in block.parameters())]
 
 
 def grads_with(forward):
