@@ -43,14 +43,21 @@ def test_check_naming_an_undefined_name_is_an_authoring_error_not_the_learners()
     assert learner.status == "fail" and "you did not define t" in learner.feedback()
 
 
-def test_pack_validate_reports_unknown_names_at_file_line_col(tmp_path):
-    pack = broken_pack(tmp_path, "t + offset")
+def validate_broken(tmp_path, expr: str, at: str) -> tuple[str, str]:
+    """`pack validate` of a pack whose first check reads ``expr``: its output, and the
+    FILE:LINE:COL prefix a problem at ``at`` (a part of ``expr``) is reported under."""
+    pack = broken_pack(tmp_path, expr)
     r = cli("pack", "validate", str(pack), "--no-cache", home=tmp_path / "home")
     assert r.returncode == 1, r.stdout
-    f = lesson_yaml(pack)
-    line = next(i for i, text in enumerate(f.read_text().splitlines(), 1) if "expr: t + offset" in text)
-    col = f.read_text().splitlines()[line - 1].index("offset") + 1
-    assert f"lesson.yaml:{line}:{col}: exercises[0].checks[0].expr: offset is defined neither" in r.stdout, r.stdout
+    lines = lesson_yaml(pack).read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if f"expr: {expr}" in text)
+    col = lines[line - 1].index(at, lines[line - 1].index("expr: ")) + 1
+    return r.stdout, f"lesson.yaml:{line}:{col}: exercises[0].checks[0].expr: "
+
+
+def test_pack_validate_reports_unknown_names_at_file_line_col(tmp_path):
+    out, at = validate_broken(tmp_path, "t + offset", "offset")
+    assert f"{at}offset is defined neither" in out, out
 
 
 def test_pack_validate_warns_about_compare_without_shape(tmp_path):

@@ -8,7 +8,7 @@ in this process (run_local); real torch and NumPy."""
 
 from __future__ import annotations
 
-from test_authoring_errors import broken_pack, cli, lesson_yaml
+from test_authoring_errors import validate_broken
 from test_checks_support import check, mistake, verify
 
 from tutor.checks import setupnames
@@ -85,16 +85,8 @@ def test_only_the_names_the_checks_read_are_kept():
 
 
 def test_pack_validate_reports_a_setup_name_the_setup_never_binds(tmp_path):
-    pack = broken_pack(tmp_path, "_setup.missing")
-    r = cli("pack", "validate", str(pack), "--no-cache", home=tmp_path / "home")
-    assert r.returncode == 1, r.stdout
-    f = lesson_yaml(pack)
-    line = next(i for i, text in enumerate(f.read_text().splitlines(), 1) if "expr: _setup.missing" in text)
-    col = f.read_text().splitlines()[line - 1].index("_setup") + 1
-    assert (
-        f"lesson.yaml:{line}:{col}: exercises[0].checks[0].expr: _setup.missing reads what the setup bound to "
-        "missing, and the setup binds no missing"
-    ) in r.stdout, r.stdout
+    out, at = validate_broken(tmp_path, "_setup.missing", "_setup")
+    assert f"{at}_setup.missing reads what the setup bound to missing, and the setup binds no missing" in out, out
 
 
 HELPERS = (

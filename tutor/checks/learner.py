@@ -530,7 +530,7 @@ def _bindings(ns: dict) -> dict:
     the object allows it (a strong reference would keep a tensor's graph alive past the
     code's rebinding, which checks of kept graphs count); a number or text strongly (it
     holds nothing); any other object by its id alone."""
-    out = {}
+    out: dict[str, tuple] = {}
     for key, value in ns.items():
         if key.startswith("__") and key.endswith("__"):
             continue
