@@ -24,6 +24,14 @@ def nested_norms(grad_output_norms):
     return torch.tensor(norms)
 
 
+def full_hooks_on(grad_output_norms):
+    """Whether each module of the model holds a full backward hook after grad_output_norms(model)
+    (in model.modules() order)."""
+    model = _fresh()
+    grad_output_norms(model)
+    return [bool(m._backward_hooks) and bool(getattr(m, "_is_full_backward_hook", False)) for m in model.modules()]
+
+
 def norm_types(grad_output_norms):
     """The type of each norm your hooks appended during one backward."""
     model = _fresh()

@@ -55,6 +55,14 @@ def _hooks_registered(scale_inputs):
     return len(model._forward_pre_hooks) + len(model._forward_hooks)
 
 
+def pre_hooks_left(scale_inputs):
+    """(forward pre-hooks on the model, whether the model's own forward was replaced) after
+    scale_inputs(model, s)."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    return (len(model._forward_pre_hooks), "forward" in vars(model))
+
+
 def _hook_without_effect(scale_inputs):
     # a hook is registered, and model(x) is what it is without one
     model = _fresh()
