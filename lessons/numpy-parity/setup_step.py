@@ -39,6 +39,13 @@ def _on_other_data(numpy_step):
     return np.asarray(W_next), np.asarray(b_next), calls.names
 
 
+def arguments_kept(numpy_step):
+    """Whether numpy_step left the arrays it was given as they were (W, b, X, Y), on that other data."""
+    given = [_W2.copy(), _b2.copy(), _X2.copy(), _Y2.copy()]
+    numpy_step(*given, _LR2)
+    return [bool(np.array_equal(a, kept)) for a, kept in zip(given, (_W2, _b2, _X2, _Y2))]
+
+
 def stepped_weight(numpy_step):
     """W_next from your numpy_step on other data (9 rows, 4 inputs, 3 outputs, lr 0.05)."""
     return torch.as_tensor(_on_other_data(numpy_step)[0])
