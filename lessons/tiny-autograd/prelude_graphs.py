@@ -114,6 +114,20 @@ def _diamond_grads_after_backward(Value):
         return None
 
 
+def inner_grads(Value):
+    """The .grad of c, p, q and out after out.backward(), for a = 2, b = 3, c = a * b,
+    p = c * a, q = c * b, out = p + q: every node out was computed from, not only the leaves."""
+    try:
+        a, b = Value(2.0), Value(3.0)
+        c = a * b
+        p, q = c * a, c * b
+        out = p + q
+        out.backward()
+        return [float(node.grad) for node in (c, p, q, out)]
+    except Exception:  # it raised, or a .grad is not a number
+        return None
+
+
 def _backward_runs(Value):
     """[(node's name, the output's .grad then)] in the order backward() ran the diamond's
     _backward functions (each wrapped to record it), or None if it raised."""
