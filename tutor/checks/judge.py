@@ -630,7 +630,7 @@ def run(payload: dict, client: Client) -> dict:
         if "refused" in begun:
             return _failed(str(begun["refused"]))
         if begun.get("tampered"):
-            return _failed(str(begun["tampered"]))
+            return _failed(_as_compile_workers(str(begun["tampered"]), code))
         shadowed = _shadowed_helpers(begun.get("rebound"), payload)
         if shadowed:
             return _failed(
@@ -695,7 +695,7 @@ def run(payload: dict, client: Client) -> dict:
         except LearnerGone as gone:
             return _gone(gone)
         except Tampered as exc:
-            return _failed(str(exc))
+            return _failed(_as_compile_workers(str(exc), code))
     finally:
         if tracer is not None:
             tracer.uninstall()
@@ -828,6 +828,46 @@ def _shadowed_helpers(rebound, payload: dict) -> list:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _as_compile_workers(sentence: str, code: str) -> str:
+    """The guard's sentence about a thread left running, said as what started it where the
+    code compiles with torch.compile's default backend (inductor), whose compile workers are
+    threads of its own: the code started no thread itself, so "join the threads you start"
+    would be no advice."""
+    if "left a background thread running" not in sentence or not _compiles_with_inductor(code):
+        return sentence
+    threads = sentence.partition("(")[2].partition(")")[0]
+    return (
+        f"Your code's torch.compile runs with the default backend, inductor, which left its compile workers "
+        f"running ({threads}) when the checks called your code; a result that another thread can change cannot "
+        'be trusted, so this attempt fails. Pass the backend the exercise asks for (backend="eager" or '
+        '"aot_eager"), which compiles in your code\'s own thread.'
+    )
+
+
+def _compiles_with_inductor(code: str) -> bool:
+    """Whether ``code`` calls ``compile(...)`` (torch.compile) with no backend, or backend "inductor"."""
+    import ast
+
+    try:
+        tree = ast.parse(code or "")
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name != "compile" or (isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "re"):
+            continue
+        if isinstance(node.func, ast.Name) and len(node.args) >= 3:
+            continue  # Python's own compile(source, filename, mode)
+        backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
+        if backend is None and len(node.args) < 4:
+            return True
+        if isinstance(backend, ast.Constant) and backend.value == "inductor":
+            return True
+    return False
 
 
 def _rebound_reads(rebound, payload: dict, setup: str) -> list:
