@@ -66,6 +66,13 @@ def test_a_new_optimizer_in_each_call_is_named_and_the_one_given_is_not():
     assert sourcefacts.fresh_state_each_call(STEP, STEP) is None
     # A function the reference also builds one in (a fit that makes its optimizer) is no finding.
     assert sourcefacts.fresh_state_each_call(fresh, fresh) is None
+    # Plain SGD keeps nothing between steps: a new one each call steps as one kept would.
+    plain = STEP.replace(
+        "    opt.zero_grad()", "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    opt.zero_grad()"
+    )
+    assert sourcefacts.fresh_state_each_call(plain, STEP) is None
+    momentum = plain.replace("lr=0.1)", "lr=0.1, momentum=0.9)")
+    assert sourcefacts.fresh_state_each_call(momentum, STEP).startswith("your step builds a new SGD each time it runs")
 
 
 def test_a_function_that_never_returns_a_value_is_named_where_the_references_does():

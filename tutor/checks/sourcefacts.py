@@ -119,9 +119,20 @@ def _built_in_functions(tree: ast.AST) -> dict[str, tuple[str, int]]:
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if name in STATEFUL and fn.name not in out:
+                if name in STATEFUL and fn.name not in out and not _keeps_nothing(name, node):
                     out[fn.name] = (name, node.lineno)
     return out
+
+
+def _keeps_nothing(cls: str, call: ast.Call) -> bool:
+    """Plain SGD (no momentum given, or 0) keeps nothing between steps: a new one each call
+    steps as the same one would."""
+    if cls != "SGD":
+        return False
+    momentum = next((k.value for k in call.keywords if k.arg == "momentum"), None)
+    if momentum is None and len(call.args) > 2:
+        momentum = call.args[2]
+    return momentum is None or (isinstance(momentum, ast.Constant) and momentum.value in (0, 0.0))
 
 
 def fresh_state_each_call(code: str, solution: str) -> str | None:
