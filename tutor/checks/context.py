@@ -10,13 +10,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import causes, errorcause, setupnames, signatures, wrongdim
+from . import causes, errorcause, setupnames, signatures, wire, wrongdim
 from .describe import exception_phrase, shorten
 from .guard import scan
 from .namespaces import CHECK, FALLBACKS, YOUR_CODE, CodeError, compile_code, judged_names, own_frames, seed_all
 from .wire import Raised
 
 _NOT_LEARNERS = frozenset(FALLBACKS) | frozenset(dir(builtins)) | {"DEVICE", "ref"}
+
+
+def _graph(t) -> frozenset:
+    """The class names of the autograd nodes ``t`` was computed through (``MulBackward0``,
+    ``AccumulateGrad``), read in the learner's kernel: a tensor that crossed keeps its values,
+    not its graph, so ``t.grad_fn`` here cannot say how the learner's tensor was made."""
+    return frozenset(wire.graph_ops(t) or ()) if isinstance(t, torch.Tensor) else frozenset()
+
+
+# What a check's expression may call besides the exercise's names, after them: the code
+# cannot shadow these.
+CHECK_HELPERS = {"_graph": _graph}
 
 
 @dataclass
@@ -214,7 +226,9 @@ class Context:
         then those the judge setup bound (the judge's own: the code cannot shadow them), then
         ``extra``."""
         learner = self.learner
-        return self.scope(learner, {**judged_names(self.ref), **setupnames.scope_entry(learner), **(extra or {})})
+        return self.scope(
+            learner, {**judged_names(self.ref), **setupnames.scope_entry(learner), **CHECK_HELPERS, **(extra or {})}
+        )
 
     def eval_learner(self, expr: str, extra: dict | None = None):
         code = compile_code(expr, CHECK, "eval")
@@ -231,7 +245,7 @@ class Context:
             code = compile_code(expr, CHECK, "eval")
             seed_all(self.seed)
             with self.side("ref") if traced else contextlib.nullcontext():
-                return eval(code, self.scope(self.ref, setupnames.scope_entry(self.ref)))
+                return eval(code, self.scope(self.ref, {**setupnames.scope_entry(self.ref), **CHECK_HELPERS}))
         except Exception as exc:
             why = (
                 f"the reference solution failed ({self.solution_error.ename})"
@@ -309,7 +323,7 @@ class Context:
             data, ename = exc.context, exc.ename
         else:
             data, ename = errorcause.context(exc, YOUR_CODE), type(exc).__name__
-        cause = errorcause.sentence(data, ename, what)
+        cause = errorcause.sentence(data, ename, what, message=str(exc))
         if cause:
             self.note(cause)  # no topic: its id is a hash of the sentence, one per line and error
             dim = wrongdim.sentence(data, str(exc), self.code, self.solution)

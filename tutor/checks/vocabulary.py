@@ -42,3 +42,8 @@ INPUT_DTYPES = (
     "bool",
     "complex64",
 )
+
+# Functions a check's expression (a mistake's `when` too) may call without the exercise
+# defining them; the learner's code cannot shadow them. `_graph(t)`: the class names of the
+# autograd nodes t was computed through, read where t was made.
+CHECK_HELPERS = ("_graph",)

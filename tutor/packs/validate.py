@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.checks import setupnames
+from tutor.checks import setupnames, vocabulary
 from tutor.packs import models as m
 from tutor.packs.problems import UNREADABLE, Pos, Problem, field_path
 
@@ -383,9 +383,11 @@ def _validate_pytest(check: Any, cpath: tuple, origin: Callable[..., Pos], rep: 
 
 # Names every check expression may use without the exercise defining them (the check
 # library's fallbacks and the namespace's own entries; see tutor/checks/namespaces.py).
-LIBRARY_NAMES = frozenset(
-    {"DEVICE", "torch", "np", "nn", "F", "__name__", "__builtins__", setupnames.SETUP_NAME}
-) | frozenset(dir(builtins))
+LIBRARY_NAMES = (
+    frozenset({"DEVICE", "torch", "np", "nn", "F", "__name__", "__builtins__", setupnames.SETUP_NAME})
+    | frozenset(dir(builtins))
+    | frozenset(vocabulary.CHECK_HELPERS)
+)
 
 
 def _bound(tree: ast.AST) -> set[str] | None:
