@@ -41,3 +41,25 @@ def _row_norms_reduced(got):
         if torch.allclose(got, want, rtol=1e-5) and not torch.allclose(want, true_norms(), rtol=1e-5):
             return True
     return False
+
+
+# What a hook appends that takes another size of the gradient than its (L2) norm: the sum of
+# absolute values (the L1 norm), the sum of squares (the norm squared) or the largest
+# absolute value.
+_OTHER_NORMS = {
+    "l1": lambda g: g.abs().sum(),
+    "squared": lambda g: g.pow(2).sum(),
+    "max": lambda g: g.abs().max(),
+}
+
+
+def _other_norm(got):
+    """Which other size of each gradient ``got`` holds (a key of _OTHER_NORMS), or None."""
+    if got is None or got.shape != (3,):
+        return None
+    grads = _output_grads()
+    for kind, size in _OTHER_NORMS.items():
+        want = torch.tensor([size(g).item() for g in grads])
+        if torch.allclose(got, want, rtol=1e-5) and not torch.allclose(want, true_norms(), rtol=1e-5):
+            return kind
+    return None

@@ -3,11 +3,34 @@ from torch import nn
 
 
 def output_norms(grad_output_norms):
-    """The norms your hooks recorded during one backward, in the order they ran."""
+    """The norms your modules' backward hooks appended during one backward, in the order
+    they ran."""
     model = _fresh()
     norms, handles = grad_output_norms(model)
+    appended = _by_backward_hooks(model, norms)
     _loss(model, _X.requires_grad_()).backward()  # an input that needs grad: no warning
-    return torch.tensor(norms)
+    return torch.tensor(appended)
+
+
+def _by_backward_hooks(model, norms):
+    # What the modules' own backward hooks append to norms, and nothing else: a list filled
+    # by tensor hooks that a forward hook (or a wrapped forward) put on the outputs holds the
+    # same numbers, beside a backward hook that does nothing.
+    appended = []
+
+    def counting(hook):
+        def hook_and_count(module, grad_input, grad_output):
+            before = len(norms)
+            result = hook(module, grad_input, grad_output)
+            appended.extend(list(norms)[before:])
+            return result
+
+        return hook_and_count
+
+    for m in model.modules():
+        for key, hook in list(m._backward_hooks.items()):
+            m._backward_hooks[key] = counting(hook)
+    return appended
 
 
 def _nested():
@@ -17,11 +40,13 @@ def _nested():
 
 
 def nested_norms(grad_output_norms):
-    """The norms your hooks recorded during one backward through a model with a nested Sequential."""
+    """The norms your modules' backward hooks appended during one backward through a model
+    with a nested Sequential."""
     model = _nested()
     norms, handles = grad_output_norms(model)
+    appended = _by_backward_hooks(model, norms)
     _loss(model, _X.requires_grad_()).backward()
-    return torch.tensor(norms)
+    return torch.tensor(appended)
 
 
 def full_hooks_on(grad_output_norms):
@@ -64,6 +89,18 @@ def _input_side(grad_output_norms):
         h = layer(h)
     (h**2).sum().backward()
     return len(norms) == 3 and torch.allclose(torch.tensor(norms), torch.tensor([i.grad.norm().item() for i in reversed(ins)]))
+
+
+def _filled_elsewhere(grad_output_norms):
+    # the list fills during backward, yet no module's backward hook appended to it
+    try:
+        model = _fresh()
+        norms, _ = grad_output_norms(model)
+        appended = _by_backward_hooks(model, norms)
+        _loss(model, _X.requires_grad_()).backward()
+        return len(norms) > 0 and not appended
+    except Exception:
+        return False
 
 
 def _every_module(grad_output_norms):
