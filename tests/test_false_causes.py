@@ -513,3 +513,19 @@ def test_too_many_arguments_for_forward_is_read_as_a_pre_hook_s_return_only_wher
     assert "a pre-hook that returns more items than forward takes" in said, said
     # no pre-hook in the code: the call itself gave too many, and nothing is said of hooks
     assert signatures.pre_hook_arguments(text, "out = model(x, x)\n") is None
+
+
+def test_a_fix_in_a_check_s_words_is_not_a_graph_that_failed():
+    # The failing check found shared memory; its author's words name the fix ("with
+    # torch.no_grad(): ...copy_"). Writing through .data records nothing, so "autograd
+    # records that work too" would be a false cause.
+    setup = "import torch\nW = torch.randn(3, 3)\nlayer = torch.nn.Linear(3, 3, bias=False)\n"
+    message = "layer.weight must hold a copy of W.T: with torch.no_grad(): layer.weight.copy_(W.T)."
+    checks = [check(kind="value", expr="layer.weight.data_ptr() != W.data_ptr()", expected="True", message=message)]
+    text = said("layer.weight.data = W\n", "with torch.no_grad():\n    layer.weight.copy_(W.T)\n", checks, setup)
+    assert "autograd records that work too" not in text
+    # a check that found a graph still hears it
+    checks = [check(kind="tensor", expr="out", compare=["values", "requires_grad"])]
+    setup += "x = torch.randn(2, 3)\n"
+    text = said("out = layer(x)\n", "with torch.no_grad():\n    out = layer(x)\n", checks, setup)
+    assert "autograd records that work too" in text

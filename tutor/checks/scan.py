@@ -229,7 +229,10 @@ def _absent_buffers(mine: torch.nn.Module, theirs: torch.nn.Module) -> list:
             owner = mine.get_submodule(owner_path) if owner_path else mine
         except AttributeError:
             continue  # the submodule itself is missing: the module check says so
-        if _has(owner, leaf) is False:
+        their_owner = theirs.get_submodule(owner_path) if owner_path else theirs
+        # Only of the reference's own class: where another class stands in its place (a bare
+        # nn.Module bound to the name), no __init__ of that class is the one to fix.
+        if type(owner).__name__ == type(their_owner).__name__ and _has(owner, leaf) is False:
             absent.append((path, type(owner).__name__))
     return absent
 
