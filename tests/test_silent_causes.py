@@ -145,6 +145,15 @@ def test_a_buffer_never_registered_is_named():
     ) in text
 
 
+def test_a_module_of_another_class_is_not_told_to_register_the_buffer_in_its_init():
+    # The name holds a bare nn.Module, not the reference's class: no __init__ of its class is
+    # the one to fix, so "nn.Module.__init__ never registers it" would be a false cause.
+    code = _module('        self.register_buffer("std", std)') + "norm = nn.Module()\n"
+    r = verify(code, _module('        self.register_buffer("std", std)'), NORM_CHECKS)
+    assert not r["passed"]
+    assert "never registers" not in "\n".join(r["mistakes"])
+
+
 def test_a_buffer_kept_as_a_plain_attribute_is_not_said_to_be_missing():
     r = verify(_module("        self.std = std"), _module('        self.register_buffer("std", std)'), NORM_CHECKS)
     assert "never registers" not in "\n".join(r["mistakes"])
@@ -831,3 +840,49 @@ def test_a_python_checks_comparison_of_values_the_learner_did_not_return_gets_no
     code = X + "got = f(x) + 0\nassert torch.allclose(got, torch.relu(got) * 0 + ref.f(x))\n"
     text = _python(RELU_EXTRA, RELU_SOLUTION, code)
     assert "failed: got is tensor(" in text and "ReLU" not in text and "expected value" not in text
+
+
+def test_a_hook_on_a_tensor_that_requires_no_grad_says_so():
+    # state_dict() holds detached tensors: the one on the raising line requires no grad,
+    # which is what the error is about.
+    setup = "import torch\nmodel = torch.nn.Linear(4, 2)\n"
+    solution = "handles = [p.register_hook(lambda g: g) for p in model.parameters()]\nn = len(handles)\n"
+    code = "handles = []\nfor p in model.state_dict().values():\n    handles.append(p.register_hook(lambda g: g))\nn = len(handles)\n"
+    text = said(code, solution, [check(kind="value", expr="n")], setup=setup)
+    assert "raised RuntimeError; at that point p has shape (2, 4), float32 on cpu, not requiring grad" in text, text
+    # where the error is not about gradients, whether a tensor requires grad is no part of it
+    text = said("n = model.weight @ model.weight\n", "n = 2\n", [check(kind="value", expr="n")], setup=setup)
+    assert "model.weight has shape (2, 4), float32 on cpu" in text and "requiring grad" not in text, text
+
+
+def test_a_sequence_on_a_line_that_raised_type_error_is_said_as_one():
+    # A forward pre-hook gets the forward's positional arguments as a tuple: a tuple times a
+    # float raises, and that args is a tuple is what explains it.
+    setup = "import torch\nmodel = torch.nn.Linear(4, 2)\nx = torch.ones(5, 4)\n"
+    solution = (
+        "def hook(module, args):\n    return (args[0] * 2.0,)\n"
+        "h = model.register_forward_pre_hook(hook)\nout = model(x)\n"
+    )
+    code = solution.replace("(args[0] * 2.0,)", "args * 2.0")
+    text = said(code, solution, [check(kind="tensor", expr="out")], setup=setup)
+    assert "raised TypeError; at that point args is a tuple of 1 tensor of shape (5, 4)" in text, text
+    # a list on a line that raised another error is not part of its story
+    code = "rows = [x]\nout = rows[0] @ x\n"
+    text = said(code, "rows = [x]\nout = x @ x.T\n", [check(kind="tensor", expr="out")], setup=setup)
+    assert "rows is a list" not in text, text
+
+
+def test_a_half_result_widened_back_is_said_as_that():
+    setup = "import torch\nvalues = torch.linspace(-3.3, 70000.7, 9)\n"
+    checks = [check(kind="tensor", expr="x16", compare=["dtype", "values"])]
+    r = verify("x16 = values.to(torch.float16).float()\n", "x16 = values.to(torch.float16)\n", checks, setup=setup)
+    assert not r["passed"]
+    assert (
+        "its values are exactly the expected torch.float16 values, held as torch.float32, consistent with a "
+        "conversion to torch.float16 and one back"
+    ) in r["checks"][0]["message"], r
+    # whole numbers are the same in every format: no such reading, only the plain advice
+    setup = "import torch\nvalues = torch.arange(9.0)\n"
+    r = verify("x16 = values.clone()\n", "x16 = values.to(torch.float16)\n", checks, setup=setup)
+    assert "consistent with a conversion" not in r["checks"][0]["message"], r
+    assert "convert with .to(torch.float16)" in r["checks"][0]["message"], r

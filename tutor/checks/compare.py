@@ -238,6 +238,24 @@ def device_sentence(name: str, actual, expected, hint: str | None = None) -> str
 _grad_fn_name = wire.grad_fn_name
 
 
+def _widened_back(actual, expected) -> bool:
+    """A float tensor of a narrower dtype converted to a wider one: every value the same."""
+    if actual.is_meta or expected.is_meta or not (actual.is_floating_point() and expected.is_floating_point()):
+        return False
+    if actual.dtype.itemsize <= expected.dtype.itemsize or actual.numel() == 0:
+        return False
+    try:
+        a = actual.detach().cpu()
+        if not torch.equal(a, expected.detach().cpu().to(actual.dtype)):
+            return False
+        # Whole numbers and short fractions are the same in every format: they tell nothing.
+        mantissa, _ = torch.frexp(a.double())
+        scaled = mantissa * 32
+        return bool(((scaled != scaled.round()) & (a.double() != a.double().round())).any())
+    except (RuntimeError, TypeError):
+        return False
+
+
 def _not_backpropagated(actual, name: str) -> Problem:
     """The expected value's graph was backpropagated through; ``actual``'s was not."""
     if _grad_fn_name(actual) is None:
@@ -362,6 +380,11 @@ def tensor_problems(
             a, e = str(actual.dtype), str(expected.dtype)
             # Of another shape too, it may be another value altogether: no advice to convert it.
             advice = "" if not same_shape else f" (pass dtype={e} when creating it, or convert with .to({e}))"
+            if same_shape and _widened_back(actual, expected):
+                advice = (
+                    f": its values are exactly the expected {e} values, held as {a}, consistent with a conversion "
+                    f"to {e} and one back (a .float() or .to({a}) after it); keep the {e} result"
+                )
             out.append(
                 Problem(
                     "dtype",

@@ -131,8 +131,18 @@ def context(exc: BaseException, filename: str) -> dict | None:
                 continue
             if isinstance(value, torch.Tensor):
                 tensors.append(
-                    [dotted, [int(s) for s in value.shape], str(value.dtype).replace("torch.", ""), str(value.device)]
+                    [
+                        dotted,
+                        [int(s) for s in value.shape],
+                        str(value.dtype).replace("torch.", ""),
+                        str(value.device),
+                        "grad" if value.requires_grad else "no grad",
+                    ]
                 )
+            elif type(value) in (tuple, list) and dotted.isidentifier():
+                # A hook's args, a batch: that it is a sequence, of what, is the story of a
+                # TypeError ("can't multiply sequence by non-int").
+                tensors.append([dotted, _sequence(value), "sequence"])
             elif value is None and "." in dotted:  # an attribute still None: x.grad before any backward()
                 tensors.append([dotted, None, None, None, *_leaf_mark(frame, dotted)])
             elif isinstance(value, torch.nn.Module) and not list(value.children()):
@@ -146,18 +156,36 @@ def context(exc: BaseException, filename: str) -> dict | None:
         return None
 
 
+def _sequence(value) -> str:
+    """'a tuple of 1 tensor of shape (4, 3)', 'a list of 3 items'."""
+    kind = type(value).__name__
+    items = list(value[: MAX_NAMES + 1])
+    if items and all(isinstance(v, torch.Tensor) for v in items) and len(value) <= MAX_NAMES:
+        shapes = join_names([fmt_shape([int(s) for s in v.shape]) for v in items], limit=MAX_NAMES)
+        noun = "tensor" if len(value) == 1 else "tensors"
+        return f"a {kind} of {fmt_int(len(value))} {noun} of shape {shapes}"
+    return f"a {kind} of {fmt_int(len(value))} {'item' if len(value) == 1 else 'items'}"
+
+
 def _text(x, limit: int = 60) -> str:
     return shorten(str(x), limit)
 
 
-def _tensor(entry) -> str | None:
+def _tensor(entry, ename: str, message: str) -> str | None:
+    """One entry of the context said, as far as it bears on the error: whether a tensor
+    requires grad for an error about gradients, a sequence for a TypeError."""
     try:
+        if isinstance(entry, list) and len(entry) == 3 and entry[2] == "sequence":
+            return f"{_text(entry[0])} is {_text(entry[1], 80)}" if ename == "TypeError" else None
         if isinstance(entry, list) and len(entry) == 2:
             return f"{_text(entry[0])} is {_text(entry[1], 80)}"
         name, shape, dtype, device = entry[:4]
         if shape is None:
             return f"{_text(name)} is None"
-        return f"{_text(name)} has shape {fmt_shape(shape)}, {_text(dtype, 20)} on {_text(device, 20)}"
+        said = f"{_text(name)} has shape {fmt_shape(shape)}, {_text(dtype, 20)} on {_text(device, 20)}"
+        if entry[4:] == ["no grad"] and re.search(r"requires_grad|require (grad|gradient)", message):
+            said += ", not requiring grad"
+        return said
     except (TypeError, ValueError):
         return None
 
@@ -204,7 +232,7 @@ def sentence(ctx_data, ename: str, what: str = "your code", message: str = "") -
             f"{fmt_int(pos)} of {fmt_int(size)} bytes): writing to it (torch.save, .write) or "
             f"reading it to the end leaves it there, so reading finds nothing; call {name}.seek(0) before reading it back"
         )
-    tensors = [t for t in (_tensor(e) for e in (ctx_data.get("tensors") or [])[:MAX_NAMES]) if t]
+    tensors = [t for t in (_tensor(e, ename, message) for e in (ctx_data.get("tensors") or [])[:MAX_NAMES]) if t]
     if not tensors or ename not in VALUE_ERRORS:
         return None
     return f"line {line} of {what}, `{source}`, raised {ename}; at that point {join_names(tensors, limit=MAX_NAMES)}"
