@@ -870,6 +870,13 @@ def _compiles_with_inductor(code: str) -> bool:
     return False
 
 
+def _every_setup(payload: dict, setup: str) -> list[str]:
+    """The main world's setup and each further world's (with its variant)."""
+    from .runner import world_setup
+
+    return [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
+
+
 def _rebound_reads(rebound, payload: dict, setup: str) -> list:
     """The setup's names the learner's code bound to other objects that the setup's own
     functions read when called (privates.read_when_called): a check that calls such a
@@ -877,19 +884,15 @@ def _rebound_reads(rebound, payload: dict, setup: str) -> list:
     binds itself: making those is the exercise."""
     if not isinstance(rebound, list) or not rebound:
         return []
-    from .runner import world_setup
-
-    setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-    read = privates.read_when_called(*setups) - privates.bound_at_module_level(payload.get("solution") or "")
+    read = privates.read_when_called(*_every_setup(payload, setup)) - privates.bound_at_module_level(
+        payload.get("solution") or ""
+    )
     return sorted(name for name in rebound if isinstance(name, str) and name in read)
 
 
 def _setup_state(payload: dict, setup: str) -> privates.Privates:
     """The private names and attributes the setup of every world keeps."""
-    from .runner import world_setup
-
-    setups = [setup] + [world_setup(payload, spec)[0] for spec in payload.get("worlds") or [] if isinstance(spec, dict)]
-    state = privates.of_setup(*setups)
+    state = privates.of_setup(*_every_setup(payload, setup))
     if setupnames.of_payload(payload):  # the setup's bindings, kept in the learner's kernel for the checks
         state = privates.Privates(state.names | {setupnames.SETUP_NAME}, state.attributes)
     return state

@@ -510,7 +510,7 @@ def _begin_in(request: dict, world: str, ns: dict, seed: int) -> dict:
         # Said in the learner's own words: a tensor whose methods were replaced, a value whose
         # class fakes how it compares (the judge would only see it as not plain data).
         for key, value in names.items():
-            if key.startswith("_") or key in helpers or key == setupnames.SETUP_KEY:
+            if key.startswith("_") or key in helpers:  # the setup's kept bindings too
                 continue
             try:
                 scan(value, key)
