@@ -886,3 +886,18 @@ def test_a_half_result_widened_back_is_said_as_that():
     r = verify("x16 = values.clone()\n", "x16 = values.to(torch.float16)\n", checks, setup=setup)
     assert "consistent with a conversion" not in r["checks"][0]["message"], r
     assert "convert with .to(torch.float16)" in r["checks"][0]["message"], r
+
+
+def test_the_values_of_a_max_where_the_reference_takes_positions_are_named():
+    setup = "import torch\nlogits = torch.tensor([[0.1, 2.0], [3.0, 0.5], [0.2, 0.4]])\ny = torch.tensor([1, 0, 0])\n"
+    solution = "accuracy = (logits.argmax(dim=1) == y).float().mean().item()\n"
+    checks = [check(kind="value", expr="accuracy")]
+    for taken in ("logits.max(dim=1)[0]", "logits.max(1).values", "torch.max(logits, 1)[0]"):
+        text = said(f"accuracy = ({taken} == y).float().mean().item()\n", solution, checks, setup=setup)
+        assert f"line 1 of your code, `{taken}`, takes the largest values themselves" in text, text
+    # the positions taken another way are right; a max over everything is no such reading
+    assert verify("accuracy = (logits.max(dim=1)[1] == y).float().mean().item()\n", solution, checks, setup=setup)[
+        "passed"
+    ]
+    text = said("accuracy = float(logits.max() == 2.0)\n", solution, checks, setup=setup)
+    assert "takes the largest values themselves" not in text, text

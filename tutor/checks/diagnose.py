@@ -142,6 +142,7 @@ def diagnose(
         sourcefacts.once_only,
         sourcefacts.fresh_state_each_call,
         sourcefacts.returns_nothing,
+        sourcefacts.max_values_for_positions,
     )
     kept_constant = sourcefacts.bound_once(code, solution, ctx.learner, ctx.ref) if ctx.code_error is None else None
     if kept_constant:

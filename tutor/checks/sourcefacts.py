@@ -216,3 +216,60 @@ def bound_once(code: str, solution: str, learner: dict, ref: dict) -> str | None
             f"again, where the reference's ends at {_shown(expected)}"
         )
     return None
+
+
+def _max_with_dim(node: ast.AST) -> bool:
+    """``x.max(1)``, ``x.max(dim=1)``, ``torch.max(x, 1)``: a max along a dim, which gives
+    (values, indices)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr != "max":
+        return False
+    on_torch = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+    given = len(node.args) - (1 if on_torch else 0) + sum(k.arg == "dim" for k in node.keywords)
+    return given >= 1
+
+
+def _max_values(tree: ast.AST) -> list[ast.AST]:
+    """The places that take the values of a max along a dim: ``[0]`` or ``.values``."""
+    out: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and _max_with_dim(node.value):
+            if isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+                out.append(node)
+        elif isinstance(node, ast.Attribute) and node.attr == "values" and _max_with_dim(node.value):
+            out.append(node)
+    return out
+
+
+def _takes_positions(tree: ast.AST) -> bool:
+    """Whether the source takes the positions of a maximum: argmax, ``.indices`` or ``[1]``
+    of a max along a dim."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("argmax", "indices"):
+            return True
+        if isinstance(node, ast.Name) and node.id == "argmax":
+            return True
+        if (
+            isinstance(node, ast.Subscript)
+            and _max_with_dim(node.value)
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value == 1
+        ):
+            return True
+    return False
+
+
+def max_values_for_positions(code: str, solution: str) -> str | None:
+    """The learner takes the largest values of a max along a dim where the reference takes
+    their positions (argmax): values, not the class indices labels are compared with."""
+    mine, theirs = _tree(code), _tree(solution)
+    if mine is None or theirs is None or not _takes_positions(theirs) or _takes_positions(mine):
+        return None
+    found = _max_values(mine)
+    if not found or _max_values(theirs):
+        return None
+    node = found[0]
+    return (
+        f"line {node.lineno} of your code, `{ast.unparse(node)}`, takes the largest values themselves, where the "
+        f"reference takes their positions (argmax, or .indices of a max along a dim): the positions are the "
+        f"class indices that labels are compared with; the values are scores"
+    )
