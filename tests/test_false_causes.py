@@ -529,3 +529,13 @@ def test_a_fix_in_a_check_s_words_is_not_a_graph_that_failed():
     setup += "x = torch.randn(2, 3)\n"
     text = said("out = layer(x)\n", "with torch.no_grad():\n    out = layer(x)\n", checks, setup)
     assert "autograd records that work too" in text
+
+
+def test_torch_autograd_grad_is_not_said_to_add_to_grad():
+    # torch.autograd.grad returns the gradients: "each call adds to .grad" would be false.
+    setup = "import torch\nx = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n"
+    solution = "g = 2 * x.detach()\n"
+    code = "(g,) = torch.autograd.grad((x**2).sum(), x)\ng = g * 3\n"
+    text = said(code, solution, [check(kind="tensor", expr="g")], setup)
+    assert "each call adds to .grad" not in text, text
+    assert "your code calls torch.autograd.grad once, which returns the gradients and adds nothing to .grad" in text

@@ -7,22 +7,22 @@ def output_norms(grad_output_norms):
     they ran."""
     model = _fresh()
     norms, handles = grad_output_norms(model)
-    appended = _by_backward_hooks(model, norms)
+    start, grown = len(norms), _by_backward_hooks(model, norms)
     _loss(model, _X.requires_grad_()).backward()  # an input that needs grad: no warning
-    return torch.tensor(appended)
+    return _hooks_only(norms, start, grown)
 
 
 def _by_backward_hooks(model, norms):
-    # What the modules' own backward hooks append to norms, and nothing else: a list filled
-    # by tensor hooks that a forward hook (or a wrapped forward) put on the outputs holds the
-    # same numbers, beside a backward hook that does nothing.
-    appended = []
+    # How much the modules' own backward hooks grow norms, counted as they run: a list
+    # filled by tensor hooks that a forward hook (or a wrapped forward) put on the outputs
+    # holds the same numbers, beside a backward hook that does nothing.
+    grown = [0]
 
     def counting(hook):
         def hook_and_count(module, grad_input, grad_output):
             before = len(norms)
             result = hook(module, grad_input, grad_output)
-            appended.extend(list(norms)[before:])
+            grown[0] += len(norms) - before
             return result
 
         return hook_and_count
@@ -30,7 +30,12 @@ def _by_backward_hooks(model, norms):
     for m in model.modules():
         for key, hook in list(m._backward_hooks.items()):
             m._backward_hooks[key] = counting(hook)
-    return appended
+    return grown
+
+
+def _hooks_only(norms, start, grown):
+    # the list as the backward hooks left it; nothing where something else added to it
+    return torch.tensor(list(norms)) if len(norms) - start == grown[0] else torch.tensor([])
 
 
 def _nested():
@@ -44,9 +49,9 @@ def nested_norms(grad_output_norms):
     with a nested Sequential."""
     model = _nested()
     norms, handles = grad_output_norms(model)
-    appended = _by_backward_hooks(model, norms)
+    start, grown = len(norms), _by_backward_hooks(model, norms)
     _loss(model, _X.requires_grad_()).backward()
-    return torch.tensor(appended)
+    return _hooks_only(norms, start, grown)
 
 
 def full_hooks_on(grad_output_norms):
@@ -92,13 +97,13 @@ def _input_side(grad_output_norms):
 
 
 def _filled_elsewhere(grad_output_norms):
-    # the list fills during backward, yet no module's backward hook appended to it
+    # the list grows during backward by more than the modules' backward hooks added to it
     try:
         model = _fresh()
         norms, _ = grad_output_norms(model)
-        appended = _by_backward_hooks(model, norms)
+        start, grown = len(norms), _by_backward_hooks(model, norms)
         _loss(model, _X.requires_grad_()).backward()
-        return len(norms) > 0 and not appended
+        return len(norms) - start > grown[0]
     except Exception:
         return False
 

@@ -59,3 +59,29 @@ def stepped_bias(numpy_step):
 def torch_called(numpy_step):
     """The torch functions your numpy_step called (at most 5 named)."""
     return _on_other_data(numpy_step)[2][:5]
+
+
+# What each optimizer step left in the parameters it holds (by id, the values right after
+# the step): the layer must have taken its SGD step itself, not been given numpy_step's
+# result, which holds the same numbers. One hook per kernel: the setup runs again in each
+# world (and a reference kernel serves many verifications), so the last one replaces it.
+_after_steps = {}
+
+
+def _remember_step(optimizer, args, kwargs):
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            _after_steps[id(p)] = (p, p.detach().clone())
+
+
+import torch.optim.optimizer as _hooks  # noqa: E402
+
+if getattr(_hooks, "_ptfund_step_hook", None) is not None:
+    _hooks._ptfund_step_hook.remove()
+_hooks._ptfund_step_hook = _hooks.register_optimizer_step_post_hook(_remember_step)
+
+
+def stepped_by_optimizer(layer):
+    """Whether layer's weight and bias each hold what an optimizer step left in them."""
+    kept = [_after_steps.get(id(p)) for p in (layer.weight, layer.bias)]
+    return all(k is not None and k[0] is p and torch.equal(k[1], p.detach()) for k, p in zip(kept, (layer.weight, layer.bias)))

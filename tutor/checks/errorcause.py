@@ -139,7 +139,7 @@ def context(exc: BaseException, filename: str) -> dict | None:
                         "grad" if value.requires_grad else "no grad",
                     ]
                 )
-            elif type(value) in (tuple, list) and dotted.isidentifier():
+            elif type(value) in (tuple, list) and value and dotted.isidentifier():
                 # A hook's args, a batch: that it is a sequence, of what, is the story of a
                 # TypeError ("can't multiply sequence by non-int").
                 tensors.append([dotted, _sequence(value), "sequence"])
@@ -164,7 +164,9 @@ def _sequence(value) -> str:
         shapes = join_names([fmt_shape([int(s) for s in v.shape]) for v in items], limit=MAX_NAMES)
         noun = "tensor" if len(value) == 1 else "tensors"
         return f"a {kind} of {fmt_int(len(value))} {noun} of shape {shapes}"
-    return f"a {kind} of {fmt_int(len(value))} {'item' if len(value) == 1 else 'items'}"
+    types = sorted({type(v).__name__ for v in items})
+    of = f" ({join_names(types, limit=3)})" if items else ""
+    return f"a {kind} of {fmt_int(len(value))} {'item' if len(value) == 1 else 'items'}{of}"
 
 
 def _text(x, limit: int = 60) -> str:

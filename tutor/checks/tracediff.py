@@ -14,6 +14,7 @@ from .describe import plural
 
 # Topics let the runner drop a built-in signature that says the same thing less precisely.
 TOPIC_ZERO_GRAD = "zero_grad"
+AUTOGRAD_GRAD = "torch.autograd.grad"  # how trace.py names a call of it among the backward() calls
 TOPIC_GRAD_MODE = "grad_mode"  # no_grad / inference_mode used on one side only
 
 
@@ -298,6 +299,17 @@ def _optimizer(learner, ref, code=""):
             f"calls it {_times(lz)} for {plural(lb, 'backward() call')}, so gradients add up between the clears"
         )
     if lb != rb:
+        returned = sum(1 for e in _kinds(learner, "backward") if e.name == AUTOGRAD_GRAD)
+        if returned:
+            # torch.autograd.grad returns the gradients: nothing is added to a .grad
+            return (
+                f"the reference calls backward() {_times(rb)}; your code computes gradients {_times(lb)}, "
+                f"{plural(returned, 'of them', 'of them')} with {AUTOGRAD_GRAD}, which returns them and adds nothing "
+                f"to .grad"
+                if returned != lb
+                else f"the reference calls backward() {_times(rb)}; your code calls {AUTOGRAD_GRAD} {_times(lb)}, "
+                f"which returns the gradients and adds nothing to .grad"
+            )
         return f"the reference calls backward() {_times(rb)}; your code calls it {_times(lb)}" + (
             " (each call adds to .grad)" if lb > rb else ""
         )
