@@ -142,7 +142,8 @@ def test_a_write_through_another_name_bound_to_a_view_is_a_write_into_the_tensor
     rule = check(kind="source", forbid=["a[]="], through=["t"])
     wrong = {
         "t = a.t()\nu = a.T\nu[0, 1] = 99\n": "line 3, through u, a view of a",
-        "t = a.t()\nu = a\nu[1, 0] = 99\n": "line 3, through u, a view of a",
+        "t = a.t()\nu = a\nu[1, 0] = 99\n": "line 3, through u, another name for a",
+        "t = a.t()\nu, v = a\nv[0] = 99\n": "line 3, through v, a view of a",
         "t = a.t()\nv = a.view(-1)\nw = v[3:]\nw.fill_(99)\nw.zero_()\n": "line 4, through w, a view of a",
         "t = a.t()\nfor row in a:\n    row[0] = 99\n": "line 3, through row, a view of a",
         "t = a.t()\nr0, r1 = a.unbind()\nr1[0] = 99\n": "line 3, through r1, a view of a",

@@ -91,6 +91,17 @@ def _bound_views(node) -> list[tuple[str, ast.AST]]:
     return []
 
 
+def _binds_itself(node, value) -> bool:
+    """Whether an assignment binds a name to the tensor another name holds (``u = a``; ``u,
+    v = a, b``), not to a view (``u, v = a`` unpacks a's rows; ``for row in a`` takes them)."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) or not isinstance(value, ast.Name):
+        return False
+    if value is not node.value:
+        return True  # an item of a tuple on the right
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return all(isinstance(t, ast.Name) for t in targets)
+
+
 def _held_views(value) -> str | None:
     """The name whose views a list holds: ``[r for r in a]``, ``[a.T, a[0]]`` (its items
     written into write into that name)."""
@@ -273,6 +284,7 @@ def _used(tree, through=()) -> tuple[dict, dict]:
     found: dict = {}
     via: dict = {}
     views: dict[str, str] = {}  # name -> the name it is a view of
+    same: dict[str, bool] = {}  # name -> whether it was bound to that name itself (no view)
     imported = _imported(tree)  # g -> torch.autograd.grad for ``from torch.autograd import grad as g``
 
     def add(key, line):
@@ -287,7 +299,8 @@ def _used(tree, through=()) -> tuple[dict, dict]:
             seen.add(name)
             if f"{name}[]=" not in found:
                 found[f"{name}[]="] = line
-                via[f"{name}[]="] = root
+                direct = all(same.get(n, False) for n in seen - {name})
+                via[f"{name}[]="] = f"{root}, another name for {name}" if direct else f"{root}, a view of {name}"
 
     for node in _in_order(tree):
         line = getattr(node, "lineno", 1)
@@ -295,6 +308,8 @@ def _used(tree, through=()) -> tuple[dict, dict]:
             root = _view_root(value) or _held_views(value)
             if root and root != name:
                 views[name] = root
+                # `alias = a` binds the tensor itself, not a view of it
+                same[name] = _binds_itself(node, value)
             else:
                 views.pop(name, None)
         for name, types in CONSTRUCTS.items():
@@ -401,7 +416,7 @@ def check_source(check: dict, ctx: Context) -> Outcome:
             raise AuthoringError("an empty forbid rule")
         if key in used and key.endswith("[]="):
             name = key[:-3]
-            how = f", through {via[key]}, a view of {name}" if key in via else ""
+            how = f", through {via[key]}" if key in via else ""
             problems.append(
                 f"your code writes into an element of {name} (line {used[key]}{how}), which this exercise does not allow"
             )
