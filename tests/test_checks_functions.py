@@ -215,6 +215,30 @@ def test_an_input_written_and_written_back_fails_by_its_version_counter():
     assert "standardize wrote into its argument x in place (its version counter moved)" in res["message"]
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        "x.data.sub_(m)\n    out = x.clone()\n    x.data.add_(m)",  # .data moves no counter of x's
+        "alias = x.detach().numpy()\n    out = x - m\n    torch.from_numpy(alias).add_(0)",  # over the same memory
+    ],
+)
+def test_an_input_written_through_another_tensor_and_written_back_fails(write):
+    # Nothing of x's own shows the write: neither its values nor its version counter.
+    code = f"import torch\ndef standardize(x):\n    m = x.mean(0)\n    {write}\n    return (x - m) / x.std(0)\n"
+    res = only(verify(code, STANDARDIZE, [check(**STD_CHECK, cases=6)]))
+    assert not res["passed"], res
+    assert (
+        "standardize wrote into its argument x's memory through another tensor over it (such as x.data)"
+        in (res["message"])
+    )
+
+
+def test_a_write_through_data_into_a_declared_mutated_argument_is_allowed():
+    ref = "import torch\ndef clamp_(x):\n    x.clamp_(min=0)\n    return None\n"
+    spec = dict(kind="function", name="clamp_", args=[{"type": "tensor", "shape": [4]}], cases=4, mutates=["x"])
+    assert only(verify(ref.replace("x.clamp_", "x.data.clamp_"), ref, [check(**spec)]))["passed"]
+
+
 def test_declared_mutated_arguments_are_compared_with_the_reference():
     ref = "import torch\ndef clamp_(x):\n    x.clamp_(min=0)\n    return None\n"
     spec = dict(kind="function", name="clamp_", args=[{"type": "tensor", "shape": [4]}], cases=4, mutates=["x"])

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from . import setupnames, untouched, wire
+from . import setupnames, untouched, wire, writes
 from .guard import Snapshot, Tampered, scan
 from .namespaces import (
     SETUP,
@@ -326,9 +326,17 @@ def _calls(request: dict) -> dict:
             # shows. On meta inputs (the device run's stand-in for a GPU) operations across
             # devices raise, as there.
             before = [wire.version_counter(a) for a in args]
+            written: set = set()
             try:
-                with torch_state_guard(), _same_device() if _on_meta(args) else _nothing():
-                    value = target(*args)
+                with (
+                    torch_state_guard(),
+                    _same_device() if _on_meta(args) else _nothing(),
+                    writes.watched(args) as seen,
+                ):
+                    try:
+                        value = target(*args)
+                    finally:
+                        written.update(seen)
             except Tampered:
                 raise
             except BaseException as exc:  # the learner's exception is data for the judge
@@ -337,7 +345,12 @@ def _calls(request: dict) -> dict:
                 answer: dict = {"raised": wire.raised(exc)}
             else:
                 after = [wire.version_counter(a) for a in args]
-                answer = {"value": value, "args": args, "versions": [list(v) for v in zip(before, after, strict=True)]}
+                answer = {
+                    "value": value,
+                    "args": args,
+                    "versions": [list(v) for v in zip(before, after, strict=True)],
+                    "written": sorted(written),  # through another tensor over an argument's memory
+                }
                 if call.get("backward") is not None:
                     answer.update(_backward(value, call["backward"], args))
             prepared.append(wire.frozen(_prepared(answer)))

@@ -7,7 +7,7 @@ from time import monotonic
 
 import torch
 
-from .. import signatures, wire
+from .. import signatures, wire, writes
 from ..compare import (
     DEVICE_HINT,
     Problem,
@@ -63,10 +63,16 @@ def _parameter_names(*fns) -> list:
     return []
 
 
-def _call(fn, args):
+def _call(fn, args, written: set | None = None):
+    """``fn(*args)`` as (value, None) or (None, exception); with ``written``, the positions
+    of the tensor arguments whose memory the call wrote into are added to it (writes.py)."""
     try:
-        with torch_state_guard():
-            return fn(*args), None
+        with torch_state_guard(), writes.watched(args if written is not None else ()) as seen:
+            try:
+                return fn(*args), None
+            finally:
+                if written is not None:
+                    written.update(seen)
     except Exception as exc:
         return None, exc
 
@@ -350,10 +356,13 @@ def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(a, b))
 
 
-def changed_inputs(before: list, after: list, versions: list | None = None) -> dict:
+def changed_inputs(before: list, after: list, versions: list | None = None, written=()) -> dict:
     """Argument index -> how the call changed that tensor argument: 'values' (they differ
-    now) or 'version' (written in place, even if written back). ``versions`` are the
-    learner kernel's (before, after) counters; without them the tensors' own count."""
+    now), 'version' (written in place, even if written back) or 'memory' (written through
+    another tensor over its memory, such as .data, which moves no counter of its own, and
+    written back). ``versions`` are the learner kernel's (before, after) counters; without
+    them the tensors' own count. ``written``: the positions writes.py saw written."""
+    written_into = {j for j in written if type(j) is int} if isinstance(written, (list, tuple, set)) else set()
     out = {}
     for j, snap in enumerate(before):
         if snap is None or j >= len(after) or not isinstance(after[j], torch.Tensor):
@@ -371,6 +380,8 @@ def changed_inputs(before: list, after: list, versions: list | None = None) -> d
             out[j] = "values"
         elif written:
             out[j] = "version"
+        elif j in written_into:
+            out[j] = "memory"
     return out
 
 
@@ -386,6 +397,12 @@ def _input_problems(name: str, changed: dict, labels: list, mutates: list) -> li
         if how == "values":
             sentence = (
                 f"{name} changed its argument {label} in place: the caller's tensor no longer holds its values; {fix}"
+            )
+        elif how == "memory":
+            sentence = (
+                f"{name} wrote into its argument {label}'s memory through another tensor over it (such as "
+                f"{label}.data), then gave the values back: while the call ran, the caller's tensor held other "
+                f"values; {fix}"
             )
         else:
             sentence = (
@@ -600,13 +617,14 @@ def check_function(check: dict, ctx: Context) -> Outcome:
         if remote is not None:
             out, exc = remote.get("value"), remote.get("raised")
             after = list(remote.get("args") or [])
-            changed = changed_inputs(before, after, remote.get("versions"))
+            changed = changed_inputs(before, after, remote.get("versions"), remote.get("written") or ())
         else:
             seed_all(seed + i)
+            written: set = set()
             with ctx.side("learner", order * cases + i):
-                out, exc = _call(fn, case.args)
+                out, exc = _call(fn, case.args, written)
             after = list(case.args)
-            changed = changed_inputs(before, after)
+            changed = changed_inputs(before, after, written=written)
         if (exc is not None or ref_exc is not None) and ctx.tracer is not None:
             # A call that raised stopped part-way: its protocol calls say nothing about the bug.
             for side in ("learner", "ref"):
