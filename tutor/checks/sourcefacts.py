@@ -228,9 +228,9 @@ def _max_with_dim(node: ast.AST) -> bool:
     return given >= 1
 
 
-def _max_values(tree: ast.AST) -> list[ast.AST]:
+def _max_values(tree: ast.AST) -> list[ast.expr]:
     """The places that take the values of a max along a dim: ``[0]`` or ``.values``."""
-    out: list[ast.AST] = []
+    out: list[ast.expr] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and _max_with_dim(node.value):
             if isinstance(node.slice, ast.Constant) and node.slice.value == 0:
