@@ -7,8 +7,10 @@ before the call returns: the caller's tensor held other values while the call ra
 operation torch dispatches that writes into one of its tensors is seen here, whatever
 tensor object names that memory, and compared with the arguments' storages.
 
-What it cannot see: writes that torch does not dispatch (through a NumPy array over the
-same memory, or ctypes).
+A write that torch does not dispatch (through a NumPy array over the same memory) is seen
+by its effect: before each operation torch dispatches, the arguments' values are compared
+with what they held when the call began (for arguments of up to MAX_WATCHED elements). What
+it cannot see: such a write undone before the next operation torch runs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 _WRITTEN: dict = {}  # an operation -> the positions and names of the arguments it writes
+MAX_WATCHED = 1 << 16  # elements of an argument whose values are compared at each operation
 
 
 def _written_arguments(func) -> tuple:
@@ -41,14 +44,26 @@ def _storage(t) -> int | None:
         return None  # a tensor with no storage of its own (a functional wrapper)
 
 
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal values, NaN where NaN was."""
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(a.isnan(), b.isnan()) and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)))
+    return bool(torch.equal(a, b))
+
+
 class _Watch(TorchDispatchMode):
-    def __init__(self, storages: dict):
+    def __init__(self, storages: dict, kept: dict):
         super().__init__()
         self.storages = storages  # storage address -> the argument positions over it
+        self.kept = kept  # argument position -> (the argument, its values when the call began)
         self.written: set = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        for j, (arg, values) in list(self.kept.items()):
+            if not _same(arg, values):  # written by something torch did not dispatch (NumPy)
+                self.written.add(j)
+                del self.kept[j]
         for i, name in _written_arguments(func):
             target = args[i] if i < len(args) else kwargs.get(name)
             if isinstance(target, torch.Tensor):
@@ -63,14 +78,17 @@ def watched(args):
     """Watch the call inside the block; yields the set that ends up holding the positions of
     the tensor arguments whose memory an operation wrote into."""
     storages: dict = {}
+    kept: dict = {}
     for j, a in enumerate(args):
         if type(a) in (torch.Tensor, torch.nn.Parameter):
             where = _storage(a)
             if where:  # an empty tensor's memory is at 0: nothing to write into
                 storages.setdefault(where, []).append(j)
+                if a.numel() <= MAX_WATCHED:
+                    kept[j] = (a, a.detach().clone())
     if not storages:
         yield set()
         return
-    watch = _Watch(storages)
+    watch = _Watch(storages, kept)
     with watch:
         yield watch.written

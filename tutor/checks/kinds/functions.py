@@ -358,9 +358,8 @@ def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def changed_inputs(before: list, after: list, versions: list | None = None, written=()) -> dict:
     """Argument index -> how the call changed that tensor argument: 'values' (they differ
-    now), 'version' (written in place, even if written back) or 'memory' (written through
-    another tensor over its memory, such as .data, which moves no counter of its own, and
-    written back). ``versions`` are the learner kernel's (before, after) counters; without
+    now), 'version' (written in place, even if written back) or 'memory' (written by another
+    name for its memory, such as .data, which moves no counter of its own, and written back). ``versions`` are the learner kernel's (before, after) counters; without
     them the tensors' own count. ``written``: the positions writes.py saw written."""
     written_into = {j for j in written if type(j) is int} if isinstance(written, (list, tuple, set)) else set()
     out = {}
@@ -400,8 +399,8 @@ def _input_problems(name: str, changed: dict, labels: list, mutates: list) -> li
             )
         elif how == "memory":
             sentence = (
-                f"{name} wrote into its argument {label}'s memory through another tensor over it (such as "
-                f"{label}.data), then gave the values back: while the call ran, the caller's tensor held other "
+                f"{name} wrote into its argument {label}'s memory by another name (such as {label}.data or "
+                f"{label}.numpy()), then gave the values back: while the call ran, the caller's tensor held other "
                 f"values; {fix}"
             )
         else:
