@@ -63,6 +63,27 @@ def pre_hooks_left(scale_inputs):
     return (len(model._forward_pre_hooks), "forward" in vars(model))
 
 
+def other_hooks_left(scale_inputs):
+    """How many hooks other than forward pre-hooks scale_inputs left on the model."""
+    model = _fresh()
+    scale_inputs(model, _S)
+    return len(model._forward_hooks) + len(model._backward_hooks) + len(model._backward_pre_hooks)
+
+
+def caller_input_written(scale_inputs, predict):
+    """Whether the caller's x was written in place (its version counter moved, whatever values
+    it ends with) by predict, then by a direct model(x), with your hook attached."""
+    written = []
+    for run in (lambda model, x: predict(model, x), lambda model, x: model(x)):
+        model = _fresh()
+        scale_inputs(model, _S)
+        x = _X.clone()
+        before = x._version
+        run(model, x)
+        written.append(x._version != before)
+    return written
+
+
 def _hook_without_effect(scale_inputs):
     # a hook is registered, and model(x) is what it is without one
     model = _fresh()
