@@ -41,12 +41,14 @@ def head_b_steps(step_a):
 
 
 def head_b_moved(step_a):
-    """Whether head b's weights changed during your three steps on head a."""
+    """Whether head b's weight or bias was written during your three steps on head a: its
+    values changed, or its version counter moved (a step written over afterwards)."""
     model, opt = _warmed()
-    before = model.b.weight.detach().clone()
+    params = list(model.b.parameters())
+    before = [(p.detach().clone(), p._version) for p in params]
     for _ in range(3):
         step_a(model, opt, _X, _YA)
-    return not torch.equal(before, model.b.weight.detach())
+    return any(not torch.equal(v, p.detach()) or p._version != n for (v, n), p in zip(before, params))
 
 
 def _b_grad_zeros(step_a):
