@@ -403,3 +403,17 @@ def test_a_relation_to_the_setup_s_own_tensor_is_named_as_such():
     rebound = "window = signal[2:6]\nsignal = signal.clone()\n"
     said = only(verify(rebound, "window = signal[2:6].clone()\n", [c], setup=setup))["message"]
     assert "window shares memory with the setup's own tensor" in said and "_SIGNAL" not in said, said
+
+
+def test_a_tensor_no_backward_ran_through_is_told_how_by_its_shape():
+    # A loss is backpropagated from itself; h, a (3,) activation, through a loss made from it:
+    # "call h.backward()" would raise for h (a non-scalar needs a gradient argument).
+    setup = "import torch\nw = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)\n"
+    solution = "h = torch.sigmoid(w)\nloss = h.sum()\nloss.backward()\n"
+    code = "h = torch.sigmoid(w)\nloss = torch.sigmoid(w).sum()\nloss.backward()\n"
+    r = verify(code, solution, [check(kind="tensor", expr="h", compare=["backpropagated"])], setup=setup)
+    assert not r["passed"]
+    assert only(r)["message"].endswith("call backward() on a loss computed from h"), r
+    code = "h = torch.sigmoid(w)\nloss = h.sum()\n"
+    r = verify(code, solution, [check(kind="tensor", expr="loss", compare=["backpropagated"])], setup=setup)
+    assert only(r)["message"].endswith("call loss.backward()"), r

@@ -263,13 +263,16 @@ def _not_backpropagated(actual, name: str) -> Problem:
             f"{name} has no autograd graph (no grad_fn), so no backward() ran from it into the tensors it was "
             "computed from: compute it from tensors that require grad, and call backward() on it"
         )
-    elif wire.backpropagated(actual) is False:
-        sentence = (
-            f"backward() never ran through {name}'s graph (the tensors its graph saved for backward are still "
-            f"held): call {name}.backward()"
-        )
     else:
-        sentence = f"nothing shows that backward() ran through {name}'s graph: call {name}.backward()"
+        # a loss is backpropagated from itself; anything else through a result computed from it
+        fix = f"call {name}.backward()" if actual.dim() == 0 else f"call backward() on a loss computed from {name}"
+        if wire.backpropagated(actual) is False:
+            sentence = (
+                f"backward() never ran through {name}'s graph (the tensors its graph saved for backward are still "
+                f"held): {fix}"
+            )
+        else:
+            sentence = f"nothing shows that backward() ran through {name}'s graph: {fix}"
     return Problem("backpropagated", sentence, "backpropagated through", "not backpropagated through")
 
 
