@@ -390,11 +390,17 @@ def test_a_zero_grad_after_the_step_is_named_only_where_a_backward_added_onto_ol
 def test_a_clip_inside_the_loop_of_micro_batches_is_named():
     from tutor.checks import tracediff
 
-    said = tracediff._optimizer(_protocol_events("ZBCBCBCS"), _protocol_events("ZBBBCS"))
+    said = tracediff._optimizer(_protocol_events("ZBCBBS"), _protocol_events("ZBBBCS"))
     assert said is not None and said.startswith(
-        "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step()"
+        "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step():"
     )
+    assert "the norm it returns is of a partial sum" in said
     assert tracediff._optimizer(_protocol_events("ZBBBCS"), _protocol_events("ZBBBCS")) is None
+    # A clip after the last backward() too measures the whole sum: no "partial sum", but the
+    # sum holds gradients clipped before
+    said = tracediff._optimizer(_protocol_events("ZBCBCBCS"), _protocol_events("ZBBBCS"))
+    assert said is not None and "partial sum" not in said
+    assert "as well as after it: that backward() adds its gradients onto ones already clipped" in said
 
 
 def test_a_square_transpose_is_told_as_a_transpose_not_as_a_reshape():

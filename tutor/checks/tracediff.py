@@ -195,6 +195,15 @@ def _clip_order(ls: str, rs: str) -> str | None:
             "clips them"
         )
     if clips_before_a_backward(ls) and not clips_before_a_backward(rs):
+        if all(re.search(r"C[^BC]*$", segment) for segment in ls.split("S") if "B" in segment):
+            # It clips after the last backward() too: that norm is of the whole sum, but the sum
+            # holds gradients clipped before.
+            return (
+                "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step() as "
+                "well as after it: that backward() adds its gradients onto ones already clipped, so the sum that "
+                "the last clip measures and step() applies is not the sum of the gradients; the reference clips "
+                "only after the last backward() before step()"
+            )
         return (
             "your code clips the gradients (clip_grad_norm_) before its last backward() ahead of a step(): that "
             "backward() adds unclipped gradients onto the clipped ones, and the norm it returns is of a partial "
