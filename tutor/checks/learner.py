@@ -349,7 +349,7 @@ def _calls(request: dict) -> dict:
                     "value": value,
                     "args": args,
                     "versions": [list(v) for v in zip(before, after, strict=True)],
-                    "written": sorted(written),  # through another tensor over an argument's memory
+                    "written": sorted(written),  # an argument's memory written by another name (writes.py)
                 }
                 if call.get("backward") is not None:
                     answer.update(_backward(value, call["backward"], args))
