@@ -183,3 +183,32 @@ def test_a_cold_check_starts_the_server_before_parsing_and_a_mistyped_command_st
     finally:
         client._early.clear()
         stop_server(data)
+
+
+def test_the_server_loads_packs_on_its_loop_thread(tmp_path, monkeypatch):
+    # Loading validates the packs' Python with the ast module, and CPython 3.11's AST
+    # conversion fails when two threads convert at once ("AST constructor recursion depth
+    # mismatch"): another request's verification parses on the loop's thread meanwhile.
+    import asyncio
+    import threading
+
+    from tutor.grading.warm.serving import WarmServer
+    from tutor.packs.catalog import Catalog
+
+    threads = []
+    real = Catalog.load.__func__
+
+    def load(cls, *args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Catalog, "load", classmethod(load))
+
+    async def ask():
+        server = WarmServer(tmp_path, p.digest(), idle=60)
+        reply = await server.verify({"target": "no-such-lesson/no-such-exercise", "code": "", "packs": []})
+        return reply, threading.current_thread()
+
+    reply, loop_thread = asyncio.run(ask())
+    assert reply.get("exit_code") == 2 and "no-such-lesson" in reply["error"]
+    assert threads == [loop_thread]

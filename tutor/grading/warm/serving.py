@@ -149,7 +149,11 @@ class WarmServer:
         from tutor.packs.trust import TrustStore, needs_trust
 
         try:
-            catalog = await asyncio.to_thread(Catalog.load, list(request.get("packs") or []))
+            # On the loop's thread, not a worker's: loading validates the packs' Python with
+            # the ast module, and CPython 3.11's AST conversion is not thread-safe (two threads
+            # converting at once fail with "AST constructor recursion depth mismatch"); another
+            # request's verification parses on this thread meanwhile. A load takes tens of ms.
+            catalog = Catalog.load(list(request.get("packs") or []))
             ref = catalog.find_exercise(str(request["target"]))
             torchneed.require(ref.lesson)
             if needs_trust(ref.pack):
