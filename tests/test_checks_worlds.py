@@ -107,6 +107,30 @@ def test_a_source_rule_forbids_writing_into_an_element_of_a_name():
         assert res["message"].startswith("your code writes into an element of a (line 2)"), res["message"]
 
 
+def test_an_item_write_called_by_its_method_name_is_a_write_into_that_tensor():
+    # The dunder and operator forms of a[1, 0] = 99, and in-place methods reached through
+    # the class: each writes into its first argument (or the object it is called on).
+    setup = "import torch\na = torch.arange(6.0).reshape(2, 3)\n"
+    rule = check(kind="source", forbid=["a[]="], through=["t"])
+    solution = "t = a.t()\nt[0, 1] = 99\n"
+    wrong = (
+        "type(a).__setitem__(a, (1, 0), 99)",
+        "torch.Tensor.__setitem__(a, (1, 0), 99)",
+        "a.__class__.__setitem__(a, (1, 0), 99)",
+        "a.__setitem__((1, 0), 99)",
+        "torch.Tensor.fill_(a[1, 0], 99)",
+        "import operator\noperator.setitem(a, (1, 0), 99)",
+        "from operator import setitem\nsetitem(a, (1, 0), 99)",
+        "a[1].__iadd__(torch.tensor([93.0, 0.0, 0.0]))",
+    )
+    for line in wrong:
+        res = only(verify(f"t = a.t()\n{line}\n", solution, [rule], setup=setup))
+        assert not res["passed"], line
+        assert "writes into an element of a" in res["message"], (line, res["message"])
+    for line in ("type(t).__setitem__(t, (0, 1), 99)", "t.__setitem__((0, 1), 99)", "torch.Tensor.fill_(t[0, 1], 99)"):
+        assert only(verify(f"t = a.t()\n{line}\n", solution, [rule], setup=setup))["passed"], line
+
+
 def test_a_write_into_a_view_made_from_a_name_in_the_same_expression_is_a_write_into_it():
     """A new view of a (a.t(), a.view(-1), a[1]) written into, or an in-place method on it,
     writes into a's elements; a write into t (the view the rule goes through) or into a's .grad does not."""

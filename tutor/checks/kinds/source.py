@@ -44,6 +44,28 @@ VIEW_METHODS = {
     "tensor_split", "view_as_real", "numpy", "__getitem__",
 }  # fmt: skip
 NOT_WRITES = {"requires_grad_", "share_memory_", "retain_grad"}  # in-place, but not into the elements
+# The dunder forms of item assignment and augmented assignment, called by name
+# (``a.__setitem__(i, v)``, ``type(a).__iadd__(a, b)``): writes into the elements as well.
+DUNDER_WRITES = {"__setitem__", "__delitem__"} | {
+    f"__i{op}__"
+    for op in (
+        "add",
+        "sub",
+        "mul",
+        "matmul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "and",
+        "or",
+        "xor",
+        "lshift",
+        "rshift",
+    )
+}
+# operator's functions of the same: ``operator.setitem(a, i, v)`` writes into a.
+OPERATOR_WRITES = {name.strip("_") for name in DUNDER_WRITES}
 
 
 def _view_root(node) -> str | None:
@@ -57,6 +79,41 @@ def _view_root(node) -> str | None:
             node = node.func.value
         else:
             return node.id if isinstance(node, ast.Name) else None
+
+
+def _written_by_call(call: ast.Call, imported: dict):
+    """The expression whose elements ``call`` writes in place, or None: ``a[1, 0]`` of
+    ``a[1, 0].fill_(9)``; the first argument where the method is reached through a class or
+    a module (``torch.fill_(a, 9)``, ``torch.Tensor.fill_(a, 9)``, ``type(a).__setitem__(a,
+    i, v)``) or is operator's (``operator.setitem(a, i, v)``)."""
+    func = call.func
+    if isinstance(func, ast.Name):  # from operator import setitem
+        name = imported.get(func.id, "")
+        return call.args[0] if name.startswith("operator.") and name[9:] in OPERATOR_WRITES and call.args else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    method = func.attr
+    root, dot, rest = (dotted_name(func.value) or "").partition(".")
+    owner = imported.get(root, root) + dot + rest  # torch.Tensor for T.Tensor after import torch as T
+    if owner == "operator":
+        return call.args[0] if method in OPERATOR_WRITES and call.args else None
+    if not (
+        (method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES) or method in DUNDER_WRITES
+    ):
+        return None
+    if _a_class_or_module(func.value, owner):
+        return call.args[0] if call.args else None
+    return func.value
+
+
+def _a_class_or_module(node, owner: str) -> bool:
+    """Whether ``node`` names torch, a tensor class or the type of something (``type(a)``,
+    ``a.__class__``): a method reached through it takes the tensor as its first argument."""
+    if owner in ("torch", "torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return True
+    if owner.split(".")[-1] in ("Tensor", "Parameter", "__class__"):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
 
 
 def _torch_view_function(call: ast.Call) -> bool:
@@ -347,15 +404,11 @@ def _used(tree, through=()) -> tuple[dict, dict]:
                 add(reached, line)
         if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__getattribute__", "__getattr__"):
             add(DYNAMIC, line)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            if method.endswith("_") and not method.startswith("_") and method not in NOT_WRITES:
-                owner = dotted_name(node.func.value) or ""
-                # torch.fill_(a[1, 0], 9) is a[1, 0].fill_(9): the function form writes its first argument
-                on_torch = (imported.get(owner, owner) == "torch") and node.args
-                root = _view_root(node.args[0]) if on_torch else _view_root(node.func.value)
-                if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
-                    wrote(root, line)
+        if isinstance(node, ast.Call):
+            written = _written_by_call(node, imported)
+            root = _view_root(written) if written is not None else None
+            if root:  # a[1, 0].fill_(9), a.t().zero_(): in place, into a's elements
+                wrote(root, line)
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg == "out":  # torch.add(x, y, out=a[0]) writes into a
