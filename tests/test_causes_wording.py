@@ -211,7 +211,11 @@ def test_a_number_that_is_another_formats_limit_says_which():
     from tutor.checks import patterns
 
     said = patterns.dtype_constant("f16_max", 32767.0, 65504.0)
-    assert said == "f16_max is torch.iinfo(torch.int16).max, another format's limit than the expected value's"
+    assert said == "f16_max is torch.iinfo(torch.int16).max, where torch.finfo(torch.float16).max was expected"
+    # the same format's other limit is not "another format's"
+    tiny = float(torch.finfo(torch.float16).tiny)
+    said = patterns.dtype_constant("f16_max", tiny, 65504.0)
+    assert said == "f16_max is torch.finfo(torch.float16).tiny, where torch.finfo(torch.float16).max was expected"
     # only where the expected number is a format's limit too, and one format's limit is meant
     assert patterns.dtype_constant("n", 32767.0, 12.0) is None
     assert patterns.dtype_constant("m", 1.0, 65504.0) is None

@@ -34,6 +34,26 @@ def test_a_reduction_over_the_wrong_dim_is_named_with_the_dim_that_runs():
     )
 
 
+MODEL_EVALUATE = "def evaluate(model, X, y):\n    return (model(X).argmax(dim={d}) == y).float().mean().item()\n"
+
+
+def test_a_reduction_of_a_modules_output_is_named_with_the_output_the_errors_sizes_give():
+    # model(X) is not worked out (a module: its code is not run here). Taken to give one row
+    # of K values per row of X, exactly one K among the error's sizes raises that error again.
+    data = _data(2, "", X=((200, 4), "float32"), y=((200,), "int64"))
+    said = wrongdim.sentence(data, MISMATCH, MODEL_EVALUATE.format(d=0), MODEL_EVALUATE.format(d=1))
+    assert said == (
+        "line 2 runs on these same shapes (with model(X) of shape (200, 2), as the error's sizes say) with "
+        "`model(X).argmax(dim=1)` in place of `model(X).argmax(dim=0)`: consistent with the wrong dim there"
+    )
+    # sizes that no output of X's rows gives again: nothing is said
+    other = "The size of tensor a (3) must match the size of tensor b (7) at non-singleton dimension 0"
+    assert wrongdim.sentence(data, other, MODEL_EVALUATE.format(d=0), MODEL_EVALUATE.format(d=1)) is None
+    # two calls whose results are not known: which one to take is not read
+    two = "def evaluate(model, X, y):\n    return (model(X).argmax(dim=0) == model(y)).float().mean().item()\n"
+    assert wrongdim.sentence(data, MISMATCH, two, MODEL_EVALUATE.format(d=1)) is None
+
+
 def test_a_transpose_of_the_wrong_dims_is_named_with_the_pair_that_runs():
     data = _data(4, "", q=((1, 3, 2, 4), "float32"), k=((1, 3, 2, 4), "float32"))
     message = "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"

@@ -4,6 +4,11 @@ import torch
 # The checks' helpers for the autocast exercises of two lessons (devices-precision,
 # mixed-precision): which dtype each layer's weight was used in, and whether autocast was
 # asked for the data's own device.
+_NOT_USES = frozenset(
+    ("__get__", "to", "type", "float", "double", "half", "bfloat16", "cpu", "cuda", "clone", "detach", "contiguous")
+)
+
+
 def _weights_under_autocast(model, call):
     """``call(m)`` with a copy m of ``model``; for each of m's nn.Linear layers, whether the
     operations that computed with its weight (the layer's own forward, called any way, or a
@@ -22,8 +27,10 @@ def _weights_under_autocast(model, call):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             # A use computes with the weight: reading its .device or .dtype, or a size or a
-            # comparison (no tensor made), runs in no dtype, inside autocast or not.
-            if getattr(func, "__name__", "") == "__get__" or not isinstance(out, (torch.Tensor, tuple, list)):
+            # comparison (no tensor made), runs in no dtype, inside autocast or not; nor does
+            # a conversion or a copy of it (model.to(torch.bfloat16), .float(), .clone()).
+            name = getattr(func, "__name__", "")
+            if name in _NOT_USES or not isinstance(out, (torch.Tensor, tuple, list)):
                 return out
             for a in (*args, *kwargs.values()):
                 if isinstance(a, torch.Tensor) and id(a) in uses:

@@ -177,9 +177,15 @@ def dtype_constant(name: str, actual, expected) -> str | None:
     if a == e or not math.isfinite(a) or a == 0:
         return None
     table = _dtype_constants()
-    if not any(value == e for value, _ in table):
+    meant = {how for value, how in table if value == e}
+    if not meant:
         return None
     mine = {how for value, how in table if value == a}
     if len(mine) != 1:
         return None
-    return f"{name} is {mine.pop()}, another format's limit than the expected value's"
+    got = mine.pop()
+    if len(meant) == 1:  # finfo(float16).tiny where finfo(float16).max was meant: the same format, another limit
+        return f"{name} is {got}, where {meant.pop()} was expected"
+    formats = {how.rpartition(".")[0] for how in meant}
+    kind = "another format's limit" if got.rpartition(".")[0] not in formats else "another limit"
+    return f"{name} is {got}, {kind} than the expected value's"

@@ -131,8 +131,10 @@ class _Refused(Exception):
 
 
 class _Interpreter:
-    def __init__(self, tensors: dict):
+    def __init__(self, tensors: dict, assumed: dict | None = None):
         self.tensors = tensors  # name or dotted name -> meta tensor
+        self.assumed = assumed or {}  # id of a call node -> the meta tensor it is taken to give
+        self.said = ""  # what was assumed, in words
 
     def run(self, node: ast.AST):
         try:
@@ -240,6 +242,8 @@ class _Interpreter:
     def call(self, node: ast.Call):
         func = node.func
         args = [self.eval(a) for a in node.args if not isinstance(a, ast.Starred)]
+        if id(node) in self.assumed:
+            return self.assumed[id(node)]
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise _Refused
         kwargs = {}
@@ -489,7 +493,8 @@ def _fixes(place: _Place, stmt: ast.stmt, failing: ast.stmt, run: _Interpreter, 
                     raise
                 except Exception:
                     continue
-                again = _Interpreter({**run.tensors, target: value})
+                again = _Interpreter({**run.tensors, target: value}, run.assumed)
+                again.said = run.said
                 runs = isinstance(value, torch.Tensor) and again.run(failing.value) is None  # type: ignore[attr-defined]
             if runs:
                 working.add(other)
@@ -518,7 +523,9 @@ def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
     tries = [0]
     try:
         if run.run(failing.value) is None:  # type: ignore[attr-defined]
-            return None  # on these shapes the line runs: its error is not the shapes'
+            run = _module_output_assumed(failing.value, tensors, message)  # type: ignore[attr-defined]
+            if run is None:
+                return None  # on these shapes the line runs: its error is not the shapes'
         statements: list = [failing]
         for name, bound in _earlier_bindings(tree, failing, tensors):
             try:
@@ -540,13 +547,44 @@ def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
     if len(found) != 1:
         return None
     place, other, stmt = found[0]
-    return _said(place, other, ctx_data["line"], stmt.lineno)
+    return _said(place, other, ctx_data["line"], stmt.lineno, run.said)
 
 
-def _said(place: _Place, other: int, line: int, at: int) -> str:
+def _module_output_assumed(value: ast.AST, tensors: dict, message: str) -> _Interpreter | None:
+    """Where the line runs only because a call's result is not known (``model(X)``: a
+    module, the learner's function): the one call of the line given a tensor of N rows,
+    taken to give N rows of K values, for the one K among the error's sizes with which the
+    line raises exactly the error it raised; None where there is not exactly one."""
+    calls = []
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and node.args and not node.keywords:
+            try:
+                arg = _Interpreter(tensors).eval(node.args[0])
+                result = _Interpreter(tensors).eval(node)
+            except Exception:
+                continue
+            if result is UNKNOWN and isinstance(arg, torch.Tensor) and arg.ndim >= 1:
+                calls.append((node, arg))
+    if len(calls) != 1:
+        return None
+    node, arg = calls[0]
+    sizes = {int(n) for n in re.findall(r"\((\d{1,7})\)", message)}
+    fits = []
+    for k in sorted(sizes):
+        run = _Interpreter(tensors, {id(node): torch.empty(arg.shape[0], k, device="meta")})
+        run.said = f"{shorten(ast.unparse(node), 40)} of shape ({arg.shape[0]}, {k}), as the error's sizes say"
+        raised = run.run(value)
+        # Meta tensors word a shape error otherwise than the CPU does: the same sizes must be in it.
+        if raised is not None and sizes <= {int(n) for n in re.findall(r"\d{1,7}", str(raised))}:
+            fits.append(run)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _said(place: _Place, other: int, line: int, at: int, assumed: str) -> str:
     # The shapes are the error's own sentence's (errorcause): said once, however many calls raised.
     change = f"`{shorten(place.text(other), 80)}` in place of `{shorten(place.text(), 80)}`"
     if at != line:
         change += f" at line {at}"
     cause = "a size taken from " if place.call == "shape" else ""
-    return f"line {line} runs on these same shapes with {change}: consistent with {cause}the wrong dim there"
+    shapes = f"these same shapes (with {assumed})" if assumed else "these same shapes"
+    return f"line {line} runs on {shapes} with {change}: consistent with {cause}the wrong dim there"
