@@ -156,6 +156,15 @@ def test_loss_on_probabilities():
         setup,
     )
     assert "received values that sum to 1 down each column, over the batch (a softmax along dim 0)" in text
+    # nll_loss given a log_softmax over the batch: log-probabilities, but each column's
+    text = said(
+        "loss = F.nll_loss(logits.log_softmax(dim=0), torch.tensor([0, 1]))",
+        "loss = F.nll_loss(logits.log_softmax(dim=1), torch.tensor([0, 1]))",
+        [check(kind="tensor", expr="loss", rtol=1e-5)],
+        setup,
+    )
+    assert "received log-probabilities taken down each column, over the batch (a log_softmax along dim 0)" in text
+    assert "not log-probabilities" not in text
 
 
 def test_loss_tensors_kept_instead_of_item():

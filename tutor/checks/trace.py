@@ -627,16 +627,26 @@ def _target(f) -> str:
 
 def _probability_like(x, log: bool = False) -> str | None:
     """'probabilities' when rows of ``x`` are non-negative and sum to 1 (softmax output);
-    for nll_loss, anything that is not log-probabilities (positive values)."""
+    for nll_loss, anything that is not log-probabilities (positive values), and
+    log-probabilities taken down the columns (a log_softmax along dim 0)."""
     try:
         if not isinstance(x, torch.Tensor) or x.is_meta or x.dim() < 1 or not x.is_floating_point():
             return None
         with torch.no_grad():
             x = x.detach()
-            if log:
-                return "not log-probabilities" if bool((x > 0).any()) else None
-            dim = 1 if x.dim() > 1 else 0
             one = torch.ones((), device=x.device)
+            if log:
+                if bool((x > 0).any()):
+                    return "not log-probabilities"
+                # a log_softmax over the batch (dim=0): each column's exp sums to 1, not each row's
+                if x.dim() == 2 and x.shape[0] > 1 and x.shape[1] > 1:
+                    p = x.exp()
+                    if bool(torch.allclose(p.sum(0), one, atol=1e-4)) and not bool(
+                        torch.allclose(p.sum(1), one, atol=1e-4)
+                    ):
+                        return "log-probabilities along dim 0"
+                return None
+            dim = 1 if x.dim() > 1 else 0
             if bool((x >= 0).all()) and bool(torch.allclose(x.sum(dim), one, atol=1e-4)):
                 return "probabilities"
             # a softmax over the batch (dim=0): every column sums to 1 instead

@@ -904,6 +904,12 @@ def _state_loads_in_functions(learner, ref, code=""):
 def _losses(learner, ref):
     for e in _kinds(learner, "ce_probs"):
         if not any(r.kind == "ce_probs" for r in ref):
+            if e.name == "nll_loss" and e.info.get("looks") == "log-probabilities along dim 0":
+                return (
+                    "F.nll_loss (or nn.NLLLoss) received log-probabilities taken down each column, over the batch "
+                    "(a log_softmax along dim 0): it wants each row's log-probabilities over the classes, "
+                    "F.log_softmax(logits, dim=1)"
+                )
             if e.name == "nll_loss":
                 return (
                     "F.nll_loss (or nn.NLLLoss) received values that are not log-probabilities: it expects "
