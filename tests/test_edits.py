@@ -31,6 +31,13 @@ def test_a_sum_where_the_reference_takes_a_mean_is_named_with_its_line():
     assert one_edit(code, ref)[0][1] == "edit:reduction"
     # and the other way, in a NumPy call
     assert "taking .mean() where it takes .sum()" in said("P = E / E.mean(axis=1)\n", "P = E / E.sum(axis=1)\n")
+    # a count of matches, or a number (.item()): no gradient flows through it, none is spoken of
+    for code, ref in (
+        ("acc = (p == y).float().sum()\n", "acc = (p == y).float().mean()\n"),
+        ("acc = p.sum().item()\n", "acc = p.mean().item()\n"),
+    ):
+        text = said(code, ref)
+        assert text is not None and text.endswith("a sum over n values is n times their mean"), text
 
 
 def test_a_return_or_an_assignment_with_two_items_in_each_other_s_place_is_named():

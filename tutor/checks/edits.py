@@ -332,13 +332,28 @@ def _divided_later(tree: ast.AST, stmt: ast.stmt) -> bool:
     return False
 
 
+def _may_carry_gradient(method: ast.Attribute, parents: dict) -> bool:
+    """Whether a gradient could flow through the reduction ``method`` names: not where it
+    reduces a comparison (a count of matches) or its result becomes a number (.item())."""
+    if any(isinstance(n, ast.Compare) for n in ast.walk(method.value)):
+        return False
+    node: ast.AST = method
+    while isinstance(parents.get(node), (ast.expr, ast.keyword)):
+        node = parents[node]
+        if isinstance(node, ast.Attribute) and node.attr in ("item", "tolist"):
+            return False
+    return True
+
+
 def _sentence(kind: str, line: int, mine, theirs, parents: dict, ref_parents: dict) -> str:
     where = f"line {line} of your code {EDIT_PHRASE}"
     if kind == "reduction":
         if mine.attr.endswith("sum"):
-            why = "a sum over n values is n times their mean, and so is every gradient that flows through it"
+            why = "a sum over n values is n times their mean"
         else:
-            why = "a mean over n values is 1/n of their sum, and so is every gradient that flows through it"
+            why = "a mean over n values is 1/n of their sum"
+        if _may_carry_gradient(mine, parents):
+            why += ", and so is every gradient that flows through it"
         return f"{where} in taking .{mine.attr}() where it takes .{theirs.attr}(): {why}"
     if kind == "swap":
         what = _swap(mine, theirs)
