@@ -4,6 +4,9 @@ from torch import nn
 # (rows, model.training, grad enabled, a dropout active) for every forward pass: the setup's
 # own record, which the checks read
 _forward_log = []
+# (rows, grad enabled, the training flag of every module of the model, model first) for every
+# forward pass: a flag set by hand on model alone leaves its submodules in their old mode
+_module_modes_log = []
 
 
 class Net(nn.Module):
@@ -14,6 +17,7 @@ class Net(nn.Module):
     def forward(self, x):
         dropping = any(m.training and m.p > 0 for m in self.body if isinstance(m, nn.Dropout))
         _forward_log.append((len(x), self.training, torch.is_grad_enabled(), dropping))
+        _module_modes_log.append((len(x), torch.is_grad_enabled(), tuple(m.training for m in self.modules())))
         return self.body(x)
 
 
@@ -52,3 +56,14 @@ def _validation_modes():
 def _validation_dropout():
     # whether a dropout with p above 0 was in training mode, for every pass over X_val
     return [dropping for rows, training, grad, dropping in _forward_log if rows == len(X_val)]
+
+
+def training_passes_with_a_module_in_eval_mode():
+    """How many training passes (autograd on, not over X_val) ran with some module of the model,
+    model itself or a submodule, in eval mode."""
+    return sum(1 for rows, grad, modes in _module_modes_log if rows != len(X_val) and grad and not all(modes))
+
+
+def _submodules_left_in_eval():
+    # for the feedback: a training pass where model.training was True but a submodule's flag False
+    return any(rows != len(X_val) and grad and modes[0] and not all(modes) for rows, grad, modes in _module_modes_log)

@@ -170,3 +170,25 @@ def worker_counts(Shards, workers):
     """How many records each worker of DataLoader(Shards(RECORDS), batch_size=None,
     num_workers=workers) yields, worker 0 first."""
     return [len(share) for share in _worker_shares(Shards, RECORDS, workers)]
+
+
+# few records over many workers: 5 records over 4 workers, where blocks of ceil(5 / 4) = 2
+# leave the last worker nothing
+_FEW = torch.arange(200, 205)
+
+
+def few_worker_counts(Shards, workers=4):
+    """How many records each worker of DataLoader(Shards(5 records), batch_size=None,
+    num_workers=workers) yields, worker 0 first."""
+    return [len(share) for share in _worker_shares(Shards, _FEW, workers)]
+
+
+def _ceil_blocks(Shards, records=_FEW, workers=4):
+    # for the feedback only: worker k yields the contiguous block of ceil(n / workers) records at k
+    try:
+        n = len(records)
+        size = -(-n // workers)
+        positions = list(range(n))
+        return _worker_shares(Shards, records, workers) == [positions[k * size:(k + 1) * size] for k in range(workers)]
+    except Exception:
+        return False

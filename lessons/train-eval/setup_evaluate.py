@@ -31,7 +31,7 @@ def what_evaluate_does(evaluate, start_in_train=True):
     drops = [training for kind, _, training, _, _ in real if kind == "Dropout"]
     # None when evaluate never ran the model on a row
     report = {
-        "dropout active during a forward": any(drops) if real else None,
+        "Dropout in training mode during a forward": any(drops) if real else None,
         "graph built during a forward": any(graph for *_, graph in real) if real else None,
         "rows each layer saw, all calls together": {kind: sum(r for k, r, *_ in seen if k == kind) for kind in _KINDS},
         "training flag afterwards": model.training,
@@ -47,6 +47,25 @@ def _report(evaluate):
         return what_evaluate_does(evaluate)
     except Exception:
         return {}
+
+
+def _dropout_rates_in_training(evaluate):
+    # for the feedback only: the p of the Dropout at each of its calls on a non-empty batch in
+    # training mode while evaluate ran, read by a pre-hook (a layer's forward called directly
+    # passes it by, and then nothing is read): p = 0 in training mode drops nothing
+    rates = []
+
+    def note(layer, args):
+        if layer.training and args and isinstance(args[0], torch.Tensor) and args[0].numel() > 0:
+            rates.append(float(layer.p))
+
+    hooks = [m.register_forward_pre_hook(note) for m in model.modules() if isinstance(m, nn.Dropout)]
+    try:
+        _report(evaluate)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return rates
 
 
 def _skips_layers(evaluate):

@@ -891,8 +891,18 @@ def _rebound_reads(rebound, payload: dict, setup: str) -> list:
 
 
 def _setup_state(payload: dict, setup: str) -> privates.Privates:
-    """The private names and attributes the setup of every world keeps."""
-    state = privates.of_setup(*_every_setup(payload, setup))
+    """The private names and attributes the setup of every world keeps, where a check reads
+    anything the setup binds: checks that read only the learner's names (and data made
+    from them) run none of the setup's code, so its state decides no verdict of theirs (a
+    lesson's prelude keeps a record for some of its exercises only)."""
+    setups = _every_setup(payload, setup)
+    state = privates.of_setup(*setups)
+    if state.names or state.attributes:
+        bound = frozenset().union(
+            *(privates.bound_at_module_level(s) - privates.imported_at_module_level(s) for s in setups)
+        )
+        if not privates.names_in_checks(payload.get("checks") or []) & bound:
+            state = privates.Privates(frozenset(), frozenset())
     if setupnames.of_payload(payload):  # the setup's bindings, kept in the learner's kernel for the checks
         state = privates.Privates(state.names | {setupnames.SETUP_NAME}, state.attributes)
     return state

@@ -107,6 +107,39 @@ def read_when_called(*setups: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def names_in_checks(checks) -> frozenset[str]:
+    """Every name the checks' texts (expressions, code, expected values, an oracle's name,
+    an argument's transform) read: what of the namespace a check can call or look at."""
+    names: set[str] = set()
+    todo = [checks]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
+        elif isinstance(value, str) and value.strip():
+            tree = _parsed(value) or _parsed(value.strip())
+            if tree is None:
+                continue
+            names.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=32)
+def imported_at_module_level(source: str) -> frozenset[str]:
+    """The names ``source``'s imports bind at module level (torch, F, np): modules, no state."""
+    tree = _parsed(source or "")
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        (alias.asname or alias.name).split(".")[0]
+        for node in _module_level(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def bound_at_module_level(source: str) -> frozenset[str]:
     """The names ``source`` binds at module level: assigned, defined, imported."""
