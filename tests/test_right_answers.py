@@ -124,6 +124,23 @@ CASES = (
             """
         ),
     ),
+    # A tensor made on the default device and moved to x's: where the default device is
+    # meta, nothing can be copied out of it, which once read as a tensor left behind.
+    Right(
+        "mask-steps-moved-to-the-device-of-x",
+        "devices-precision/masked-mean",
+        _code(
+            """
+            import torch
+
+
+            def masked_mean(x, lengths):
+                steps = torch.arange(x.shape[1]).to(x.device)
+                keep = (steps[None, :] < lengths[:, None]).to(x.dtype)
+                return (x * keep.unsqueeze(-1)).sum(1) / lengths.to(x.dtype).unsqueeze(-1)
+            """
+        ),
+    ),
 )
 
 

@@ -78,6 +78,59 @@ def _assert_close_compares(both_grads):
     return "a value with itself" if all(seen) else "two values"
 
 
+class _Nudge(nn.Module):
+    """Scales by 1 + 1e-9 where torch.compile traced it (dynamo traces is_compiling() as
+    True into the graph) and passes through where it runs eagerly."""
+
+    # is_compiling bound here: this method reads no global, which dynamo, inlining it, would
+    # look up in the kernel's own __main__ module
+    def forward(self, h, _is_compiling=torch.compiler.is_compiling):
+        return h * (1 + 1e-9) if _is_compiling() else h
+
+
+def _grads_source(both_grads):
+    """For the checks: what the lists your both_grads returns hold, for a float64 copy of
+    model whose compiled forward is 1 + 1e-9 times its eager one: gradients 1 + 2e-9 times
+    model's own come from a backward through the compiled module (the two still agree within
+    assert_close's tolerance, and float64 rounding is far below the difference)."""
+    import copy
+
+    import torch._dynamo as dynamo
+
+    with torch.random.fork_rng(devices=[]):  # the same model in every namespace
+        torch.manual_seed(5)
+        twin = nn.Sequential(*copy.deepcopy(model), _Nudge()).double().train()
+        with torch.no_grad():
+            for p in twin.parameters():
+                p.add_(0.5 * torch.randn(p.shape, dtype=p.dtype))
+                p.grad = torch.ones_like(p)  # an earlier step's gradients, as in the setup
+        batch = torch.randn(6, 5, dtype=torch.float64)
+    plain = copy.deepcopy(twin).eval()
+    plain.zero_grad()
+    plain(batch).square().mean().backward()
+    own = flat([p.grad for p in plain.parameters()])
+    dynamo.reset()
+    try:
+        eager, graphed = both_grads(twin, batch)
+    except Exception as e:
+        return f"raised {type(e).__name__}"
+
+    def source(grads):
+        try:
+            got = flat(grads).to(own.dtype)
+        except Exception:
+            return "no list of gradients"
+        if got.shape != own.shape:
+            return "other values"
+        if torch.allclose(got, own, rtol=1e-11, atol=0):
+            return "model's own gradients"
+        if torch.allclose(got, own * (1 + 1e-9) ** 2, rtol=1e-11, atol=0):
+            return "the compiled module's gradients"
+        return "other values"
+
+    return f"eager holds {source(eager)}; graphed holds {source(graphed)}"
+
+
 def _shared_grads(eager, graphed):
     """For the checks: does any tensor of eager share memory with one of graphed?"""
     ptrs = {g.untyped_storage().data_ptr() for g in eager if isinstance(g, torch.Tensor)}

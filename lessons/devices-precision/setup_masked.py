@@ -32,11 +32,28 @@ def _dtype_for_bfloat16(fn):
 
 
 def _made_tensors_follow_x(fn):
-    """Whether fn's result stays on x's device when the default device is another one
-    (meta): a tensor made without device= (torch.arange(T), torch.zeros(B, D)) lands on
-    the default device, so this shows it on any machine, even for code that reads values
-    and so cannot run on meta itself."""
-    dev = DEVICE if torch.device(DEVICE).type != "meta" else "cpu"   # real values: loops read them
+    """Whether fn's result stays on x's device when the default device is another one: a
+    tensor made without device= (torch.arange(T), torch.zeros(B, D)) lands on the default
+    device. x is on meta and the default device is the CPU first, so a tensor made there
+    and moved with .to(x.device) follows x as it would to a GPU. Code that reads values
+    cannot run on meta: for it, x holds values and the default device is meta instead."""
+    x = torch.randn(2, 4, 3, device="meta")
+    lengths = torch.tensor([1, 3]).to("meta")
+    try:
+        with torch.device("cpu"):
+            out = fn(x, lengths)
+    except Exception as e:
+        try:
+            with torch.device("meta"):
+                fn(x, lengths)
+        except Exception:  # it cannot run on meta at all: it reads values
+            return _follows_x_with_values(fn)
+        return f"raised {type(e).__name__} with x on another device than the default one"
+    return _where(out, x)
+
+
+def _follows_x_with_values(fn):
+    dev = DEVICE if torch.device(DEVICE).type != "meta" else "cpu"
     x = torch.randn(2, 4, 3, device=dev)
     lengths = torch.tensor([1, 3], device=dev)
     try:
@@ -47,7 +64,15 @@ def _made_tensors_follow_x(fn):
             fn(x, lengths)
         except Exception:  # not the default device's doing: it raises on x's device alone too
             return f"raised {type(e).__name__} whatever the default device"
+        if "copy out of meta" in str(e):
+            # A tensor made on the default device and moved (.to(x.device)) cannot leave
+            # meta: where it would have gone is not known here, so nothing is claimed.
+            return "on x's device, as far as can be told"
         return f"raised {type(e).__name__} with the default device set to meta"
+    return _where(out, x)
+
+
+def _where(out, x):
     if not isinstance(out, torch.Tensor):
         return f"returned a {type(out).__name__}"
     return "on x's device" if out.device == x.device else f"on {out.device.type}, not on x's device"

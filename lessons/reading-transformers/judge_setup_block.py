@@ -61,6 +61,14 @@ def expected_output(Block, **variant):
         return reference(X, MASK)
 
 
+def expected_padded(Block):
+    """What a block of the prompt's design gives on X with the padding mask and your block's weights."""
+    reference = _Reference(D, HEADS).to(DEVICE).eval()
+    reference.load_state_dict(_built(Block).state_dict())
+    with torch.no_grad():
+        return reference(X, _PAD_MASK)
+
+
 def _like(output, weights, **variant):
     """Whether your block's output on X (output_of(Block)) is what a block with one of the
     usual slips gives with your block's weights (weights_of(Block))."""

@@ -45,12 +45,19 @@ class Engine:
         visit(self)
         _REACHED.append({id(v) for v in order})  # the checks' record: which nodes each backward() reached
         del _REACHED[:-64]
+        leaves = [v for v in order if not v._prev]
+        before = [v.grad for v in leaves]
         self.grad = 1.0
         for v in reversed(order):
             v._backward()
+        # the checks' record: the value backward() ran from, and each leaf's value and the
+        # gradient this backward() added to it
+        _RUNS.append((self.data, {id(v): (v.data, v.grad - g) for v, g in zip(leaves, before)}))
+        del _RUNS[:-64]
 
 
 _REACHED = []
+_RUNS = []
 
 
 def _local_grad(Value, build, x):
@@ -98,6 +105,34 @@ def backprops_through_w_and_b(fit):
     return sum(1 for reached in _REACHED if id(w) in reached and id(b) in reached) >= _STEPS
 
 
+def _descent_from_backward(fit):
+    """For the checks: whether every loss your fit returns is the value of an Engine that
+    backward() ran from, through w and b, and every step moves w.data and b.data by -lr
+    times the gradients that backward() gave them: 'every step', or the first step that
+    does not."""
+    w, b = Engine(_W0), Engine(_B0)
+    _RUNS.clear()
+    losses = list(fit(_XS, _YS, w, b, _LR, _STEPS))
+    runs = [(root, leaves[id(w)], leaves[id(b)]) for root, leaves in _RUNS if id(w) in leaves and id(b) in leaves]
+    steps, k = [], 0
+    for i, loss in enumerate(losses):
+        if not isinstance(loss, (int, float)):
+            return f"step {i + 1}'s loss is a {type(loss).__name__}, not a number"
+        while k < len(runs) and not math.isclose(runs[k][0], loss, rel_tol=1e-12, abs_tol=1e-15):
+            k += 1
+        if k == len(runs):
+            return f"step {i + 1}'s loss, {loss:.6g}, is the value of no Engine that backward() ran from through w and b"
+        steps.append(runs[k])
+        k += 1
+    ends = [(r[1][0], r[2][0]) for r in steps[1:]] + [(w.data, b.data)]
+    for i, ((_, (w0, gw), (b0, gb)), (w1, b1)) in enumerate(zip(steps, ends)):
+        for name, start, grad, end in (("w", w0, gw, w1), ("b", b0, gb, b1)):
+            if not math.isclose(end - start, -_LR * grad, rel_tol=1e-9, abs_tol=1e-12):
+                return (f"step {i + 1} moves {name}.data by {end - start:.6g}, where -lr times the gradient "
+                        f"that step's backward() gave {name} is {-_LR * grad + 0.0:.6g}")
+    return "every step"
+
+
 def _never_moves(fit):
     w, b, _, _ = _fit_end(fit)
     return w == _W0 and b == _B0
@@ -134,6 +169,21 @@ def grads_through(Value):
     for op in ops:
         x = Value(0.25)
         op(x * Value(3.0)).backward()
+        out.append(float(x.grad))
+    return torch.tensor(out, dtype=torch.float64)
+
+
+# Exponents beside the 2 and 3 of the random graphs: a ** that knows only those gets
+# these wrong (0 and 1 at the power rule's edges, negative ones below them).
+_POWERS = (0, 1, 4, 5, -1, -2)
+
+
+def grads_through_powers(Value):
+    """For the checks: x.grad in (x * 3) ** n for x = 0.5, n each of _POWERS."""
+    out = []
+    for n in _POWERS:
+        x = Value(0.5)
+        ((x * Value(3.0)) ** n).backward()
         out.append(float(x.grad))
     return torch.tensor(out, dtype=torch.float64)
 

@@ -523,9 +523,10 @@ def sentence(ctx_data, message: str, code: str, solution: str) -> str | None:
     tries = [0]
     try:
         if run.run(failing.value) is None:  # type: ignore[attr-defined]
-            run = _module_output_assumed(failing.value, tensors, message)  # type: ignore[attr-defined]
-            if run is None:
+            assumed = _module_output_assumed(failing.value, tensors, message)  # type: ignore[attr-defined]
+            if assumed is None:
                 return None  # on these shapes the line runs: its error is not the shapes'
+            run = assumed
         statements: list = [failing]
         for name, bound in _earlier_bindings(tree, failing, tensors):
             try:
