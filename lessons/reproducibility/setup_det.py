@@ -32,8 +32,8 @@ def flags_after(deterministic, start_deterministic, start_benchmark):
         _set(False, False)
 
 
-def flags_after_error(deterministic):
-    _set(False, True)
+def flags_after_error(deterministic, start_deterministic=False, start_benchmark=True):
+    _set(start_deterministic, start_benchmark)
     try:
         try:
             with deterministic():
