@@ -43,7 +43,8 @@ def test_a_reduction_of_a_modules_output_is_named_with_the_output_the_errors_siz
     data = _data(2, "", X=((200, 4), "float32"), y=((200,), "int64"))
     said = wrongdim.sentence(data, MISMATCH, MODEL_EVALUATE.format(d=0), MODEL_EVALUATE.format(d=1))
     assert said == (
-        "line 2 runs on these same shapes (with model(X) of shape (200, 2), as the error's sizes say) with "
+        "line 2 runs on these same shapes (with model(X) giving 2 values for each of its input's rows, as the error's "
+        "sizes say) with "
         "`model(X).argmax(dim=1)` in place of `model(X).argmax(dim=0)`: consistent with the wrong dim there"
     )
     # sizes that no output of X's rows gives again: nothing is said
