@@ -101,6 +101,22 @@ def _read_after_switching_on(deterministic):
         return False
 
 
+def settings_after_warn_only(deterministic):
+    """The deterministic settings after the block, for a caller that had them on in
+    warn-only mode."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    try:
+        with deterministic():
+            pass
+        return {
+            "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),
+            "warn only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        }
+    finally:
+        _set(False, False)
+
+
 def warn_only_inside(deterministic):
     """Inside the block: does torch only warn (warn_only=True) about an operation with no
     deterministic implementation, rather than raise?"""
