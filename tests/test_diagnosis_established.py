@@ -242,7 +242,7 @@ CASES = (
         "shipped",
         _solution(
             "reproducibility/solution_det.py",
-            ("algorithms(was_deterministic)", "algorithms(WAS_BENCHMARK)"),
+            ("algorithms(was_deterministic,", "algorithms(WAS_BENCHMARK,"),
             ("benchmark = was_benchmark", "benchmark = was_deterministic"),
             ("WAS_BENCHMARK", "was_benchmark"),
         ),
