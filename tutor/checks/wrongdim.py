@@ -574,7 +574,9 @@ def _module_output_assumed(value: ast.AST, tensors: dict, message: str) -> _Inte
     for k in sorted(sizes):
         run = _Interpreter(tensors, {id(node): torch.empty(arg.shape[0], k, device="meta")})
         # Said without the row count: the same for every call that raised (the checks call a function many times).
-        run.said = f"{shorten(ast.unparse(node), 40)} giving {k} values for each of its input's rows, as the error's sizes say"
+        run.said = (
+            f"{shorten(ast.unparse(node), 40)} giving {k} values for each of its input's rows, as the error's sizes say"
+        )
         raised = run.run(value)
         # Meta tensors word a shape error otherwise than the CPU does: the same sizes must be in it.
         if raised is not None and sizes <= {int(n) for n in re.findall(r"\d{1,7}", str(raised))}:
